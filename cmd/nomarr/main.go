@@ -1,0 +1,40 @@
+// Command nomarr is the one production binary. This build carries the
+// simulator subcommand; the daemon, one-shot tagging, worker and admin
+// subcommands arrive with the production runtime.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage: nomarr <command> [arguments]
+
+commands:
+  sim SCENARIO [--seed N] [--json] [--no-check]
+        run a scenario in the deterministic simulator; prints the JSONL trace
+        (with --json) and a summary; exits 1 when an expectation fails, 2 when
+        the scenario is invalid
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "sim":
+		return runSim(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "nomarr: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}

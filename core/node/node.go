@@ -1,0 +1,128 @@
+// Package node composes the main process's state machines — the supervisor
+// (owner), the HealthMonitor with its claim-cleanup hook, and the GPU health
+// cache — into one thing a driver ticks. The production runtime and the
+// simulator drive this same type.
+package node
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nomarr/nomarr/core/claim"
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/gpu"
+	"github.com/nomarr/nomarr/core/monitor"
+	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/core/supervisor"
+)
+
+// Config configures one main process.
+type Config struct {
+	Supervisor    supervisor.Config
+	Monitor       monitor.Config
+	CleanupPeriod time.Duration // 30 s
+}
+
+// DefaultConfig returns the defaults of DESIGN §13.
+func DefaultConfig(instance, nodeName string, workers int) Config {
+	return Config{
+		Supervisor:    supervisor.DefaultConfig(instance, nodeName, workers),
+		Monitor:       monitor.DefaultConfig(),
+		CleanupPeriod: claim.DefaultCleanupPeriod,
+	}
+}
+
+// Node is one main process's decisions.
+type Node struct {
+	cfg   Config
+	Sup   *supervisor.Supervisor
+	Mon   *monitor.Monitor
+	store store.Store
+	sink  event.Sink
+}
+
+// New wires a supervisor and a monitor sharing st and sink.
+func New(cfg Config, procs supervisor.Processes, st store.Store, sink event.Sink) (*Node, error) {
+	if sink == nil {
+		sink = event.Discard
+	}
+	if cfg.CleanupPeriod <= 0 {
+		return nil, fmt.Errorf("node config: cleanup_period must be > 0, got %s", cfg.CleanupPeriod)
+	}
+	sup, err := supervisor.New(cfg.Supervisor, procs, st, sink)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, Sup: sup, store: st, sink: sink}
+	n.Mon = monitor.New(cfg.Monitor, cfg.Supervisor.Instance, st, sink)
+	for _, id := range sup.Components() {
+		n.Mon.Register(id, sup)
+	}
+	n.Mon.AddHook(monitor.Hook{Name: "claim cleanup", Period: cfg.CleanupPeriod, Run: n.cleanup})
+	return n, nil
+}
+
+// Start loads restart state and spawns the workers.
+func (n *Node) Start(ctx context.Context, now time.Time) {
+	n.Sup.Start(ctx, now)
+	n.Mon.Tick(ctx, now)
+}
+
+// Tick advances the supervisor, then the monitor.
+func (n *Node) Tick(ctx context.Context, now time.Time) {
+	n.Sup.Tick(ctx, now)
+	n.Mon.Tick(ctx, now)
+}
+
+// NextWake returns the next time the node has something to do.
+func (n *Node) NextWake() time.Time {
+	t := n.Mon.NextWake()
+	if d, ok := n.Sup.Deadline(); ok && d.Before(t) {
+		t = d
+	}
+	return t
+}
+
+// cleanup deletes claims whose lease expired or whose file is no longer work.
+func (n *Node) cleanup(ctx context.Context, now time.Time) error {
+	removed, err := n.store.CleanupClaims(ctx, now)
+	if err != nil {
+		return fmt.Errorf("cleanup claims: %w", err)
+	}
+	for _, c := range removed {
+		n.sink.Emit(event.Event{T: now, Event: event.LeaseExpired, Instance: n.cfg.Supervisor.Instance, File: c.FileKey, Worker: c.WorkerID})
+	}
+	return nil
+}
+
+// Reset clears a component's failure and counters and resumes polling it.
+func (n *Node) Reset(ctx context.Context, id string, now time.Time) error {
+	if err := n.Sup.Reset(ctx, id, now); err != nil {
+		return err
+	}
+	n.Mon.Resume(id)
+	return nil
+}
+
+// SetEnabled pauses (false) or resumes (true) every worker sharing the store.
+func (n *Node) SetEnabled(ctx context.Context, enabled bool) error {
+	if err := n.store.SetMeta(ctx, store.MetaWorkerEnabled, strconv.FormatBool(enabled)); err != nil {
+		return fmt.Errorf("set %s: %w", store.MetaWorkerEnabled, err)
+	}
+	return nil
+}
+
+// GPUProbed records the result of one GPU probe in `gpu:health`. A failed
+// write is reported; workers treat a stale value as unavailable.
+func (n *Node) GPUProbed(ctx context.Context, now time.Time, ok bool, reason string) error {
+	h := gpu.Health{OK: ok, AtMs: now.UnixMilli(), Reason: reason}
+	if err := n.store.SetMeta(ctx, store.MetaGPUHealth, h.Encode()); err != nil {
+		return fmt.Errorf("write %s: %w", store.MetaGPUHealth, err)
+	}
+	return nil
+}
+
+// Stop begins a graceful stop.
+func (n *Node) Stop(now time.Time) { n.Sup.Stop(now) }

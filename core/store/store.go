@@ -1,0 +1,184 @@
+// Package store is the port through which the core reads and writes durable
+// state (DESIGN §7, §10). It is shaped for a document store: every method is
+// one atomic operation on documents with unique keys, conditional updates and
+// deletes; nothing needs cross-collection joins that AQL cannot express.
+//
+// Every adapter (the simulator's in-memory store, SQLite, ArangoDB) must give
+// the same semantics; the store contract suite checks them.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nomarr/nomarr/core/restart"
+)
+
+// Semantic errors. Any other error from a Store means the store is not usable
+// right now (down, slow, locked, full): the caller treats it as service_down.
+var (
+	// ErrConflict: a claim for the file already exists (lost race, not a fault).
+	ErrConflict = errors.New("store: claim already exists")
+	// ErrNotEligible: the file is no longer eligible (tagged, failed, retry
+	// pending, gone) — a stale discovery result, not a fault.
+	ErrNotEligible = errors.New("store: file not eligible")
+	// ErrClaimLost: the caller no longer holds the claim it names (expired and
+	// cleaned up, or released by the owner).
+	ErrClaimLost = errors.New("store: claim not held")
+	// ErrNotFound: no such document.
+	ErrNotFound = errors.New("store: not found")
+)
+
+// IsFault reports whether err means the store itself is unusable (as opposed
+// to a semantic answer such as a lost race).
+func IsFault(err error) bool {
+	return err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotEligible) &&
+		!errors.Is(err, ErrClaimLost) && !errors.Is(err, ErrNotFound)
+}
+
+// File is one document of `library_files`, the single source of truth for work.
+type File struct {
+	Key           string
+	Path          string
+	Size          int64
+	MtimeMs       int64
+	NeedsTagging  bool
+	IsValid       bool
+	Tagged        bool
+	TaggedVersion string
+	LastTaggedAt  time.Time
+	Attempts      int
+	NextRetryAt   time.Time
+	SkipUntil     time.Time
+	CrashCount    int
+	Failed        bool
+	LastError     string
+	Checkpoint    string
+}
+
+// EligibleIgnoringClaims reports whether f is work at time now, before the
+// claim check: needs_tagging, valid, not failed, retry and skip times passed.
+func (f *File) EligibleIgnoringClaims(now time.Time) bool {
+	return f.NeedsTagging && f.IsValid && !f.Failed && !f.NextRetryAt.After(now) && !f.SkipUntil.After(now)
+}
+
+// Claim is one document of `worker_claims`, keyed `claim_<file_key>`.
+type Claim struct {
+	FileKey    string
+	WorkerID   string // instance-qualified: <instance>/<component>
+	ClaimedAt  time.Time
+	LeaseUntil time.Time
+}
+
+// Key is the claim's document key; its uniqueness makes exactly one claim win.
+func (c Claim) Key() string { return "claim_" + c.FileKey }
+
+// Ref names a claim held by a worker.
+type Ref struct {
+	FileKey  string
+	WorkerID string
+}
+
+// Completion is what a successful job records.
+type Completion struct {
+	Tags    map[string]string
+	Version string
+	At      time.Time
+}
+
+// FileUpdate is what a failed job records on its file when releasing it.
+type FileUpdate struct {
+	Attempts    int
+	NextRetryAt time.Time
+	SkipUntil   time.Time
+	Failed      bool
+	LastError   string
+	Checkpoint  string
+}
+
+// Released is a claim released because its worker died.
+type Released struct {
+	FileKey    string
+	CrashCount int // the file's crash count after this release
+}
+
+// HistoryRow is one component's status in a health-history snapshot.
+type HistoryRow struct {
+	At        time.Time
+	Instance  string
+	Component string
+	Status    string
+}
+
+// Counts summarises the library.
+type Counts struct {
+	Total, Tagged, Failed, Pending, Claimed int
+}
+
+// Library is the work queue: files and their claims.
+type Library interface {
+	// UpsertFiles inserts new files and updates size/mtime of known ones (a
+	// changed file needs tagging again). Tagging state of unchanged files is kept.
+	UpsertFiles(ctx context.Context, files []File) error
+	// Discover returns up to limit eligible, unclaimed files in key order, with
+	// keys greater than after (empty: from the start).
+	Discover(ctx context.Context, now time.Time, after string, limit int) ([]File, error)
+	// Claim inserts c if the file is eligible at c.ClaimedAt and unclaimed.
+	// ErrConflict or ErrNotEligible otherwise.
+	Claim(ctx context.Context, c Claim) error
+	// Complete atomically records the completion and deletes the claim, only
+	// if ref still holds it (ErrClaimLost otherwise, nothing changed).
+	Complete(ctx context.Context, ref Ref, c Completion) error
+	// Release deletes ref's claim and applies upd to its file (when non-nil)
+	// atomically, only if ref still holds it (ErrClaimLost otherwise).
+	Release(ctx context.Context, ref Ref, upd *FileUpdate) error
+	// ReleaseWorker deletes every claim held by workerID; with countCrash it
+	// increments each file's crash_count in the same operation.
+	ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]Released, error)
+	// Quarantine marks a file failed with reason (poison file).
+	Quarantine(ctx context.Context, fileKey, reason string) error
+	// RenewLeases sets lease_until on every claim held by one of workerIDs.
+	RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error)
+	// CleanupClaims deletes claims whose lease expired before now, or whose
+	// file is tagged, ineligible or gone, re-checking the condition in the same
+	// operation; it returns the deleted claims.
+	CleanupClaims(ctx context.Context, now time.Time) ([]Claim, error)
+	// File returns one file.
+	File(ctx context.Context, key string) (File, error)
+	// Counts summarises the library.
+	Counts(ctx context.Context) (Counts, error)
+}
+
+// Meta is the small key/value collection of cluster-wide flags
+// (`worker_enabled`, `gpu:health`).
+type Meta interface {
+	GetMeta(ctx context.Context, key string) (value string, ok bool, err error)
+	SetMeta(ctx context.Context, key, value string) error
+}
+
+// RestartStates persists the restart policy state per component key.
+type RestartStates interface {
+	LoadRestart(ctx context.Context, key string) (restart.State, bool, error)
+	SaveRestart(ctx context.Context, key string, st restart.State) error
+}
+
+// History receives batched health snapshots (write-only, never read for
+// decisions).
+type History interface {
+	AppendHistory(ctx context.Context, rows []HistoryRow) error
+}
+
+// Store is the whole port.
+type Store interface {
+	Library
+	Meta
+	RestartStates
+	History
+}
+
+// Meta keys.
+const (
+	MetaWorkerEnabled = "worker_enabled"
+	MetaGPUHealth     = "gpu:health"
+)

@@ -1,0 +1,518 @@
+// Package supervisor is the owner of the worker processes (DESIGN §4, §5, §7):
+// it derives each component's status from pipe facts, declares deaths, applies
+// the restart policy with one pending restart timer per component, renews the
+// leases of its live workers, releases a dead worker's claims and quarantines
+// poison files.
+//
+// It is a state machine: the driver feeds it facts (Spawned via Processes,
+// PipeData, PipeClosed, Exited, Tick, Stop, Reset) with the current time and
+// it acts through its ports (Processes, store.Store, event.Sink). It never
+// reads a clock, sleeps or starts goroutines.
+//
+// Invariants:
+//   - at most one pending restart timer per component; a new death replaces it;
+//   - Stop cancels every pending timer before signalling any worker, and no
+//     restart is ever scheduled once stopping;
+//   - a failed component is never spawned again until Reset;
+//   - a component is not respawned while its dead process's claims are not
+//     yet released (so a late release can never drop a new process's claims);
+//   - events of an older process generation are ignored.
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/frame"
+	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/restart"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// Signal is what the owner asks the OS to deliver.
+type Signal int
+
+const (
+	// Term asks the worker to finish its job and exit (SIGTERM).
+	Term Signal = iota
+	// Kill ends the process at once (SIGKILL).
+	Kill
+)
+
+func (s Signal) String() string {
+	if s == Term {
+		return "SIGTERM"
+	}
+	return "SIGKILL"
+}
+
+// Processes is the port to the OS. Spawn starts generation gen of component
+// and returns its pid; its frames, pipe EOF and exit are reported back with
+// the same gen. Implementations must not call back into the supervisor
+// synchronously.
+type Processes interface {
+	Spawn(component string, gen uint64) (pid int, err error)
+	Signal(component string, gen uint64, sig Signal)
+}
+
+// Supervisor owns the workers of one instance.
+type Supervisor struct {
+	cfg   Config
+	procs Processes
+	store store.Store
+	sink  event.Sink
+
+	comps []*component // in component order
+	byID  map[string]*component
+
+	started    bool
+	stopping   bool
+	stopAt     time.Time
+	nextRenew  time.Time
+	renewFails int
+}
+
+// New returns a supervisor for cfg.Workers components. Nothing is spawned
+// before Start.
+func New(cfg Config, procs Processes, st store.Store, sink event.Sink) (*Supervisor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if sink == nil {
+		sink = event.Discard
+	}
+	s := &Supervisor{cfg: cfg, procs: procs, store: st, sink: sink, byID: make(map[string]*component, cfg.Workers)}
+	for i := 0; i < cfg.Workers; i++ {
+		id := ComponentID(i)
+		c := &component{id: id, key: cfg.Node + "/" + id, workerID: cfg.Instance + "/" + id}
+		c.policy.Component = c.key
+		s.comps = append(s.comps, c)
+		s.byID[id] = c
+	}
+	return s, nil
+}
+
+// Components returns the component ids in order.
+func (s *Supervisor) Components() []string {
+	ids := make([]string, len(s.comps))
+	for i, c := range s.comps {
+		ids[i] = c.id
+	}
+	return ids
+}
+
+// WorkerID returns the instance-qualified worker id of a component.
+func (s *Supervisor) WorkerID(id string) string { return s.cfg.Instance + "/" + id }
+
+// Start loads each component's persisted restart state and spawns every
+// component that is not failed. Components whose state cannot be loaded (store
+// down) are retried on each Tick and not spawned before, so a crash loop cannot
+// escape its limits through a store outage at start.
+func (s *Supervisor) Start(ctx context.Context, now time.Time) {
+	s.started = true
+	s.nextRenew = now.Add(s.cfg.LeaseTTL / 3)
+	for _, c := range s.comps {
+		s.load(ctx, now, c)
+	}
+}
+
+func (s *Supervisor) load(ctx context.Context, now time.Time, c *component) {
+	st, ok, err := s.store.LoadRestart(ctx, c.key)
+	if err != nil {
+		c.loadPending = true
+		s.storeError(now, c, "load restart state", err)
+		return
+	}
+	c.loadPending = false
+	if ok {
+		st.Component = c.key
+		c.policy = st
+	}
+	if c.policy.Failed() {
+		c.failed = true
+		s.sink.Emit(event.Event{T: now, Event: event.Failed, Instance: s.cfg.Instance, Component: c.id, Reason: c.policy.FailureReason + " (persisted)"})
+		return
+	}
+	if !s.stopping {
+		s.spawn(ctx, now, c, false)
+	}
+}
+
+func (s *Supervisor) spawn(ctx context.Context, now time.Time, c *component, isRestart bool) {
+	c.restartPending = false
+	c.gen++
+	c.resetProcessFacts(now)
+	pid, err := s.procs.Spawn(c.id, c.gen)
+	if isRestart {
+		s.sink.Emit(event.Event{T: now, Event: event.Restart, Instance: s.cfg.Instance, Component: c.id, RestartCount: c.policy.RestartCount})
+	}
+	if err != nil {
+		s.sink.Emit(event.Event{T: now, Event: event.Spawn, Instance: s.cfg.Instance, Component: c.id, Reason: "spawn failed: " + err.Error()})
+		c.running = true // so that die() accounts for it
+		s.die(ctx, now, c, "spawn failed: "+err.Error(), -1)
+		return
+	}
+	c.pid = pid
+	c.running = true
+	s.sink.Emit(event.Event{T: now, Event: event.Spawn, Instance: s.cfg.Instance, Component: c.id, PID: pid})
+}
+
+// PipeData feeds bytes read from a worker's frame pipe. Malformed, oversized
+// and spoofed lines are counted and dropped; they never change status.
+func (s *Supervisor) PipeData(id string, gen uint64, data []byte, now time.Time) {
+	c := s.byID[id]
+	if c == nil || gen != c.gen || !c.running {
+		return
+	}
+	c.splitter.Feed(data, func(line []byte) {
+		f, err := frame.Parse(line)
+		if err != nil {
+			s.drop(now, c, err.Error())
+			return
+		}
+		if f.ComponentID != c.id {
+			s.drop(now, c, fmt.Sprintf("frame: component_id %q on the pipe of %s", f.ComponentID, c.id))
+			return
+		}
+		c.observe(&f, now)
+	}, func() { s.drop(now, c, frame.ErrTooLong.Error()) })
+}
+
+func (s *Supervisor) drop(now time.Time, c *component, reason string) {
+	c.dropped++
+	s.sink.Emit(event.Event{T: now, Event: event.FrameDropped, Instance: s.cfg.Instance, Component: c.id, Reason: reason, Count: c.dropped})
+}
+
+// PipeClosed reports EOF on a worker's frame pipe: the worker is dead. If the
+// process is still there it is killed; the death is handled on its exit.
+func (s *Supervisor) PipeClosed(id string, gen uint64, now time.Time) {
+	c := s.byID[id]
+	if c == nil || gen != c.gen || !c.running || c.killing {
+		return
+	}
+	s.kill(now, c, "frame pipe closed")
+}
+
+// Exited reports that generation gen of a worker exited with code (-1: killed
+// by a signal).
+func (s *Supervisor) Exited(ctx context.Context, id string, gen uint64, code int, now time.Time) {
+	c := s.byID[id]
+	if c == nil || gen != c.gen || !c.running {
+		return
+	}
+	reason := c.killReason
+	if reason == "" {
+		reason = fmt.Sprintf("exited with code %d", code)
+	}
+	s.die(ctx, now, c, reason, code)
+}
+
+func (s *Supervisor) kill(now time.Time, c *component, reason string) {
+	c.killing = true
+	c.killReason = reason
+	s.sink.Emit(event.Event{T: now, Event: event.Kill, Instance: s.cfg.Instance, Component: c.id, Reason: reason, PID: c.pid})
+	s.procs.Signal(c.id, c.gen, Kill)
+}
+
+// die handles a death: release the claims (counting a crash against each
+// file, unless stopping), then ask the restart policy.
+func (s *Supervisor) die(ctx context.Context, now time.Time, c *component, reason string, code int) {
+	c.running, c.killing = false, false
+	c.diedAt = now
+	s.sink.Emit(event.Event{T: now, Event: event.Exit, Instance: s.cfg.Instance, Component: c.id, Reason: reason, Code: event.IntPtr(code), PID: c.pid})
+	c.releasePending = true
+	c.countCrash = !s.stopping && code != 0
+	s.release(ctx, now, c)
+	if s.stopping || c.failed {
+		return
+	}
+	st, d := restart.OnDeath(s.cfg.Restart, c.policy, now.UnixMilli())
+	c.policy = st
+	s.persist(ctx, now, c)
+	if !d.Restart {
+		c.failed = true
+		c.restartPending = false
+		s.sink.Emit(event.Event{T: now, Event: event.Failed, Instance: s.cfg.Instance, Component: c.id, Reason: d.Reason})
+		return
+	}
+	// One pending timer per component: this replaces any earlier one.
+	c.restartPending = true
+	c.restartAt = now.Add(d.Backoff)
+	s.sink.Emit(event.Event{T: now, Event: event.RestartScheduled, Instance: s.cfg.Instance, Component: c.id,
+		BackoffMs: d.Backoff.Milliseconds(), RestartCount: st.RestartCount, Reason: reason})
+}
+
+// release frees the dead process's claims and quarantines poison files.
+func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
+	if !c.releasePending {
+		return
+	}
+	rel, err := s.store.ReleaseWorker(ctx, c.workerID, c.countCrash)
+	if err != nil {
+		s.storeError(now, c, "release claims", err)
+		return
+	}
+	c.releasePending = false
+	for _, r := range rel {
+		s.sink.Emit(event.Event{T: now, Event: event.Release, Instance: s.cfg.Instance, Component: c.id, File: r.FileKey,
+			Worker: c.workerID, Reason: "worker died", Count: r.CrashCount})
+		if c.countCrash && r.CrashCount >= s.cfg.QuarantineAfter {
+			if err := s.store.Quarantine(ctx, r.FileKey, "crashed a worker"); err != nil {
+				// The next crash on this file quarantines it again; nothing is lost.
+				s.storeError(now, c, "quarantine "+r.FileKey, err)
+				continue
+			}
+			s.sink.Emit(event.Event{T: now, Event: event.Quarantined, Instance: s.cfg.Instance, File: r.FileKey,
+				Reason: "crashed a worker", Count: r.CrashCount})
+		}
+	}
+}
+
+func (s *Supervisor) persist(ctx context.Context, now time.Time, c *component) {
+	if err := s.store.SaveRestart(ctx, c.key, c.policy); err != nil {
+		c.persistPending = true
+		s.storeError(now, c, "save restart state", err)
+		return
+	}
+	c.persistPending = false
+}
+
+func (s *Supervisor) storeError(now time.Time, c *component, what string, err error) {
+	s.sink.Emit(event.Event{T: now, Event: event.StoreError, Instance: s.cfg.Instance, Component: c.id, Reason: what + ": " + err.Error()})
+}
+
+// Tick advances time: retries pending store writes, fires due restart timers,
+// detects hangs, startup timeouts, cold-start overruns and stalls, enforces
+// the stop grace, resets backoff after continuous health, and renews leases.
+func (s *Supervisor) Tick(ctx context.Context, now time.Time) {
+	if !s.started {
+		return
+	}
+	for _, c := range s.comps {
+		if c.loadPending {
+			s.load(ctx, now, c)
+			continue
+		}
+		if c.persistPending {
+			s.persist(ctx, now, c)
+		}
+		if c.releasePending {
+			s.release(ctx, now, c)
+		}
+		if c.restartPending && !now.Before(c.restartAt) && !c.releasePending && !s.stopping && !c.failed {
+			s.spawn(ctx, now, c, true)
+		}
+		if c.running && !c.killing {
+			if s.stopping {
+				if now.Sub(s.stopAt) >= s.cfg.StopGrace {
+					s.kill(now, c, "stop grace expired")
+				}
+			} else if why := s.deathReason(c, now); why != "" {
+				s.kill(now, c, why)
+			}
+		}
+		s.trackHealthy(ctx, now, c)
+	}
+	if !s.stopping && !now.Before(s.nextRenew) {
+		s.renew(ctx, now)
+	}
+}
+
+// deathReason applies the death rules of DESIGN §4 to a live process.
+func (s *Supervisor) deathReason(c *component, now time.Time) string {
+	if !c.hasFrame {
+		if now.Sub(c.spawnedAt) >= s.cfg.StartupTimeout {
+			return fmt.Sprintf("no first frame within startup_timeout (%s)", s.cfg.StartupTimeout)
+		}
+		return ""
+	}
+	if age := now.Sub(c.lastFrameAt); age >= s.cfg.HangAfter {
+		return fmt.Sprintf("hang: no frame for %s", age)
+	}
+	if !c.pendingSince.IsZero() && now.Sub(c.pendingSince) >= s.cfg.ColdStartMax {
+		return fmt.Sprintf("cold start longer than cold_start_max (%s)", s.cfg.ColdStartMax)
+	}
+	if !c.progressAt.IsZero() && now.Sub(c.progressAt) >= s.cfg.StallAfter {
+		return fmt.Sprintf("stall: job %s made no progress for %s", c.job, now.Sub(c.progressAt))
+	}
+	return ""
+}
+
+// trackHealthy applies healthy_reset and the lifetime reset.
+func (s *Supervisor) trackHealthy(ctx context.Context, now time.Time, c *component) {
+	if c.failed || s.Status(c.id, now) != health.Healthy {
+		c.healthySince = time.Time{}
+		return
+	}
+	if c.healthySince.IsZero() {
+		c.healthySince = now
+		return
+	}
+	st, changed := restart.OnHealthy(s.cfg.Restart, c.policy, now.Sub(c.healthySince), now.UnixMilli())
+	if changed {
+		c.policy = st
+		s.persist(ctx, now, c)
+		s.sink.Emit(event.Event{T: now, Event: event.BackoffReset, Instance: s.cfg.Instance, Component: c.id, RestartCount: st.RestartCount})
+	}
+}
+
+func (s *Supervisor) renew(ctx context.Context, now time.Time) {
+	var ids []string
+	for _, c := range s.comps {
+		if c.running {
+			ids = append(ids, c.workerID)
+		}
+	}
+	s.nextRenew = now.Add(s.cfg.LeaseTTL / 3)
+	if len(ids) == 0 {
+		return
+	}
+	if _, err := s.store.RenewLeases(ctx, ids, now.Add(s.cfg.LeaseTTL)); err != nil {
+		s.renewFails++
+		s.sink.Emit(event.Event{T: now, Event: event.StoreError, Instance: s.cfg.Instance, Reason: "renew leases: " + err.Error()})
+		s.nextRenew = now // retry on the next tick
+	}
+}
+
+// Deadline returns the earliest pending restart time, so a driver can wake
+// exactly then (it also ticks every check interval).
+func (s *Supervisor) Deadline() (time.Time, bool) {
+	var t time.Time
+	found := false
+	for _, c := range s.comps {
+		if c.restartPending && !c.failed && (!found || c.restartAt.Before(t)) {
+			t, found = c.restartAt, true
+		}
+	}
+	return t, found
+}
+
+// Stop begins a graceful stop: pending restart timers are cancelled first,
+// then every live worker gets SIGTERM; after StopGrace, Tick kills the rest.
+func (s *Supervisor) Stop(now time.Time) {
+	if s.stopping {
+		return
+	}
+	s.stopping = true
+	s.stopAt = now
+	for _, c := range s.comps {
+		c.restartPending = false
+	}
+	s.sink.Emit(event.Event{T: now, Event: event.Stop, Instance: s.cfg.Instance})
+	for _, c := range s.comps {
+		if c.running && !c.killing {
+			s.procs.Signal(c.id, c.gen, Term)
+		}
+	}
+}
+
+// Stopping reports whether Stop was called.
+func (s *Supervisor) Stopping() bool { return s.stopping }
+
+// Done reports whether a stop has completed: every process exited and every
+// dead worker's claims are released.
+func (s *Supervisor) Done() bool {
+	if !s.stopping {
+		return false
+	}
+	for _, c := range s.comps {
+		if c.running || c.releasePending {
+			return false
+		}
+	}
+	return true
+}
+
+// Reset is the manual reset of DESIGN §5: it clears the component's counters
+// and failure state and, unless stopping, restarts it at once if it is not
+// running.
+func (s *Supervisor) Reset(ctx context.Context, id string, now time.Time) error {
+	c := s.byID[id]
+	if c == nil {
+		return fmt.Errorf("supervisor: no component %q", id)
+	}
+	c.failed = false
+	c.loadPending = false
+	c.policy = restart.Reset(c.policy, now.UnixMilli())
+	c.policy.Component = c.key
+	s.persist(ctx, now, c)
+	s.sink.Emit(event.Event{T: now, Event: event.Reset, Instance: s.cfg.Instance, Component: c.id})
+	if !c.running && !s.stopping {
+		c.restartPending = true
+		c.restartAt = now
+		if !c.releasePending {
+			s.spawn(ctx, now, c, true)
+		}
+	}
+	return nil
+}
+
+// Status derives the owner status of DESIGN §4 from pipe facts.
+func (s *Supervisor) Status(id string, now time.Time) health.Status {
+	c := s.byID[id]
+	if c == nil {
+		return health.Unhealthy
+	}
+	switch {
+	case c.failed:
+		return health.Failed
+	case !c.running:
+		if c.gen == 0 {
+			return health.Pending
+		}
+		return health.Unhealthy
+	case c.killing:
+		return health.Unhealthy
+	case !c.hasFrame:
+		if now.Sub(c.spawnedAt) < s.cfg.StartupTimeout {
+			return health.Pending
+		}
+		return health.Unhealthy
+	case now.Sub(c.lastFrameAt) > s.cfg.StaleAfter:
+		return health.Unhealthy
+	default:
+		return health.StatusOf(c.phase)
+	}
+}
+
+// Info is a read-only view of one component for APIs and tests.
+type Info struct {
+	Component      string
+	WorkerID       string
+	PID            int
+	Gen            uint64
+	Running        bool
+	Phase          health.Phase
+	CurrentJob     string
+	Progress       int64
+	LastFrame      time.Time
+	FramesDropped  int
+	RestartPending bool
+	RestartAt      time.Time
+	Failed         bool
+	Policy         restart.State
+	Telemetry      frame.Frame
+}
+
+// Info returns a view of component id.
+func (s *Supervisor) Info(id string) (Info, bool) {
+	c := s.byID[id]
+	if c == nil {
+		return Info{}, false
+	}
+	return Info{
+		Component: c.id, WorkerID: c.workerID, PID: c.pid, Gen: c.gen, Running: c.running, Phase: c.phase,
+		CurrentJob: c.job, Progress: c.progress, LastFrame: c.lastFrameAt, FramesDropped: c.dropped,
+		RestartPending: c.restartPending, RestartAt: c.restartAt, Failed: c.failed, Policy: c.policy, Telemetry: c.last,
+	}, true
+}
+
+// PendingTimers counts the pending restart timers of a component (0 or 1).
+func (s *Supervisor) PendingTimers(id string) int {
+	if c := s.byID[id]; c != nil && c.restartPending {
+		return 1
+	}
+	return 0
+}

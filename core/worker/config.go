@@ -1,0 +1,93 @@
+package worker
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nomarr/nomarr/core/breaker"
+	"github.com/nomarr/nomarr/core/claim"
+	"github.com/nomarr/nomarr/core/gpu"
+)
+
+// Config is one worker's configuration (DESIGN §8, §13).
+type Config struct {
+	Component string // worker:discovery:N
+	WorkerID  string // <instance>/<component>, names its claims
+	PID       int
+
+	LeaseTTL      time.Duration
+	DiscoverBatch int
+
+	IdlePollMin    time.Duration // 1 s
+	IdlePollMax    time.Duration // 30 s
+	IdlePollFactor float64       // 1.5
+	PausedPoll     time.Duration // 1 s: resume takes effect on the next poll
+
+	CacheIdleTimeout time.Duration // 5 min: unload models after this long idle
+
+	MaxConsecutiveErrors int           // 10 counted errors in a row: exit non-zero
+	TransientRetries     int           // 5 attempts, then the file is failed
+	TransientBase        time.Duration // 60 s
+	TransientMax         time.Duration // 30 min
+
+	Breaker        breaker.Config
+	ServiceBackoff time.Duration // 1 s: first wait after a dependency failure
+	ServiceMax     time.Duration // 30 s: cap of that wait
+
+	UseGPU        bool
+	GPUStaleAfter time.Duration // 60 s
+
+	// MaxPendingWrites bounds how many times a finished job's store write is
+	// retried after the main process died; then the worker exits and the lease
+	// expiry returns the file to the pool.
+	MaxPendingWrites int
+}
+
+// DefaultConfig returns the defaults of DESIGN §13 for component id.
+func DefaultConfig(component, workerID string) Config {
+	return Config{
+		Component:            component,
+		WorkerID:             workerID,
+		LeaseTTL:             claim.DefaultLeaseTTL,
+		DiscoverBatch:        claim.DefaultBatch,
+		IdlePollMin:          time.Second,
+		IdlePollMax:          30 * time.Second,
+		IdlePollFactor:       1.5,
+		PausedPoll:           time.Second,
+		CacheIdleTimeout:     5 * time.Minute,
+		MaxConsecutiveErrors: 10,
+		TransientRetries:     5,
+		TransientBase:        60 * time.Second,
+		TransientMax:         30 * time.Minute,
+		Breaker:              breaker.DefaultConfig(),
+		ServiceBackoff:       time.Second,
+		ServiceMax:           30 * time.Second,
+		GPUStaleAfter:        gpu.StaleAfter,
+		MaxPendingWrites:     20,
+	}
+}
+
+// Validate names the first invalid field.
+func (c Config) Validate() error {
+	switch {
+	case c.Component == "":
+		return fmt.Errorf("worker config: component is empty")
+	case c.WorkerID == "":
+		return fmt.Errorf("worker config: worker_id is empty")
+	case c.LeaseTTL <= 0:
+		return fmt.Errorf("worker config: lease_ttl must be > 0, got %s", c.LeaseTTL)
+	case c.IdlePollMin <= 0 || c.IdlePollMax < c.IdlePollMin:
+		return fmt.Errorf("worker config: idle poll range [%s, %s] is invalid", c.IdlePollMin, c.IdlePollMax)
+	case c.IdlePollFactor < 1:
+		return fmt.Errorf("worker config: idle_poll_factor must be >= 1, got %g", c.IdlePollFactor)
+	case c.PausedPoll <= 0:
+		return fmt.Errorf("worker config: paused_poll must be > 0")
+	case c.MaxConsecutiveErrors <= 0:
+		return fmt.Errorf("worker config: max_consecutive_errors must be > 0")
+	case c.TransientRetries <= 0:
+		return fmt.Errorf("worker config: transient_retries must be > 0")
+	case c.ServiceBackoff <= 0 || c.ServiceMax < c.ServiceBackoff:
+		return fmt.Errorf("worker config: service backoff range [%s, %s] is invalid", c.ServiceBackoff, c.ServiceMax)
+	}
+	return nil
+}

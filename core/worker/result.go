@@ -1,0 +1,93 @@
+package worker
+
+import (
+	"context"
+	"time"
+)
+
+// Class is the error class of a failed job (DESIGN §8).
+type Class string
+
+const (
+	// OK: the job produced tags.
+	OK Class = ""
+	// Permanent: undecodable, not audio, too short, missing. The file is
+	// failed with a reason; does not count toward the worker's error limit.
+	Permanent Class = "permanent"
+	// Transient: attempts++, retried later with backoff; failed after the
+	// configured number of attempts. Counts toward the error limit.
+	Transient Class = "transient"
+	// ServiceDown: a dependency (store, gpu, decoder) is unavailable. The file
+	// is released untouched; the dependency's breaker records the failure.
+	ServiceDown Class = "service_down"
+)
+
+// Dependencies with a circuit breaker each, in a fixed order.
+const (
+	DepStore   = "store"
+	DepGPU     = "gpu"
+	DepDecoder = "decoder"
+)
+
+var dependencies = []string{DepStore, DepGPU, DepDecoder}
+
+// Job is what the analyzer is asked to do.
+type Job struct {
+	FileKey    string
+	Path       string
+	Attempts   int
+	Checkpoint string // completed steps of an earlier attempt; resume after them
+}
+
+// Result is what the analyzer answers.
+type Result struct {
+	Class      Class
+	Dependency string // for ServiceDown: which dependency
+	Reason     string
+	Tags       map[string]string
+	Version    string
+	Checkpoint string // steps completed so far (kept for a retry)
+}
+
+// Analyzer is the port for the job itself. The driver runs it outside the
+// state machine (it may take minutes) and reports progress through
+// Worker.Progress and the outcome through Worker.JobDone.
+type Analyzer interface {
+	Analyze(ctx context.Context, job Job, progress func(int64)) Result
+}
+
+// Models is the port for the model cache; the driver calls it for the
+// LoadModels and UnloadModels steps.
+type Models interface {
+	Load(ctx context.Context) error
+	Unload()
+}
+
+// StepKind says what the driver must do next.
+type StepKind int
+
+const (
+	// Wait: do nothing until Step.Until, then call Step again.
+	Wait StepKind = iota
+	// LoadModels: load the models, then call ModelsLoaded.
+	LoadModels
+	// UnloadModels: free the models, then call ModelsUnloaded.
+	UnloadModels
+	// Run: run the analyzer on Step.Job, then call JobDone.
+	Run
+	// Exit: exit the process with Step.Code.
+	Exit
+)
+
+func (k StepKind) String() string {
+	return [...]string{"wait", "load_models", "unload_models", "run", "exit"}[k]
+}
+
+// Step is the worker's instruction to its driver.
+type Step struct {
+	Kind   StepKind
+	Until  time.Time
+	Job    Job
+	Code   int
+	Reason string
+}

@@ -1,0 +1,516 @@
+// Package worker is the worker loop of DESIGN §8 as a state machine. A driver
+// (the worker process, or a simulated process) asks it for the next Step,
+// carries the step out, and reports back (ModelsLoaded, Progress, JobDone). A
+// separate frame writer reads Frame on its own schedule, so a long job keeps
+// framing. The machine talks to the store through the store port and never
+// blocks, sleeps or reads a clock: every call gets `now`.
+//
+// Invariants:
+//   - at most one claim is held at a time, and only between a successful
+//     claim and the write that completes or releases it;
+//   - after MainDied or StopRequested no new claim is made, and the current
+//     job is finished (completed or released) before Exit(0);
+//   - a job result is written to the store at most once;
+//   - only Transient errors count toward MaxConsecutiveErrors.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/nomarr/nomarr/core/breaker"
+	"github.com/nomarr/nomarr/core/claim"
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/frame"
+	"github.com/nomarr/nomarr/core/gpu"
+	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// Worker is one worker's loop state.
+type Worker struct {
+	cfg     Config
+	store   store.Store
+	claimer *claim.Claimer
+	sink    event.Sink
+
+	phase        health.Phase
+	modelsLoaded bool
+	job          *store.File // the claimed file, nil when none
+	running      bool        // a Run step is in progress
+	jobStart     time.Time
+	progress     int64
+
+	mainDead bool
+	stopping bool
+
+	idleSince time.Time
+	idlePoll  time.Duration
+	waitUntil time.Time // backing off until then
+	svcFails  int       // consecutive dependency failures (service backoff exponent)
+
+	breakers map[string]*breaker.Breaker
+	pending  *pendingWrite
+
+	seq uint64
+	tel Telemetry
+}
+
+// Telemetry is the worker's counters, carried in its frames.
+type Telemetry struct {
+	FilesProcessed    int64
+	Errors            int64
+	ConsecutiveErrors int64
+	DiscoveryAttempts int64
+	ClaimConflicts    int64
+	AvgProcessingMs   float64
+}
+
+// pendingWrite is a finished job whose store write failed; it is retried
+// before anything else so no result is lost while the store is down.
+type pendingWrite struct {
+	ref        store.Ref
+	completion *store.Completion
+	update     *store.FileUpdate
+	kind       string // event to emit when written
+	reason     string
+	tries      int
+}
+
+// New returns a worker in phase initializing.
+func New(cfg Config, st store.Store, sink event.Sink) (*Worker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if sink == nil {
+		sink = event.Discard
+	}
+	w := &Worker{
+		cfg:      cfg,
+		store:    st,
+		claimer:  claim.NewClaimer(st, cfg.WorkerID, cfg.LeaseTTL, cfg.DiscoverBatch),
+		sink:     sink,
+		phase:    health.Initializing,
+		idlePoll: cfg.IdlePollMin,
+		breakers: make(map[string]*breaker.Breaker, len(dependencies)),
+	}
+	for _, d := range dependencies {
+		w.breakers[d] = breaker.New(cfg.Breaker)
+	}
+	return w, nil
+}
+
+// Phase returns the current phase.
+func (w *Worker) Phase() health.Phase { return w.phase }
+
+// Holding returns the key of the claimed file, if any.
+func (w *Worker) Holding() (string, bool) {
+	if w.job == nil {
+		return "", false
+	}
+	return w.job.Key, true
+}
+
+// Telemetry returns the counters.
+func (w *Worker) Telemetry() Telemetry { return w.tel }
+
+// ModelsCached reports whether models are loaded.
+func (w *Worker) ModelsCached() bool { return w.modelsLoaded }
+
+// Frame builds the next health frame. Each call advances seq.
+func (w *Worker) Frame() frame.Frame {
+	w.seq++
+	f := frame.Frame{
+		ComponentID:       w.cfg.Component,
+		Status:            "ok",
+		Phase:             w.phase,
+		Seq:               w.seq,
+		PID:               w.cfg.PID,
+		FilesProcessed:    w.tel.FilesProcessed,
+		Errors:            w.tel.Errors,
+		ConsecutiveErrors: w.tel.ConsecutiveErrors,
+		DiscoveryAttempts: w.tel.DiscoveryAttempts,
+		ClaimConflicts:    w.tel.ClaimConflicts,
+		AvgProcessingMs:   w.tel.AvgProcessingMs,
+		CacheLoaded:       w.modelsLoaded,
+	}
+	if w.running && w.job != nil {
+		f.CurrentJob = w.job.Key
+		f.Progress = w.progress
+	}
+	return f
+}
+
+// MainDied records that the main process is gone (control EOF or a failed
+// frame write). The current job is finished; no new claim is made.
+func (w *Worker) MainDied() { w.mainDead = true }
+
+// StopRequested records a graceful stop (SIGTERM): finish the current job,
+// claim nothing new, exit 0.
+func (w *Worker) StopRequested() {
+	w.stopping = true
+	w.phase = health.Stopping
+}
+
+// Progress records the current job's monotonic work counter.
+func (w *Worker) Progress(p int64) {
+	if p > w.progress {
+		w.progress = p
+	}
+}
+
+// Step decides what the driver does next. It must not be called while a
+// LoadModels, UnloadModels or Run step is being carried out.
+func (w *Worker) Step(ctx context.Context, now time.Time) Step {
+	if w.running {
+		panic("worker: Step called while a job is running")
+	}
+	// 1. A finished job whose write failed comes first.
+	if w.pending != nil {
+		if !w.flushPending(ctx, now) {
+			if (w.mainDead || w.stopping) && w.pending.tries >= w.cfg.MaxPendingWrites {
+				w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, File: w.pending.ref.FileKey,
+					Reason: "giving up the result write; the lease expiry returns the file"})
+				w.pending, w.job = nil, nil
+				return w.exit(0, "main process gone")
+			}
+			return w.backOff(now, DepStore)
+		}
+	}
+	// 2. A claimed file: load models if needed, then run it (unless leaving).
+	if w.job != nil {
+		if w.mainDead || w.stopping {
+			w.releaseHeld(ctx, now, "stopping before the job started")
+			if w.job == nil {
+				return w.exit(0, w.leaveReason())
+			}
+			return w.backOff(now, DepStore)
+		}
+		if !w.modelsLoaded {
+			w.setPhase(now, health.LoadingModels)
+			return Step{Kind: LoadModels}
+		}
+		return w.run(now)
+	}
+	// 3. Leaving.
+	if w.mainDead || w.stopping {
+		return w.exit(0, w.leaveReason())
+	}
+	if w.tel.ConsecutiveErrors >= int64(w.cfg.MaxConsecutiveErrors) {
+		return w.exit(1, fmt.Sprintf("%d consecutive errors", w.tel.ConsecutiveErrors))
+	}
+	// 4. Backing off after a dependency failure.
+	if now.Before(w.waitUntil) {
+		w.setPhase(now, health.BackingOff)
+		return Step{Kind: Wait, Until: w.waitUntil}
+	}
+	for _, d := range dependencies {
+		if b := w.breakers[d]; !b.Allow(now) {
+			w.waitUntil = b.RetryAt()
+			w.setPhase(now, health.BackingOff)
+			return Step{Kind: Wait, Until: w.waitUntil, Reason: d + " circuit open"}
+		}
+	}
+	// 5. Pause is a cluster-wide flag in meta.
+	enabled, err := w.enabled(ctx)
+	if err != nil {
+		return w.storeFault(ctx, now, err)
+	}
+	if !enabled {
+		w.setPhase(now, health.Paused)
+		if s, ok := w.maybeEvict(now); ok {
+			return s
+		}
+		return Step{Kind: Wait, Until: now.Add(w.cfg.PausedPoll)}
+	}
+	// 6. GPU preflight.
+	if w.cfg.UseGPU {
+		v, ok, err := w.store.GetMeta(ctx, store.MetaGPUHealth)
+		if err != nil {
+			return w.storeFault(ctx, now, err)
+		}
+		if avail, why := gpu.Available(v, ok, now, w.cfg.GPUStaleAfter); !avail {
+			w.breakers[DepGPU].Failure(now)
+			return w.backOffReason(now, DepGPU, why)
+		}
+		w.breakers[DepGPU].Success()
+	}
+	// 7. Idle eviction.
+	if w.phase == health.Idle {
+		if s, ok := w.maybeEvict(now); ok {
+			return s
+		}
+	}
+	// 8. Claim.
+	res, err := w.claimer.Next(ctx, now)
+	w.tel.DiscoveryAttempts += int64(res.Discoveries)
+	w.tel.ClaimConflicts += int64(len(res.Conflicts))
+	for _, f := range res.Conflicts {
+		w.sink.Emit(event.Event{T: now, Event: event.ClaimConflict, Component: w.cfg.Component, File: f, Worker: w.cfg.WorkerID})
+	}
+	if err != nil {
+		return w.storeFault(ctx, now, err)
+	}
+	w.storeOK()
+	if !res.Found {
+		if w.phase != health.Idle {
+			w.idleSince = now
+			w.setPhase(now, health.Idle)
+		}
+		until := now.Add(w.idlePoll)
+		next := time.Duration(float64(w.idlePoll) * w.cfg.IdlePollFactor)
+		w.idlePoll = min(next, w.cfg.IdlePollMax)
+		return Step{Kind: Wait, Until: until}
+	}
+	w.idlePoll = w.cfg.IdlePollMin
+	f := res.File
+	w.job = &f
+	w.sink.Emit(event.Event{T: now, Event: event.Claim, Component: w.cfg.Component, File: f.Key, Worker: w.cfg.WorkerID})
+	if !w.modelsLoaded {
+		w.setPhase(now, health.LoadingModels)
+		return Step{Kind: LoadModels}
+	}
+	return w.run(now)
+}
+
+func (w *Worker) leaveReason() string {
+	if w.stopping {
+		return "stop requested"
+	}
+	return "main process gone"
+}
+
+func (w *Worker) exit(code int, reason string) Step {
+	if w.stopping || w.mainDead {
+		w.phase = health.Stopping
+	}
+	return Step{Kind: Exit, Code: code, Reason: reason}
+}
+
+func (w *Worker) run(now time.Time) Step {
+	w.running = true
+	w.jobStart = now
+	w.progress = 0
+	if w.phase != health.Stopping {
+		w.setPhase(now, health.Processing)
+	}
+	return Step{Kind: Run, Job: Job{FileKey: w.job.Key, Path: w.job.Path, Attempts: w.job.Attempts, Checkpoint: w.job.Checkpoint}}
+}
+
+func (w *Worker) setPhase(now time.Time, p health.Phase) {
+	if w.stopping {
+		p = health.Stopping
+	}
+	if w.phase != p {
+		w.phase = p
+	}
+}
+
+// maybeEvict unloads the models after CacheIdleTimeout without work.
+func (w *Worker) maybeEvict(now time.Time) (Step, bool) {
+	if !w.modelsLoaded || w.cfg.CacheIdleTimeout <= 0 {
+		return Step{}, false
+	}
+	if w.idleSince.IsZero() {
+		w.idleSince = now
+	}
+	if now.Sub(w.idleSince) < w.cfg.CacheIdleTimeout {
+		return Step{}, false
+	}
+	return Step{Kind: UnloadModels}, true
+}
+
+// ModelsLoaded reports the outcome of a LoadModels step. A load failure
+// releases the claim and counts as an error (a worker that cannot load its
+// models exits after MaxConsecutiveErrors and the restart policy applies).
+func (w *Worker) ModelsLoaded(ctx context.Context, now time.Time, err error) {
+	if err == nil {
+		w.modelsLoaded = true
+		w.sink.Emit(event.Event{T: now, Event: event.ModelsLoaded, Component: w.cfg.Component})
+		return
+	}
+	w.tel.Errors++
+	w.tel.ConsecutiveErrors++
+	w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, Reason: "model load failed: " + err.Error()})
+	w.releaseHeld(ctx, now, "model load failed")
+	w.waitUntil = now.Add(w.serviceWait())
+	w.svcFails++
+}
+
+// ModelsUnloaded reports that an UnloadModels step is done.
+func (w *Worker) ModelsUnloaded(now time.Time) {
+	w.modelsLoaded = false
+	w.idleSince = now
+	w.sink.Emit(event.Event{T: now, Event: event.ModelsUnloaded, Component: w.cfg.Component})
+}
+
+// JobDone reports the outcome of a Run step and writes it to the store.
+func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
+	if !w.running || w.job == nil {
+		panic("worker: JobDone without a running job")
+	}
+	w.running = false
+	f := w.job
+	ref := store.Ref{FileKey: f.Key, WorkerID: w.cfg.WorkerID}
+	ms := float64(now.Sub(w.jobStart)) / float64(time.Millisecond)
+	p := &pendingWrite{ref: ref}
+	switch r.Class {
+	case OK:
+		w.tel.FilesProcessed++
+		w.tel.ConsecutiveErrors = 0
+		if w.tel.FilesProcessed == 1 {
+			w.tel.AvgProcessingMs = ms
+		} else {
+			w.tel.AvgProcessingMs = 0.8*w.tel.AvgProcessingMs + 0.2*ms
+		}
+		w.svcFails = 0
+		for _, d := range dependencies[1:] {
+			w.breakers[d].Success()
+		}
+		p.completion = &store.Completion{Tags: r.Tags, Version: r.Version, At: now}
+		p.kind = event.Tagged
+	case Permanent:
+		w.tel.Errors++
+		p.update = &store.FileUpdate{Failed: true, LastError: "permanent: " + r.Reason, Checkpoint: r.Checkpoint}
+		p.kind, p.reason = event.FileFailed, "permanent: "+r.Reason
+	case Transient:
+		w.tel.Errors++
+		w.tel.ConsecutiveErrors++
+		attempts := f.Attempts + 1
+		upd := &store.FileUpdate{Attempts: attempts, LastError: "transient: " + r.Reason, Checkpoint: r.Checkpoint}
+		if attempts >= w.cfg.TransientRetries {
+			upd.Failed = true
+			p.kind, p.reason = event.FileFailed, fmt.Sprintf("transient: %s (after %d attempts)", r.Reason, attempts)
+		} else {
+			upd.NextRetryAt = now.Add(w.retryDelay(attempts))
+			p.kind, p.reason = event.FileRetry, "transient: "+r.Reason
+		}
+		p.update = upd
+	case ServiceDown:
+		dep := r.Dependency
+		if _, ok := w.breakers[dep]; !ok {
+			dep = DepDecoder
+		}
+		w.breakers[dep].Failure(now)
+		w.waitUntil = now.Add(w.serviceWait())
+		w.svcFails++
+		if r.Checkpoint != "" {
+			p.update = &store.FileUpdate{Attempts: f.Attempts, Checkpoint: r.Checkpoint, LastError: "service_down: " + r.Reason}
+		}
+		p.kind, p.reason = event.Release, "service_down: "+dep+": "+r.Reason
+	default:
+		w.tel.Errors++
+		w.tel.ConsecutiveErrors++
+		p.update = &store.FileUpdate{Attempts: f.Attempts + 1, LastError: "unknown error class " + string(r.Class)}
+		p.kind, p.reason = event.Release, "unknown error class"
+	}
+	w.pending = p
+	w.flushPending(ctx, now)
+	if w.phase != health.Stopping {
+		w.idleSince = now
+		w.setPhase(now, health.Idle)
+	}
+}
+
+// retryDelay is min(TransientBase·2^(attempts-1), TransientMax).
+func (w *Worker) retryDelay(attempts int) time.Duration {
+	d := float64(w.cfg.TransientBase) * math.Pow(2, float64(attempts-1))
+	if d > float64(w.cfg.TransientMax) {
+		return w.cfg.TransientMax
+	}
+	return time.Duration(d)
+}
+
+// flushPending writes the pending job result; true when nothing is pending.
+func (w *Worker) flushPending(ctx context.Context, now time.Time) bool {
+	p := w.pending
+	if p == nil {
+		return true
+	}
+	p.tries++
+	var err error
+	if p.completion != nil {
+		err = w.store.Complete(ctx, p.ref, *p.completion)
+	} else {
+		err = w.store.Release(ctx, p.ref, p.update)
+	}
+	switch {
+	case err == nil:
+		w.storeOK()
+		ev := event.Event{T: now, Event: p.kind, Component: w.cfg.Component, File: p.ref.FileKey, Worker: p.ref.WorkerID, Reason: p.reason}
+		w.sink.Emit(ev)
+	case errors.Is(err, store.ErrClaimLost):
+		w.storeOK()
+		w.sink.Emit(event.Event{T: now, Event: event.Release, Component: w.cfg.Component, File: p.ref.FileKey, Worker: p.ref.WorkerID,
+			Reason: "claim lost before the result was written; result discarded"})
+	default:
+		w.storeFailure(now, err)
+		return false
+	}
+	w.pending = nil
+	w.job = nil
+	return true
+}
+
+// releaseHeld releases the claimed file without changing it.
+func (w *Worker) releaseHeld(ctx context.Context, now time.Time, reason string) {
+	if w.job == nil {
+		return
+	}
+	w.pending = &pendingWrite{ref: store.Ref{FileKey: w.job.Key, WorkerID: w.cfg.WorkerID}, kind: event.Release, reason: reason}
+	w.flushPending(ctx, now)
+}
+
+func (w *Worker) enabled(ctx context.Context) (bool, error) {
+	v, ok, err := w.store.GetMeta(ctx, store.MetaWorkerEnabled)
+	if err != nil || !ok {
+		return true, err
+	}
+	b, perr := strconv.ParseBool(v)
+	if perr != nil {
+		return true, nil // an unreadable flag never stops the fleet
+	}
+	return b, nil
+}
+
+func (w *Worker) storeOK() {
+	w.breakers[DepStore].Success()
+	w.svcFails = 0
+}
+
+func (w *Worker) storeFailure(now time.Time, err error) {
+	w.breakers[DepStore].Failure(now)
+	w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, Reason: err.Error()})
+}
+
+func (w *Worker) storeFault(ctx context.Context, now time.Time, err error) Step {
+	w.storeFailure(now, err)
+	return w.backOff(now, DepStore)
+}
+
+func (w *Worker) backOff(now time.Time, dep string) Step {
+	return w.backOffReason(now, dep, dep+" unavailable")
+}
+
+func (w *Worker) backOffReason(now time.Time, dep, why string) Step {
+	w.waitUntil = now.Add(w.serviceWait())
+	w.svcFails++
+	if b := w.breakers[dep]; b != nil && !b.RetryAt().IsZero() && b.RetryAt().After(w.waitUntil) {
+		w.waitUntil = b.RetryAt()
+	}
+	w.setPhase(now, health.BackingOff)
+	return Step{Kind: Wait, Until: w.waitUntil, Reason: why}
+}
+
+// serviceWait is min(ServiceBackoff·2^svcFails, ServiceMax).
+func (w *Worker) serviceWait() time.Duration {
+	d := w.cfg.ServiceBackoff
+	for i := 0; i < w.svcFails && d < w.cfg.ServiceMax; i++ {
+		d *= 2
+	}
+	return min(d, w.cfg.ServiceMax)
+}

@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"strings"
+	"time"
+
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/sim/memstore"
+)
+
+// apply carries out one scheduled fault or operator action.
+func (w *World) apply(f *Fault) {
+	in := w.Instances[0]
+	if f.Instance != "" {
+		for _, x := range w.Instances {
+			if x.Name == f.Instance {
+				in = x
+			}
+		}
+	}
+	name, _ := f.action()
+	ev := event.Event{Event: event.Fault, Instance: in.ID, Reason: name}
+	switch name {
+	case "crash":
+		ev.Component = f.Crash
+		w.record(ev)
+		if p := in.procs[f.Crash]; p != nil && p.alive {
+			p.exit(-1, "SIGKILL (injected crash)")
+		}
+	case "hang":
+		ev.Component = f.Hang
+		w.record(ev)
+		if p := in.procs[f.Hang]; p != nil && p.alive {
+			p.hung = true
+		}
+	case "gpu":
+		ev.Detail = "down for " + f.For.D().String()
+		w.record(ev)
+		w.gpuUp = false
+		if f.For > 0 {
+			w.after(f.For.D(), func() {
+				w.gpuUp = true
+				w.record(event.Event{Event: event.Fault, Reason: "gpu", Detail: "up"})
+			})
+		}
+	case "store":
+		ev.Detail = f.Store + " for " + f.For.D().String()
+		w.record(ev)
+		if f.Store == "down" {
+			w.Store.SetFault(memstore.Down)
+		} else {
+			w.Store.SetFault(memstore.Slow)
+		}
+		if f.For > 0 {
+			w.after(f.For.D(), func() {
+				w.Store.SetFault(memstore.Healthy)
+				w.record(event.Event{Event: event.Fault, Reason: "store", Detail: "up"})
+			})
+		}
+	case "error_rate":
+		ev.Detail = "store error rate for " + f.For.D().String()
+		w.record(ev)
+		w.Store.SetErrorRate(f.ErrorRate)
+		if f.For > 0 {
+			w.after(f.For.D(), func() { w.Store.SetErrorRate(0) })
+		}
+	case "main":
+		in.mainDeath("main process died")
+	case "kill_instance":
+		in.killTree()
+	case "restart_main":
+		in.killTree()
+		delay := f.For.D()
+		if delay <= 0 {
+			delay = time.Second
+		}
+		w.after(delay, func() { w.restartMain(in) })
+	case "stop":
+		w.record(ev)
+		if in.alive {
+			in.node.Stop(w.now)
+		}
+	case "pause", "resume":
+		w.record(ev)
+		if in.alive {
+			_ = in.node.SetEnabled(w.ctx, name == "resume") // store down: the operator sees the error and retries
+		}
+	case "reset":
+		ev.Component = f.Reset
+		w.record(ev)
+		if in.alive {
+			_ = in.node.Reset(w.ctx, f.Reset, w.now)
+		}
+	case "inject":
+		ev.Component, ev.Detail = f.Inject, f.Frame
+		w.record(ev)
+		if p := in.procs[f.Inject]; p != nil && p.alive && in.alive {
+			in.node.Sup.PipeData(f.Inject, p.gen, badFrame(f.Inject, f.Frame), w.now)
+		}
+	}
+}
+
+// restartMain starts a new incarnation of a main process on the same store.
+func (w *World) restartMain(old *Instance) {
+	in, err := newInstance(w, old.Name, old.incarnation+1)
+	if err != nil {
+		w.record(event.Event{Event: event.Fault, Instance: old.ID, Reason: "restart_main failed: " + err.Error()})
+		return
+	}
+	for i, x := range w.Instances {
+		if x == old {
+			w.Instances[i] = in
+		}
+	}
+	in.start()
+}
+
+// badFrame returns the bytes of an injected malformed frame.
+func badFrame(comp, kind string) []byte {
+	switch kind {
+	case "oversized":
+		return []byte("HEALTH|{\"component_id\":\"" + comp + "\",\"status\":\"ok\",\"pad\":\"" + strings.Repeat("x", 70<<10) + "\"}\n")
+	case "spoofed":
+		return []byte(`HEALTH|{"component_id":"worker:discovery:99","status":"ok","phase":"idle"}` + "\n")
+	case "bad_json":
+		return []byte(`HEALTH|{"component_id":"` + comp + `","status":` + "\n")
+	case "missing_field":
+		return []byte(`HEALTH|{"phase":"idle"}` + "\n")
+	default:
+		return []byte("Traceback (most recent call last): garbage on the pipe\n")
+	}
+}

@@ -1,0 +1,460 @@
+// Package memstore is an in-memory store.Store with the semantics a real
+// store must have — unique claim keys, conditional updates and deletes, every
+// method atomic — and injectable faults (down, slow, random errors). The
+// simulator runs on it; the store contract suite holds it to the same rules
+// as the real adapters.
+//
+// It is not safe for concurrent use; the simulator is single-threaded. Use
+// Locked for concurrent tests.
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/nomarr/nomarr/core/restart"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// Fault errors.
+var (
+	ErrDown = errors.New("memstore: store unavailable")
+	ErrSlow = errors.New("memstore: deadline exceeded (store slow)")
+	ErrFlap = errors.New("memstore: injected error")
+)
+
+// Fault is the store's current failure mode.
+type Fault int
+
+const (
+	Healthy Fault = iota
+	Down          // every operation fails
+	Slow          // every operation times out
+)
+
+// Store is the in-memory store.
+type Store struct {
+	files   []*store.File  // sorted by key
+	index   map[string]int // key → position in files
+	pending []int32        // positions of files with NeedsTagging && IsValid && !Failed, ascending
+	claims  map[string]*store.Claim
+	tags    map[string]map[string]string
+	restart map[string]restart.State
+	meta    map[string]string
+	history []store.HistoryRow
+
+	fault     Fault
+	errorRate float64
+	rng       *rand.Rand
+
+	// TagWrites counts successful completions per file (a safety check: never > 1).
+	TagWrites map[string]int
+	// Ops counts operations attempted; Faults those that failed by injection.
+	Ops, Faults int64
+}
+
+// New returns an empty store; seed drives the random-error fault.
+func New(seed uint64) *Store {
+	return &Store{
+		index:     map[string]int{},
+		claims:    map[string]*store.Claim{},
+		tags:      map[string]map[string]string{},
+		restart:   map[string]restart.State{},
+		meta:      map[string]string{},
+		rng:       rand.New(rand.NewPCG(seed, 0x6e6f6d617272)),
+		TagWrites: map[string]int{},
+	}
+}
+
+// SetFault sets the failure mode.
+func (s *Store) SetFault(f Fault) { s.fault = f }
+
+// SetErrorRate makes each operation fail with probability p.
+func (s *Store) SetErrorRate(p float64) { s.errorRate = p }
+
+// CurrentFault returns the failure mode.
+func (s *Store) CurrentFault() Fault { return s.fault }
+
+func (s *Store) op() error {
+	s.Ops++
+	switch s.fault {
+	case Down:
+		s.Faults++
+		return ErrDown
+	case Slow:
+		s.Faults++
+		return ErrSlow
+	}
+	if s.errorRate > 0 && s.rng.Float64() < s.errorRate {
+		s.Faults++
+		return ErrFlap
+	}
+	return nil
+}
+
+func isPending(f *store.File) bool { return f.NeedsTagging && f.IsValid && !f.Failed }
+
+func (s *Store) setPendingMembership(pos int) {
+	p := int32(pos)
+	i, found := slices.BinarySearch(s.pending, p)
+	want := isPending(s.files[pos])
+	switch {
+	case want && !found:
+		s.pending = slices.Insert(s.pending, i, p)
+	case !want && found:
+		s.pending = slices.Delete(s.pending, i, i+1)
+	}
+}
+
+// UpsertFiles implements store.Library.
+func (s *Store) UpsertFiles(_ context.Context, files []store.File) error {
+	if err := s.op(); err != nil {
+		return err
+	}
+	var added []*store.File
+	for _, in := range files {
+		if in.Key == "" {
+			return fmt.Errorf("memstore: upsert: empty key")
+		}
+		if pos, ok := s.index[in.Key]; ok {
+			f := s.files[pos]
+			if f.Size != in.Size || f.MtimeMs != in.MtimeMs {
+				f.Size, f.MtimeMs, f.Path = in.Size, in.MtimeMs, in.Path
+				f.NeedsTagging, f.IsValid, f.Tagged = true, in.IsValid, false
+				f.Failed, f.Attempts, f.CrashCount, f.LastError, f.Checkpoint = false, 0, 0, "", ""
+				s.setPendingMembership(pos)
+			}
+			continue
+		}
+		f := in
+		added = append(added, &f)
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	s.files = append(s.files, added...)
+	sort.Slice(s.files, func(i, j int) bool { return s.files[i].Key < s.files[j].Key })
+	s.pending = s.pending[:0]
+	for i, f := range s.files {
+		s.index[f.Key] = i
+		if isPending(f) {
+			s.pending = append(s.pending, int32(i))
+		}
+	}
+	return nil
+}
+
+func (s *Store) eligible(f *store.File, now time.Time) bool {
+	if !f.EligibleIgnoringClaims(now) {
+		return false
+	}
+	_, claimed := s.claims[f.Key]
+	return !claimed
+}
+
+// Discover implements store.Library.
+func (s *Store) Discover(_ context.Context, now time.Time, after string, limit int) ([]store.File, error) {
+	if err := s.op(); err != nil {
+		return nil, err
+	}
+	var out []store.File
+	for _, p := range s.pending {
+		f := s.files[p]
+		if f.Key <= after && after != "" {
+			continue
+		}
+		if s.eligible(f, now) {
+			out = append(out, *f)
+			if len(out) == limit {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// Claim implements store.Library.
+func (s *Store) Claim(_ context.Context, c store.Claim) error {
+	if err := s.op(); err != nil {
+		return err
+	}
+	if _, ok := s.claims[c.FileKey]; ok {
+		return store.ErrConflict
+	}
+	pos, ok := s.index[c.FileKey]
+	if !ok || !s.files[pos].EligibleIgnoringClaims(c.ClaimedAt) {
+		return store.ErrNotEligible
+	}
+	cc := c
+	s.claims[c.FileKey] = &cc
+	return nil
+}
+
+func (s *Store) held(ref store.Ref) bool {
+	c, ok := s.claims[ref.FileKey]
+	return ok && c.WorkerID == ref.WorkerID
+}
+
+// Complete implements store.Library.
+func (s *Store) Complete(_ context.Context, ref store.Ref, c store.Completion) error {
+	if err := s.op(); err != nil {
+		return err
+	}
+	if !s.held(ref) {
+		return store.ErrClaimLost
+	}
+	pos, ok := s.index[ref.FileKey]
+	if !ok {
+		delete(s.claims, ref.FileKey)
+		return store.ErrNotFound
+	}
+	f := s.files[pos]
+	f.Tagged, f.NeedsTagging, f.TaggedVersion, f.LastTaggedAt = true, false, c.Version, c.At
+	f.Checkpoint, f.LastError = "", ""
+	s.tags[f.Key] = maps.Clone(c.Tags)
+	s.TagWrites[f.Key]++
+	delete(s.claims, ref.FileKey)
+	s.setPendingMembership(pos)
+	return nil
+}
+
+// Release implements store.Library.
+func (s *Store) Release(_ context.Context, ref store.Ref, upd *store.FileUpdate) error {
+	if err := s.op(); err != nil {
+		return err
+	}
+	if !s.held(ref) {
+		return store.ErrClaimLost
+	}
+	delete(s.claims, ref.FileKey)
+	pos, ok := s.index[ref.FileKey]
+	if !ok || upd == nil {
+		return nil
+	}
+	f := s.files[pos]
+	f.Attempts, f.NextRetryAt, f.SkipUntil, f.Failed, f.LastError, f.Checkpoint =
+		upd.Attempts, upd.NextRetryAt, upd.SkipUntil, upd.Failed, upd.LastError, upd.Checkpoint
+	s.setPendingMembership(pos)
+	return nil
+}
+
+// ReleaseWorker implements store.Library.
+func (s *Store) ReleaseWorker(_ context.Context, workerID string, countCrash bool) ([]store.Released, error) {
+	if err := s.op(); err != nil {
+		return nil, err
+	}
+	var keys []string
+	for k, c := range s.claims {
+		if c.WorkerID == workerID {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	out := make([]store.Released, 0, len(keys))
+	for _, k := range keys {
+		delete(s.claims, k)
+		r := store.Released{FileKey: k}
+		if pos, ok := s.index[k]; ok {
+			f := s.files[pos]
+			if countCrash {
+				f.CrashCount++
+			}
+			r.CrashCount = f.CrashCount
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Quarantine implements store.Library.
+func (s *Store) Quarantine(_ context.Context, fileKey, reason string) error {
+	if err := s.op(); err != nil {
+		return err
+	}
+	pos, ok := s.index[fileKey]
+	if !ok {
+		return store.ErrNotFound
+	}
+	f := s.files[pos]
+	f.Failed, f.LastError = true, reason
+	s.setPendingMembership(pos)
+	return nil
+}
+
+// RenewLeases implements store.Library.
+func (s *Store) RenewLeases(_ context.Context, workerIDs []string, until time.Time) (int, error) {
+	if err := s.op(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range s.claims {
+		if slices.Contains(workerIDs, c.WorkerID) && until.After(c.LeaseUntil) {
+			c.LeaseUntil = until
+			n++
+		}
+	}
+	return n, nil
+}
+
+// CleanupClaims implements store.Library.
+func (s *Store) CleanupClaims(_ context.Context, now time.Time) ([]store.Claim, error) {
+	if err := s.op(); err != nil {
+		return nil, err
+	}
+	var out []store.Claim
+	for k, c := range s.claims {
+		pos, ok := s.index[k]
+		expired := c.LeaseUntil.Before(now)
+		if !ok || expired || !isPending(s.files[pos]) {
+			out = append(out, *c)
+			delete(s.claims, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].FileKey < out[j].FileKey })
+	return out, nil
+}
+
+// File implements store.Library.
+func (s *Store) File(_ context.Context, key string) (store.File, error) {
+	if err := s.op(); err != nil {
+		return store.File{}, err
+	}
+	pos, ok := s.index[key]
+	if !ok {
+		return store.File{}, store.ErrNotFound
+	}
+	return *s.files[pos], nil
+}
+
+// Counts implements store.Library.
+func (s *Store) Counts(_ context.Context) (store.Counts, error) {
+	if err := s.op(); err != nil {
+		return store.Counts{}, err
+	}
+	var c store.Counts
+	for _, f := range s.files {
+		c.Total++
+		switch {
+		case f.Tagged:
+			c.Tagged++
+		case f.Failed:
+			c.Failed++
+		case isPending(f):
+			c.Pending++
+		}
+	}
+	c.Claimed = len(s.claims)
+	return c, nil
+}
+
+// GetMeta implements store.Meta.
+func (s *Store) GetMeta(_ context.Context, key string) (string, bool, error) {
+	if err := s.op(); err != nil {
+		return "", false, err
+	}
+	v, ok := s.meta[key]
+	return v, ok, nil
+}
+
+// SetMeta implements store.Meta.
+func (s *Store) SetMeta(_ context.Context, key, value string) error {
+	if err := s.op(); err != nil {
+		return err
+	}
+	s.meta[key] = value
+	return nil
+}
+
+// LoadRestart implements store.RestartStates.
+func (s *Store) LoadRestart(_ context.Context, key string) (restart.State, bool, error) {
+	if err := s.op(); err != nil {
+		return restart.State{}, false, err
+	}
+	st, ok := s.restart[key]
+	st.Recent = slices.Clone(st.Recent)
+	return st, ok, nil
+}
+
+// SaveRestart implements store.RestartStates.
+func (s *Store) SaveRestart(_ context.Context, key string, st restart.State) error {
+	if err := s.op(); err != nil {
+		return err
+	}
+	st.Recent = slices.Clone(st.Recent)
+	s.restart[key] = st
+	return nil
+}
+
+// AppendHistory implements store.History.
+func (s *Store) AppendHistory(_ context.Context, rows []store.HistoryRow) error {
+	if err := s.op(); err != nil {
+		return err
+	}
+	s.history = append(s.history, rows...)
+	return nil
+}
+
+// Inspection helpers for tests and the simulator's checks; they bypass faults.
+
+// Claims returns a copy of all claims, sorted by file.
+func (s *Store) Claims() []store.Claim {
+	out := make([]store.Claim, 0, len(s.claims))
+	for _, c := range s.claims {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].FileKey < out[j].FileKey })
+	return out
+}
+
+// ClaimOf returns the claim on a file, if any.
+func (s *Store) ClaimOf(fileKey string) (store.Claim, bool) {
+	c, ok := s.claims[fileKey]
+	if !ok {
+		return store.Claim{}, false
+	}
+	return *c, true
+}
+
+// Files returns copies of all files in key order.
+func (s *Store) Files() []store.File {
+	out := make([]store.File, len(s.files))
+	for i, f := range s.files {
+		out[i] = *f
+	}
+	return out
+}
+
+// Peek returns a file without fault injection.
+func (s *Store) Peek(key string) (store.File, bool) {
+	pos, ok := s.index[key]
+	if !ok {
+		return store.File{}, false
+	}
+	return *s.files[pos], true
+}
+
+// Tags returns the tags stored for a file.
+func (s *Store) Tags(key string) map[string]string { return maps.Clone(s.tags[key]) }
+
+// History returns the history rows written so far.
+func (s *Store) History() []store.HistoryRow { return slices.Clone(s.history) }
+
+// RestartState returns a persisted restart state without fault injection.
+func (s *Store) RestartState(key string) (restart.State, bool) {
+	st, ok := s.restart[key]
+	return st, ok
+}
+
+// MetaValue returns a meta value without fault injection.
+func (s *Store) MetaValue(key string) (string, bool) {
+	v, ok := s.meta[key]
+	return v, ok
+}
+
+var _ store.Store = (*Store)(nil)

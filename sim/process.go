@@ -1,0 +1,232 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/frame"
+	"github.com/nomarr/nomarr/core/supervisor"
+	"github.com/nomarr/nomarr/core/worker"
+)
+
+type busy int
+
+const (
+	free busy = iota
+	loading
+	running
+)
+
+// Process is a fake worker process: it runs the production worker state
+// machine, writes real encoded frames on a fake pipe every frame interval,
+// and runs jobs on the fake analyzer.
+type Process struct {
+	in    *Instance
+	comp  string
+	gen   uint64
+	pid   int
+	wk    *worker.Worker
+	alive bool
+	// hung is SIGSTOP: no frames, no work, until killed.
+	hung     bool
+	booted   bool
+	mainDead bool
+	busy     busy
+	job      worker.Job
+	jobStart time.Time
+	wake     uint64 // token of the pending step wake-up
+	buf      []byte
+}
+
+// Alive reports whether the process runs.
+func (p *Process) Alive() bool { return p.alive }
+
+// Hung reports whether the process is stopped.
+func (p *Process) Hung() bool { return p.hung }
+
+// Worker returns the core worker the process runs (nil before boot).
+func (p *Process) Worker() *worker.Worker { return p.wk }
+
+func (p *Process) boot() {
+	if !p.alive || p.hung {
+		return
+	}
+	w := p.in.w
+	wk, err := worker.New(w.cfg.Worker(p.comp, p.in.node.Sup.WorkerID(p.comp), p.pid), w.Store, event.SinkFunc(w.record))
+	if err != nil {
+		p.exit(2, "invalid worker config: "+err.Error())
+		return
+	}
+	p.wk, p.booted = wk, true
+	if !p.in.alive {
+		p.mainDead = true
+		wk.MainDied()
+	}
+	p.frameTick()
+	p.schedule(w.now)
+}
+
+// schedule queues the next Step at t, replacing any earlier wake-up.
+func (p *Process) schedule(t time.Time) {
+	p.wake++
+	tok := p.wake
+	p.in.w.at(t, func() {
+		if tok == p.wake {
+			p.step()
+		}
+	})
+}
+
+func (p *Process) step() {
+	if !p.alive || p.hung || p.busy != free {
+		return
+	}
+	w := p.in.w
+	s := p.wk.Step(w.ctx, w.now)
+	switch s.Kind {
+	case worker.Wait:
+		p.schedule(s.Until)
+	case worker.LoadModels:
+		p.busy = loading
+		w.after(w.sc.modelLoad(), func() {
+			if !p.alive || p.hung {
+				return
+			}
+			p.busy = free
+			p.wk.ModelsLoaded(w.ctx, w.now, nil)
+			p.step()
+		})
+	case worker.UnloadModels:
+		p.wk.ModelsUnloaded(w.now)
+		p.schedule(w.now)
+	case worker.Run:
+		p.run(s.Job)
+	case worker.Exit:
+		p.exit(s.Code, s.Reason)
+	}
+}
+
+func (p *Process) run(job worker.Job) {
+	w := p.in.w
+	p.busy, p.job, p.jobStart = running, job, w.now
+	spec := w.specs[job.FileKey]
+	jt := w.sc.jobTime(job.FileKey)
+	switch {
+	case spec.Poison:
+		w.after(jt/2, func() {
+			if p.alive && !p.hung && p.busy == running && p.job.FileKey == job.FileKey {
+				p.exit(-1, "crashed on "+job.FileKey+" (SIGSEGV)")
+			}
+		})
+	case spec.Stall:
+		// The job never ends and its progress never advances; frames go on.
+	default:
+		w.after(jt, func() {
+			if !p.alive || p.hung || p.busy != running {
+				return
+			}
+			p.busy = free
+			p.wk.JobDone(w.ctx, w.now, w.analyze(job))
+			p.step()
+		})
+	}
+}
+
+// frameTick is the frame writer: independent of the job, every interval.
+func (p *Process) frameTick() {
+	if !p.alive {
+		return
+	}
+	w := p.in.w
+	w.after(w.cfg.FrameInterval, p.frameTick)
+	if p.hung {
+		return
+	}
+	if !p.in.alive {
+		// The write fails: the main process is gone.
+		p.mainDied()
+		return
+	}
+	if p.busy == running && !w.specs[p.job.FileKey].Stall {
+		p.wk.Progress(int64(w.now.Sub(p.jobStart) / (100 * time.Millisecond)))
+	}
+	f := p.wk.Frame()
+	p.buf = frame.Append(p.buf[:0], &f)
+	p.write(p.buf)
+}
+
+// write delivers bytes on the pipe, sometimes split in two reads, as a real
+// pipe may.
+func (p *Process) write(b []byte) {
+	in, w := p.in, p.in.w
+	if len(b) > 1 && w.rng.IntN(8) == 0 {
+		cut := 1 + w.rng.IntN(len(b)-1)
+		in.node.Sup.PipeData(p.comp, p.gen, b[:cut], w.now)
+		in.node.Sup.PipeData(p.comp, p.gen, b[cut:], w.now)
+		return
+	}
+	in.node.Sup.PipeData(p.comp, p.gen, b, w.now)
+}
+
+// mainDied: control EOF. The worker finishes its job, then exits 0.
+func (p *Process) mainDied() {
+	if p.mainDead || !p.alive {
+		return
+	}
+	p.mainDead = true
+	if p.wk == nil {
+		return // boot notices
+	}
+	p.wk.MainDied()
+	if p.busy == free && !p.hung {
+		p.schedule(p.in.w.now)
+	}
+}
+
+func (p *Process) signal(sig supervisor.Signal) {
+	if !p.alive {
+		return
+	}
+	if sig == supervisor.Kill {
+		p.exit(-1, "SIGKILL")
+		return
+	}
+	if p.hung || p.wk == nil {
+		return // a stopped process handles SIGTERM only when continued
+	}
+	p.wk.StopRequested()
+	if p.busy == free {
+		p.schedule(p.in.w.now)
+	}
+}
+
+// exit ends the process; the owner learns of it through the OS.
+func (p *Process) exit(code int, reason string) {
+	if !p.alive {
+		return
+	}
+	p.alive = false
+	w := p.in.w
+	w.record(event.Event{Event: event.WorkerExit, Instance: p.in.ID, Component: p.comp, PID: p.pid, Code: event.IntPtr(code), Reason: reason})
+	p.in.deliverExit(p, code)
+}
+
+// analyze is the fake analyzer's answer for a finished job.
+func (w *World) analyze(job worker.Job) worker.Result {
+	spec := w.specs[job.FileKey]
+	w.analyses[job.FileKey]++
+	if spec.Error != "" && (spec.FailTimes == 0 || w.analyses[job.FileKey] <= spec.FailTimes) {
+		r := worker.Result{Class: worker.Class(spec.Error), Reason: "injected " + spec.Error + " error"}
+		if r.Class == worker.ServiceDown {
+			r.Dependency = worker.DepDecoder
+		}
+		if r.Class == worker.Transient {
+			r.Checkpoint = "decode"
+		}
+		return r
+	}
+	if w.cfg.GPU && !w.gpuUp {
+		return worker.Result{Class: worker.ServiceDown, Dependency: worker.DepGPU, Reason: "CUDA error: device unavailable"}
+	}
+	return worker.Result{Tags: map[string]string{"mood-strict": "happy"}, Version: "sim-1"}
+}
