@@ -12,17 +12,17 @@ import (
 // Expect holds a scenario's assertions, checked after the run. Unset fields
 // are not checked.
 type Expect struct {
-	AllTagged      *bool             `yaml:"all_tagged"`      // every file tagged
-	Tagged         *int              `yaml:"tagged"`          // exactly this many files tagged
-	FailedWorkers  []string          `yaml:"failed_workers"`  // exactly these components end failed ([] = none)
-	FailedFiles    []string          `yaml:"failed_files"`    // exactly these files end failed
-	Quarantined    []string          `yaml:"quarantined"`     // exactly these files were quarantined
+	AllTagged      *bool             `yaml:"all_tagged"`       // every file tagged
+	Tagged         *int              `yaml:"tagged"`           // exactly this many files tagged
+	FailedWorkers  []string          `yaml:"failed_workers"`   // exactly these components end failed ([] = none)
+	FailedFiles    []string          `yaml:"failed_files"`     // exactly these files end failed
+	Quarantined    []string          `yaml:"quarantined"`      // exactly these files were quarantined
 	NoOrphanClaims *bool             `yaml:"no_orphan_claims"` // no claim left in the store at the end
-	Status         map[string]string `yaml:"status"`          // final owner status per component (first instance)
-	Events         []Match           `yaml:"events"`          // must appear in this order (a subsequence of the trace)
-	Absent         []Match           `yaml:"absent"`          // must not appear at all
-	Counts         map[string]string `yaml:"counts"`          // event kind → "3", ">0", ">=2", "<=5", "<1"
-	Violations     *int              `yaml:"violations"`      // safety violations found (default: must be 0)
+	Status         map[string]string `yaml:"status"`           // final owner status per component (first instance)
+	Events         []Match           `yaml:"events"`           // must appear in this order (a subsequence of the trace)
+	Absent         []Match           `yaml:"absent"`           // must not appear at all
+	Counts         map[string]string `yaml:"counts"`           // event kind → "3", ">0", ">=2", "<=5", "<1"
+	Violations     *int              `yaml:"violations"`       // safety violations found (default: must be 0)
 }
 
 // Match selects trace events. Keys: event, instance, component, file, worker,

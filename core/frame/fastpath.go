@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 )
@@ -80,21 +81,32 @@ var plain = func() (t [256]bool) {
 }()
 
 func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
+	for i < len(b) && b[i] <= ' ' {
+		if c := b[i]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 			return i
 		}
+		i++
 	}
 	return i
+}
+
+// special reports whether any of the 8 bytes packed in x is '"', '\\' or a
+// control character. The classic "has zero byte" and "has byte less than"
+// tests are exact as booleans.
+func special(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (ones * '"')
+	s := x ^ (ones * '\\')
+	return ((q-ones)&^q|(s-ones)&^s|(x-ones*0x20)&^x)&highs != 0
 }
 
 // scanString returns the index of the closing quote of a string whose
 // contents start at i, or -1 if it is unterminated or contains an escape or
 // a control character.
 func scanString(b []byte, i int) int {
+	for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
+	}
 	for i < len(b) && plain[b[i]] {
 		i++
 	}
@@ -104,40 +116,53 @@ func scanString(b []byte, i int) int {
 	return -1
 }
 
+// number is a strict JSON number as scanned by scanNumber.
+type number struct {
+	neg    bool
+	isInt  bool   // no fraction or exponent
+	mant   uint64 // the integer digits, exact when digits < 20
+	digits int
+}
+
 // scanNumber returns the end of the strict JSON number starting at i
-// (-1 if malformed) and whether it is an integer (no fraction or exponent).
-func scanNumber(b []byte, i int) (end int, isInt bool) {
+// (-1 if malformed) and what it found.
+func scanNumber(b []byte, i int) (int, number) {
+	var n number
 	if i < len(b) && b[i] == '-' {
+		n.neg = true
 		i++
 	}
 	if i >= len(b) {
-		return -1, false
+		return -1, n
 	}
 	switch c := b[i]; {
 	case c == '0':
 		i++
+		n.digits = 1
 	case c >= '1' && c <= '9':
-		i++
+		j := i
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			n.mant = n.mant*10 + uint64(b[i]-'0')
 			i++
 		}
+		n.digits = i - j
 	default:
-		return -1, false
+		return -1, n
 	}
-	isInt = true
+	n.isInt = true
 	if i < len(b) && b[i] == '.' {
-		isInt = false
+		n.isInt = false
 		i++
 		j := i
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 			i++
 		}
 		if i == j {
-			return -1, false
+			return -1, n
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		isInt = false
+		n.isInt = false
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
@@ -147,39 +172,31 @@ func scanNumber(b []byte, i int) (end int, isInt bool) {
 			i++
 		}
 		if i == j {
-			return -1, false
+			return -1, n
 		}
 	}
-	return i, isInt
+	return i, n
 }
 
-// parseUint parses the digits of a strict JSON integer without sign.
-func parseUint(s []byte) (uint64, bool) {
-	if len(s) == 0 {
-		return 0, false
+// uintOf returns the value of an integer n without sign; s is its text.
+func uintOf(n number, s []byte) (uint64, bool) {
+	if n.digits < 20 { // at most 19 digits cannot overflow uint64
+		return n.mant, true
 	}
-	if len(s) < 20 { // at most 19 digits cannot overflow uint64
-		var n uint64
-		for _, c := range s {
-			n = n*10 + uint64(c-'0')
-		}
-		return n, true
-	}
-	n, err := strconv.ParseUint(string(s), 10, 64)
-	return n, err == nil
-}
-
-// parseInt parses a strict JSON integer into an int64.
-func parseInt(s []byte) (int64, bool) {
-	neg := s[0] == '-'
-	if neg {
+	if n.neg {
 		s = s[1:]
 	}
-	u, ok := parseUint(s)
+	u, err := strconv.ParseUint(string(s), 10, 64)
+	return u, err == nil
+}
+
+// intOf returns the value of an integer n as an int64; s is its text.
+func intOf(n number, s []byte) (int64, bool) {
+	u, ok := uintOf(n, s)
 	if !ok {
 		return 0, false
 	}
-	if neg {
+	if n.neg {
 		if u > 1<<63 {
 			return 0, false
 		}
@@ -265,7 +282,7 @@ func (p *Parser) fastValue(b []byte, i int, key field, f *Frame) int {
 		}
 		return e + 1
 	case c == '-' || c >= '0' && c <= '9':
-		e, isInt := scanNumber(b, i)
+		e, num := scanNumber(b, i)
 		if e < 0 {
 			return -1
 		}
@@ -282,20 +299,20 @@ func (p *Parser) fastValue(b []byte, i int, key field, f *Frame) int {
 			f.AvgProcessingMs = x
 			return e
 		case fSeq:
-			if !isInt || s[0] == '-' {
+			if !num.isInt || num.neg {
 				return -1
 			}
-			n, ok := parseUint(s)
+			n, ok := uintOf(num, s)
 			if !ok {
 				return -1
 			}
 			f.Seq = n
 			return e
 		case fPID:
-			if !isInt {
+			if !num.isInt {
 				return -1
 			}
-			n, ok := parseInt(s)
+			n, ok := intOf(num, s)
 			if !ok || int64(int(n)) != n {
 				return -1
 			}
@@ -316,10 +333,10 @@ func (p *Parser) fastValue(b []byte, i int, key field, f *Frame) int {
 		default:
 			return -1
 		}
-		if !isInt {
+		if !num.isInt {
 			return -1
 		}
-		n, ok := parseInt(s)
+		n, ok := intOf(num, s)
 		if !ok {
 			return -1
 		}
