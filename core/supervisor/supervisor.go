@@ -315,7 +315,7 @@ func (s *Supervisor) Tick(ctx context.Context, now time.Time) {
 		}
 		s.trackHealthy(ctx, now, c)
 	}
-	if !s.stopping && !now.Before(s.nextRenew) {
+	if !now.Before(s.nextRenew) {
 		s.renew(ctx, now)
 	}
 }
