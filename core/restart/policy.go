@@ -119,23 +119,29 @@ func OnDeath(c Config, st State, nowMs int64) (State, Decision) {
 // with changed=false.
 func OnHealthy(c Config, st State, healthyFor time.Duration, nowMs int64) (State, bool) {
 	ns := st.clone()
-	if st.Failed() {
+	if !HealthyDue(c, st, healthyFor) {
 		return ns, false
 	}
-	changed := false
 	if healthyFor >= c.HealthyReset && ns.Consecutive > 0 {
 		ns.Consecutive = 0
-		changed = true
 	}
 	if healthyFor >= c.LifetimeReset && (ns.RestartCount > 0 || len(ns.Recent) > 0) {
 		ns.RestartCount = 0
 		ns.Recent = nil
-		changed = true
 	}
-	if changed {
-		ns.UpdatedAtWallMs = nowMs
+	ns.UpdatedAtWallMs = nowMs
+	return ns, true
+}
+
+// HealthyDue reports, without allocating, whether OnHealthy would change st
+// after healthyFor of continuous health. Callers on a hot path (the owner's
+// tick) use it to skip OnHealthy when it would be a no-op.
+func HealthyDue(c Config, st State, healthyFor time.Duration) bool {
+	if st.Failed() {
+		return false
 	}
-	return ns, changed
+	return (healthyFor >= c.HealthyReset && st.Consecutive > 0) ||
+		(healthyFor >= c.LifetimeReset && (st.RestartCount > 0 || len(st.Recent) > 0))
 }
 
 // Reset is the manual reset (CLI/API): every field is zero except Component,

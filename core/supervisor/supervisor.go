@@ -350,7 +350,11 @@ func (s *Supervisor) trackHealthy(ctx context.Context, now time.Time, c *compone
 		c.healthySince = now
 		return
 	}
-	st, changed := restart.OnHealthy(s.cfg.Restart, c.policy, now.Sub(c.healthySince), now.UnixMilli())
+	healthyFor := now.Sub(c.healthySince)
+	if !restart.HealthyDue(s.cfg.Restart, c.policy, healthyFor) {
+		return
+	}
+	st, changed := restart.OnHealthy(s.cfg.Restart, c.policy, healthyFor, now.UnixMilli())
 	if changed {
 		c.policy = st
 		s.persist(ctx, now, c)
