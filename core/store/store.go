@@ -164,7 +164,8 @@ type RestartStates interface {
 }
 
 // History receives batched health snapshots (write-only, never read for
-// decisions).
+// decisions). rows is only valid during the call: an implementation that
+// writes asynchronously must copy it.
 type History interface {
 	AppendHistory(ctx context.Context, rows []HistoryRow) error
 }

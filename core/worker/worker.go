@@ -51,7 +51,8 @@ type Worker struct {
 	idleSince time.Time
 	idlePoll  time.Duration
 	waitUntil time.Time // backing off until then
-	svcFails  int       // consecutive dependency failures (service backoff exponent)
+	svcFails  int       // consecutive failures of svcDep (service backoff exponent)
+	svcDep    string    // the dependency the current backoff is about
 
 	breakers map[string]*breaker.Breaker
 	pending  *pendingWrite
@@ -238,6 +239,9 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 			return w.backOffReason(now, DepGPU, why)
 		}
 		w.breakers[DepGPU].Success()
+		if w.svcDep == DepGPU {
+			w.svcFails = 0
+		}
 	}
 	// 7. Idle eviction.
 	if w.phase == health.Idle {
@@ -337,8 +341,7 @@ func (w *Worker) ModelsLoaded(ctx context.Context, now time.Time, err error) {
 	w.tel.ConsecutiveErrors++
 	w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, Reason: "model load failed: " + err.Error()})
 	w.releaseHeld(ctx, now, "model load failed")
-	w.waitUntil = now.Add(w.serviceWait())
-	w.svcFails++
+	w.waitUntil = now.Add(w.depFailed("models"))
 }
 
 // ModelsUnloaded reports that an UnloadModels step is done.
@@ -367,7 +370,7 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 		} else {
 			w.tel.AvgProcessingMs = 0.8*w.tel.AvgProcessingMs + 0.2*ms
 		}
-		w.svcFails = 0
+		w.svcFails, w.svcDep = 0, ""
 		for _, d := range dependencies[1:] {
 			w.breakers[d].Success()
 		}
@@ -396,8 +399,7 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 			dep = DepDecoder
 		}
 		w.breakers[dep].Failure(now)
-		w.waitUntil = now.Add(w.serviceWait())
-		w.svcFails++
+		w.waitUntil = now.Add(w.depFailed(dep))
 		if r.Checkpoint != "" {
 			p.update = &store.FileUpdate{Attempts: f.Attempts, Checkpoint: r.Checkpoint, LastError: "service_down: " + r.Reason}
 		}
@@ -479,7 +481,9 @@ func (w *Worker) enabled(ctx context.Context) (bool, error) {
 
 func (w *Worker) storeOK() {
 	w.breakers[DepStore].Success()
-	w.svcFails = 0
+	if w.svcDep == DepStore {
+		w.svcFails = 0
+	}
 }
 
 func (w *Worker) storeFailure(now time.Time, err error) {
@@ -497,13 +501,25 @@ func (w *Worker) backOff(now time.Time, dep string) Step {
 }
 
 func (w *Worker) backOffReason(now time.Time, dep, why string) Step {
-	w.waitUntil = now.Add(w.serviceWait())
-	w.svcFails++
+	w.waitUntil = now.Add(w.depFailed(dep))
 	if b := w.breakers[dep]; b != nil && !b.RetryAt().IsZero() && b.RetryAt().After(w.waitUntil) {
 		w.waitUntil = b.RetryAt()
 	}
 	w.setPhase(now, health.BackingOff)
 	return Step{Kind: Wait, Until: w.waitUntil, Reason: why}
+}
+
+// depFailed records one more failure of dep and returns how long to wait:
+// min(ServiceBackoff·2^k, ServiceMax) for the k-th consecutive failure of the
+// same dependency. Only a success of that dependency (or a successful job)
+// resets k.
+func (w *Worker) depFailed(dep string) time.Duration {
+	if dep != w.svcDep {
+		w.svcDep, w.svcFails = dep, 0
+	}
+	d := w.serviceWait()
+	w.svcFails++
+	return d
 }
 
 // serviceWait is min(ServiceBackoff·2^svcFails, ServiceMax).

@@ -4,8 +4,7 @@
 // simulator runs on it; the store contract suite holds it to the same rules
 // as the real adapters.
 //
-// It is not safe for concurrent use; the simulator is single-threaded. Use
-// Locked for concurrent tests.
+// It is not safe for concurrent use; the simulator is single-threaded.
 package memstore
 
 import (
@@ -117,10 +116,18 @@ func (s *Store) UpsertFiles(_ context.Context, files []store.File) error {
 	if err := s.op(); err != nil {
 		return err
 	}
-	var added []*store.File
-	for _, in := range files {
+	// Validate the whole batch first, so that a bad entry changes nothing.
+	last := make(map[string]int, len(files))
+	for i, in := range files {
 		if in.Key == "" {
-			return fmt.Errorf("memstore: upsert: empty key")
+			return fmt.Errorf("memstore: upsert: file %d has an empty key", i)
+		}
+		last[in.Key] = i // a key given twice: the last entry wins
+	}
+	var added []*store.File
+	for i, in := range files {
+		if last[in.Key] != i {
+			continue
 		}
 		if pos, ok := s.index[in.Key]; ok {
 			f := s.files[pos]
@@ -128,6 +135,7 @@ func (s *Store) UpsertFiles(_ context.Context, files []store.File) error {
 				f.Size, f.MtimeMs, f.Path = in.Size, in.MtimeMs, in.Path
 				f.NeedsTagging, f.IsValid, f.Tagged = true, in.IsValid, false
 				f.Failed, f.Attempts, f.CrashCount, f.LastError, f.Checkpoint = false, 0, 0, "", ""
+				f.NextRetryAt, f.SkipUntil = time.Time{}, time.Time{}
 				s.setPendingMembership(pos)
 			}
 			continue

@@ -1,0 +1,221 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/gpu"
+	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/node"
+	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/core/supervisor"
+	"github.com/nomarr/nomarr/sim/memstore"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+type fakeProcs struct{ spawns, kills int }
+
+func (p *fakeProcs) Spawn(string, uint64) (int, error) { p.spawns++; return 100 + p.spawns, nil }
+func (p *fakeProcs) Signal(_ string, _ uint64, sig supervisor.Signal) {
+	if sig == supervisor.Kill {
+		p.kills++
+	}
+}
+
+type recorder struct{ events []event.Event }
+
+func (r *recorder) Emit(e event.Event) { r.events = append(r.events, e) }
+
+func (r *recorder) of(kind string) []event.Event {
+	var out []event.Event
+	for _, e := range r.events {
+		if e.Event == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func newNode(t *testing.T, workers int, mod func(*node.Config)) (*node.Node, *memstore.Store, *fakeProcs, *recorder) {
+	t.Helper()
+	cfg := node.DefaultConfig("inst-a", "node-a", workers)
+	if mod != nil {
+		mod(&cfg)
+	}
+	st, procs, ev := memstore.New(1), &fakeProcs{}, &recorder{}
+	n, err := node.New(cfg, procs, st, ev)
+	if err != nil {
+		t.Fatalf("node.New: %v", err)
+	}
+	return n, st, procs, ev
+}
+
+func TestCleanupHookDeletesExpiredClaims(t *testing.T) {
+	ctx := context.Background()
+	n, st, _, ev := newNode(t, 1, nil)
+	var files []store.File
+	for _, k := range []string{"f1", "f2", "f3"} {
+		files = append(files, store.File{Key: k, Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true})
+	}
+	if err := st.UpsertFiles(ctx, files); err != nil {
+		t.Fatal(err)
+	}
+	other := "inst-b/worker:discovery:0" // a dead host's worker: nobody renews it
+	for _, c := range []store.Claim{
+		{FileKey: "f1", WorkerID: other, ClaimedAt: t0, LeaseUntil: at(20 * time.Second)},
+		{FileKey: "f2", WorkerID: other, ClaimedAt: t0, LeaseUntil: at(60 * time.Second)},
+		{FileKey: "f3", WorkerID: n.Sup.WorkerID("worker:discovery:0"), ClaimedAt: t0, LeaseUntil: at(20 * time.Second)},
+	} {
+		if err := st.Claim(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.Start(ctx, t0)
+	for d := time.Second; d < 30*time.Second; d += time.Second {
+		n.Tick(ctx, at(d))
+	}
+	if _, ok := st.ClaimOf("f1"); !ok {
+		t.Fatal("claim removed before the cleanup period")
+	}
+	n.Tick(ctx, at(30*time.Second))
+	if _, ok := st.ClaimOf("f1"); ok {
+		t.Fatal("expired claim not cleaned up")
+	}
+	if _, ok := st.ClaimOf("f2"); !ok {
+		t.Fatal("live claim removed")
+	}
+	// f3 belongs to a live local worker: its lease was renewed, so it stays.
+	if c, ok := st.ClaimOf("f3"); !ok || !c.LeaseUntil.After(at(30*time.Second)) {
+		t.Fatalf("renewed claim = %+v %v", c, ok)
+	}
+	le := ev.of(event.LeaseExpired)
+	if len(le) != 1 || le[0].File != "f1" || le[0].Worker != other || le[0].Instance != "inst-a" {
+		t.Fatalf("lease_expired events = %+v", le)
+	}
+	// A failing cleanup is counted by the monitor.
+	st.SetFault(memstore.Down)
+	n.Tick(ctx, at(60*time.Second))
+	st.SetFault(memstore.Healthy)
+	if n.Mon.Stats().HookFails != 1 {
+		t.Fatalf("HookFails = %d", n.Mon.Stats().HookFails)
+	}
+	found := false
+	for _, e := range ev.of(event.StoreError) {
+		if strings.Contains(e.Reason, "cleanup claims") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no store_error for the failed cleanup: %+v", ev.of(event.StoreError))
+	}
+}
+
+func TestSetEnabled(t *testing.T) {
+	ctx := context.Background()
+	n, st, _, _ := newNode(t, 1, nil)
+	if err := n.SetEnabled(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := st.MetaValue(store.MetaWorkerEnabled); !ok || v != "false" {
+		t.Fatalf("worker_enabled = %q %v", v, ok)
+	}
+	if err := n.SetEnabled(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := st.MetaValue(store.MetaWorkerEnabled); v != "true" {
+		t.Fatalf("worker_enabled = %q", v)
+	}
+	st.SetFault(memstore.Down)
+	if err := n.SetEnabled(ctx, false); err == nil || !errors.Is(err, memstore.ErrDown) {
+		t.Fatalf("SetEnabled with the store down = %v", err)
+	}
+	if v, _ := st.MetaValue(store.MetaWorkerEnabled); v != "true" {
+		t.Fatalf("worker_enabled changed despite the fault: %q", v)
+	}
+}
+
+func TestGPUProbed(t *testing.T) {
+	ctx := context.Background()
+	n, st, _, _ := newNode(t, 1, nil)
+	if err := n.GPUProbed(ctx, t0, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	v, ok, err := st.GetMeta(ctx, store.MetaGPUHealth)
+	if err != nil || !ok {
+		t.Fatalf("gpu:health = %q %v %v", v, ok, err)
+	}
+	if avail, why := gpu.Available(v, ok, at(10*time.Second), gpu.StaleAfter); !avail {
+		t.Fatalf("fresh ok probe unavailable: %s", why)
+	}
+	if avail, _ := gpu.Available(v, ok, at(61*time.Second), gpu.StaleAfter); avail {
+		t.Fatal("stale probe available")
+	}
+	if err := n.GPUProbed(ctx, at(time.Minute), false, "driver gone"); err != nil {
+		t.Fatal(err)
+	}
+	v, ok = st.MetaValue(store.MetaGPUHealth)
+	if avail, why := gpu.Available(v, ok, at(time.Minute), gpu.StaleAfter); avail || !strings.Contains(why, "driver gone") {
+		t.Fatalf("down probe: %v %q", avail, why)
+	}
+	st.SetFault(memstore.Down)
+	if err := n.GPUProbed(ctx, at(2*time.Minute), true, ""); !errors.Is(err, memstore.ErrDown) {
+		t.Fatalf("GPUProbed with the store down = %v", err)
+	}
+}
+
+func TestResetResumesPolling(t *testing.T) {
+	ctx := context.Background()
+	n, _, procs, _ := newNode(t, 1, func(c *node.Config) { c.Supervisor.Restart.WindowLimit = 1 })
+	id := "worker:discovery:0"
+	n.Start(ctx, t0)
+	n.Sup.Exited(ctx, id, 1, 1, at(time.Second))
+	n.Tick(ctx, at(2*time.Second)) // restart, gen 2
+	n.Sup.Exited(ctx, id, 2, 1, at(2500*time.Millisecond))
+	n.Tick(ctx, at(3*time.Second))
+	if s, _ := n.Mon.Status(id); s != health.Failed || n.Mon.Polling(id) {
+		t.Fatalf("monitor status %s polling %v", s, n.Mon.Polling(id))
+	}
+	if err := n.Reset(ctx, id, at(4*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if !n.Mon.Polling(id) || procs.spawns != 3 {
+		t.Fatalf("after Reset: polling %v spawns %d", n.Mon.Polling(id), procs.spawns)
+	}
+	n.Tick(ctx, at(5*time.Second))
+	if s, _ := n.Mon.Status(id); s != health.Pending {
+		t.Fatalf("monitor status after Reset = %s", s)
+	}
+	if err := n.Reset(ctx, "nope", at(5*time.Second)); err == nil {
+		t.Fatal("Reset of an unknown component succeeded")
+	}
+}
+
+func TestNextWakeIncludesRestartDeadline(t *testing.T) {
+	ctx := context.Background()
+	n, _, _, _ := newNode(t, 1, func(c *node.Config) { c.Supervisor.Restart.BackoffBase = 100 * time.Millisecond })
+	n.Start(ctx, t0)
+	if w := n.NextWake(); !w.Equal(at(time.Second)) {
+		t.Fatalf("NextWake = %s, want 1s", w.Sub(t0))
+	}
+	n.Sup.Exited(ctx, "worker:discovery:0", 1, 1, at(200*time.Millisecond))
+	if w := n.NextWake(); !w.Equal(at(300 * time.Millisecond)) {
+		t.Fatalf("NextWake = %s, want the restart at 300ms", w.Sub(t0))
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	if _, err := node.New(node.Config{Supervisor: supervisor.DefaultConfig("i", "n", 1), CleanupPeriod: 0}, &fakeProcs{}, memstore.New(1), nil); err == nil {
+		t.Fatal("cleanup period 0 accepted")
+	}
+	cfg := node.DefaultConfig("", "n", 1)
+	if _, err := node.New(cfg, &fakeProcs{}, memstore.New(1), nil); err == nil {
+		t.Fatal("empty instance accepted")
+	}
+}

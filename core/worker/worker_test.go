@@ -1,0 +1,796 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/gpu"
+	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/core/worker"
+	"github.com/nomarr/nomarr/sim/memstore"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+const (
+	comp = "worker:discovery:0"
+	wid  = "inst-a/worker:discovery:0"
+)
+
+type recorder struct{ events []event.Event }
+
+func (r *recorder) Emit(e event.Event) { r.events = append(r.events, e) }
+
+func (r *recorder) of(kind string) []event.Event {
+	var out []event.Event
+	for _, e := range r.events {
+		if e.Event == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+type rig struct {
+	t   *testing.T
+	ctx context.Context
+	w   *worker.Worker
+	st  *memstore.Store
+	ev  *recorder
+}
+
+func newRig(t *testing.T, mod func(*worker.Config)) *rig {
+	t.Helper()
+	cfg := worker.DefaultConfig(comp, wid)
+	if mod != nil {
+		mod(&cfg)
+	}
+	r := &rig{t: t, ctx: context.Background(), st: memstore.New(1), ev: &recorder{}}
+	w, err := worker.New(cfg, r.st, r.ev)
+	if err != nil {
+		t.Fatalf("worker.New: %v", err)
+	}
+	r.w = w
+	return r
+}
+
+func (r *rig) addFiles(keys ...string) {
+	r.t.Helper()
+	var files []store.File
+	for _, k := range keys {
+		files = append(files, store.File{Key: k, Path: "/music/" + k + ".mp3", Size: 10, MtimeMs: 1, NeedsTagging: true, IsValid: true})
+	}
+	if err := r.st.UpsertFiles(r.ctx, files); err != nil {
+		r.t.Fatalf("UpsertFiles: %v", err)
+	}
+}
+
+func (r *rig) step(now time.Time) worker.Step { return r.w.Step(r.ctx, now) }
+
+func (r *rig) wantStep(now time.Time, kind worker.StepKind) worker.Step {
+	r.t.Helper()
+	s := r.step(now)
+	if s.Kind != kind {
+		r.t.Fatalf("Step at %s = %v %+v, want %v (phase %s)", now.Sub(t0), s.Kind, s, kind, r.w.Phase())
+	}
+	return s
+}
+
+// startJob steps at now until the worker runs a job (loading models if it
+// asks) and returns the Run step.
+func (r *rig) startJob(now time.Time) worker.Step {
+	r.t.Helper()
+	s := r.step(now)
+	if s.Kind == worker.UnloadModels { // idle eviction came first
+		r.w.ModelsUnloaded(now)
+		s = r.step(now)
+	}
+	if s.Kind == worker.LoadModels {
+		r.w.ModelsLoaded(r.ctx, now, nil)
+		s = r.step(now)
+	}
+	if s.Kind != worker.Run {
+		r.t.Fatalf("Step at %s = %v %+v, want run", now.Sub(t0), s.Kind, s)
+	}
+	return s
+}
+
+// job runs one job from start to start+dur with result res and returns the
+// file key.
+func (r *rig) job(start time.Time, dur time.Duration, res worker.Result) string {
+	r.t.Helper()
+	s := r.startJob(start)
+	r.w.JobDone(r.ctx, start.Add(dur), res)
+	return s.Job.FileKey
+}
+
+func (r *rig) file(key string) store.File {
+	r.t.Helper()
+	f, ok := r.st.Peek(key)
+	if !ok {
+		r.t.Fatalf("no file %s", key)
+	}
+	return f
+}
+
+func ok() worker.Result {
+	return worker.Result{Class: worker.OK, Tags: map[string]string{"nom:mood": "happy"}, Version: "v1"}
+}
+
+func TestLazyLoadRunAndComplete(t *testing.T) {
+	r := newRig(t, nil)
+	if r.w.Phase() != health.Initializing || r.w.ModelsCached() {
+		t.Fatalf("initial phase %s, cached %v", r.w.Phase(), r.w.ModelsCached())
+	}
+	// No work: no model load, just an idle wait.
+	s := r.wantStep(t0, worker.Wait)
+	if r.w.Phase() != health.Idle || r.w.ModelsCached() {
+		t.Fatalf("phase %s cached %v after an empty poll", r.w.Phase(), r.w.ModelsCached())
+	}
+	r.addFiles("a", "b", "c")
+	now := s.Until
+	r.wantStep(now, worker.LoadModels)
+	if r.w.Phase() != health.LoadingModels {
+		t.Fatalf("phase = %s, want loading_models", r.w.Phase())
+	}
+	if k, held := r.w.Holding(); !held || k != "a" {
+		t.Fatalf("Holding = %q %v", k, held)
+	}
+	if c, ok := r.st.ClaimOf("a"); !ok || c.WorkerID != wid || !c.LeaseUntil.Equal(now.Add(30*time.Second)) {
+		t.Fatalf("claim = %+v %v", c, ok)
+	}
+	r.w.ModelsLoaded(r.ctx, now, nil)
+	s = r.wantStep(now, worker.Run)
+	if s.Job.FileKey != "a" || s.Job.Path != "/music/a.mp3" {
+		t.Fatalf("job = %+v", s.Job)
+	}
+	if r.w.Phase() != health.Processing {
+		t.Fatalf("phase = %s, want processing", r.w.Phase())
+	}
+	r.w.Progress(5)
+	r.w.Progress(3) // not monotonic: ignored
+	if f := r.w.Frame(); f.CurrentJob != "a" || f.Progress != 5 || f.Phase != health.Processing || f.ComponentID != comp || !f.CacheLoaded {
+		t.Fatalf("frame during job = %+v", f)
+	}
+	r.w.JobDone(r.ctx, now.Add(20*time.Second), ok())
+	f := r.file("a")
+	if !f.Tagged || f.NeedsTagging || f.TaggedVersion != "v1" || !f.LastTaggedAt.Equal(now.Add(20*time.Second)) {
+		t.Fatalf("file after completion = %+v", f)
+	}
+	if r.st.Tags("a")["nom:mood"] != "happy" || r.st.TagWrites["a"] != 1 {
+		t.Fatalf("tags = %v writes = %d", r.st.Tags("a"), r.st.TagWrites["a"])
+	}
+	if _, ok := r.st.ClaimOf("a"); ok {
+		t.Fatal("claim kept after completion")
+	}
+	if _, held := r.w.Holding(); held {
+		t.Fatal("still holding after completion")
+	}
+	if tg := r.ev.of(event.Tagged); len(tg) != 1 || tg[0].File != "a" || tg[0].Worker != wid {
+		t.Fatalf("tagged events = %+v", tg)
+	}
+	if fr := r.w.Frame(); fr.CurrentJob != "" || fr.FilesProcessed != 1 {
+		t.Fatalf("frame after job = %+v", fr)
+	}
+	tel := r.w.Telemetry()
+	if tel.FilesProcessed != 1 || tel.AvgProcessingMs != 20000 {
+		t.Fatalf("telemetry after first job = %+v", tel)
+	}
+	// Models stay loaded: the next claim runs at once.
+	next := now.Add(20 * time.Second)
+	r.wantStep(next, worker.Run)
+	r.w.JobDone(r.ctx, next.Add(10*time.Second), ok())
+	if got := r.w.Telemetry().AvgProcessingMs; got != 0.8*20000+0.2*10000 {
+		t.Fatalf("avg after 2 jobs = %v, want 18000", got)
+	}
+	next = next.Add(10 * time.Second)
+	r.job(next, 30*time.Second, ok())
+	if got, want := r.w.Telemetry().AvgProcessingMs, 0.8*18000+0.2*30000; math.Abs(got-want) > 1e-9 {
+		t.Fatalf("avg after 3 jobs = %v, want %v", got, want)
+	}
+	if tel := r.w.Telemetry(); tel.FilesProcessed != 3 || tel.Errors != 0 {
+		t.Fatalf("telemetry = %+v", tel)
+	}
+}
+
+func TestPermanentError(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a", "b")
+	r.job(t0, time.Second, worker.Result{Class: worker.Transient, Reason: "timeout"})
+	before := r.w.Telemetry()
+	key := r.job(at(2*time.Second), time.Second, worker.Result{Class: worker.Permanent, Reason: "not audio"})
+	if key != "b" {
+		t.Fatalf("second job on %s, want b", key)
+	}
+	f := r.file("b")
+	if !f.Failed || f.LastError != "permanent: not audio" || f.Attempts != 0 {
+		t.Fatalf("file after permanent error = %+v", f)
+	}
+	if _, ok := r.st.ClaimOf("b"); ok {
+		t.Fatal("claim kept")
+	}
+	tel := r.w.Telemetry()
+	if tel.ConsecutiveErrors != before.ConsecutiveErrors || tel.Errors != before.Errors+1 {
+		t.Fatalf("telemetry %+v -> %+v: permanent must not count toward the error limit", before, tel)
+	}
+	if ff := r.ev.of(event.FileFailed); len(ff) != 1 || ff[0].File != "b" {
+		t.Fatalf("file_failed events = %+v", ff)
+	}
+}
+
+func TestTransientRetries(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	now := t0
+	for attempt := 1; attempt <= 5; attempt++ {
+		js := r.startJob(now)
+		if js.Job.FileKey != "a" || js.Job.Attempts != attempt-1 {
+			t.Fatalf("attempt %d: job %+v", attempt, js.Job)
+		}
+		if attempt > 1 && js.Job.Checkpoint != "decode" {
+			t.Fatalf("attempt %d: checkpoint of the earlier attempt not passed on: %+v", attempt, js.Job)
+		}
+		done := now.Add(time.Second)
+		r.w.JobDone(r.ctx, done, worker.Result{Class: worker.Transient, Reason: "decoder timeout", Checkpoint: "decode"})
+		f := r.file("a")
+		if f.Attempts != attempt || f.Checkpoint != "decode" {
+			t.Fatalf("attempt %d: file = %+v", attempt, f)
+		}
+		if tel := r.w.Telemetry(); tel.ConsecutiveErrors != int64(attempt) {
+			t.Fatalf("attempt %d: consecutive errors %d", attempt, tel.ConsecutiveErrors)
+		}
+		if attempt == 5 {
+			if !f.Failed {
+				t.Fatalf("not failed after 5 attempts: %+v", f)
+			}
+			break
+		}
+		want := done.Add(time.Minute << (attempt - 1))
+		if f.Failed || !f.NextRetryAt.Equal(want) {
+			t.Fatalf("attempt %d: next_retry_at = %s failed=%v, want %s", attempt, f.NextRetryAt.Sub(t0), f.Failed, want.Sub(t0))
+		}
+		// Not claimable before next_retry_at.
+		s := r.step(want.Add(-time.Millisecond))
+		if s.Kind == worker.UnloadModels { // idle longer than cache_idle_timeout
+			r.w.ModelsUnloaded(want.Add(-time.Millisecond))
+			s = r.step(want.Add(-time.Millisecond))
+		}
+		if s.Kind != worker.Wait || len(r.st.Claims()) != 0 {
+			t.Fatalf("attempt %d: claimed before next_retry_at: %+v", attempt, s)
+		}
+		now = want
+	}
+	if ff := r.ev.of(event.FileFailed); len(ff) != 1 {
+		t.Fatalf("file_failed events = %+v", ff)
+	}
+	if n := len(r.ev.of(event.FileRetry)); n != 4 {
+		t.Fatalf("file_retry events = %d, want 4", n)
+	}
+}
+
+func TestTransientBackoffCap(t *testing.T) {
+	r := newRig(t, func(c *worker.Config) { c.TransientRetries = 20 })
+	r.addFiles("a")
+	want := []time.Duration{1, 2, 4, 8, 16, 30, 30}
+	now := t0
+	for i, m := range want {
+		s := r.startJob(now)
+		if s.Job.Attempts != i {
+			t.Fatalf("job attempts = %d, want %d", s.Job.Attempts, i)
+		}
+		done := now.Add(time.Second)
+		r.w.JobDone(r.ctx, done, worker.Result{Class: worker.Transient, Reason: "x"})
+		f := r.file("a")
+		if got := f.NextRetryAt.Sub(done); got != m*time.Minute {
+			t.Fatalf("attempt %d: retry delay %s, want %s", i+1, got, m*time.Minute)
+		}
+		now = f.NextRetryAt
+	}
+}
+
+func TestServiceDownReleasesWithoutAttempt(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	before := r.file("a")
+	r.job(t0, 2*time.Second, worker.Result{Class: worker.ServiceDown, Dependency: worker.DepGPU, Reason: "cuda error"})
+	done := at(2 * time.Second)
+	if f := r.file("a"); f != before {
+		t.Fatalf("file after service_down = %+v, want it untouched %+v", f, before)
+	}
+	if _, ok := r.st.ClaimOf("a"); ok {
+		t.Fatal("claim kept after service_down")
+	}
+	if tel := r.w.Telemetry(); tel.Errors != 0 || tel.ConsecutiveErrors != 0 {
+		t.Fatalf("service_down counted as an error: %+v", tel)
+	}
+	if rel := r.ev.of(event.Release); len(rel) != 1 || rel[0].File != "a" {
+		t.Fatalf("release events = %+v", rel)
+	}
+	s := r.wantStep(done, worker.Wait)
+	if !s.Until.Equal(done.Add(time.Second)) || r.w.Phase() != health.BackingOff {
+		t.Fatalf("step after service_down = %+v phase %s", s, r.w.Phase())
+	}
+	if len(r.st.Claims()) != 0 {
+		t.Fatal("claimed while backing off")
+	}
+	if f := r.w.Frame(); f.Phase != health.BackingOff {
+		t.Fatalf("frame phase = %s", f.Phase)
+	}
+	r.wantStep(s.Until, worker.Run)
+}
+
+func TestConsecutiveErrorsExit(t *testing.T) {
+	r := newRig(t, nil)
+	var keys []string
+	for i := 0; i < 12; i++ {
+		keys = append(keys, fmt.Sprintf("f%02d", i))
+	}
+	r.addFiles(keys...)
+	now := t0
+	for i := 0; i < 10; i++ {
+		r.job(now, time.Second, worker.Result{Class: worker.Transient, Reason: "boom"})
+		now = now.Add(2 * time.Second)
+	}
+	s := r.wantStep(now, worker.Exit)
+	if s.Code != 1 {
+		t.Fatalf("exit code = %d, want 1", s.Code)
+	}
+	if len(r.st.Claims()) != 0 {
+		t.Fatalf("claims held at exit: %+v", r.st.Claims())
+	}
+	// Nine errors are not enough.
+	r2 := newRig(t, nil)
+	r2.addFiles(keys...)
+	now = t0
+	for i := 0; i < 9; i++ {
+		r2.job(now, time.Second, worker.Result{Class: worker.Transient, Reason: "boom"})
+		now = now.Add(2 * time.Second)
+	}
+	r2.startJob(now)
+	// A success resets the count.
+	r2.w.JobDone(r2.ctx, now.Add(time.Second), ok())
+	if c := r2.w.Telemetry().ConsecutiveErrors; c != 0 {
+		t.Fatalf("consecutive errors after success = %d", c)
+	}
+}
+
+func TestPauseAndResume(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a", "b")
+	if err := r.st.SetMeta(r.ctx, store.MetaWorkerEnabled, "false"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		now := at(time.Duration(i) * time.Second)
+		s := r.wantStep(now, worker.Wait)
+		if s.Until.After(now.Add(time.Second)) || !s.Until.After(now) {
+			t.Fatalf("paused wait until %s (now %s)", s.Until.Sub(t0), now.Sub(t0))
+		}
+		if r.w.Phase() != health.Paused || r.w.Frame().Phase != health.Paused {
+			t.Fatalf("phase = %s, want paused", r.w.Phase())
+		}
+		if len(r.st.Claims()) != 0 {
+			t.Fatal("claimed while paused")
+		}
+	}
+	if err := r.st.SetMeta(r.ctx, store.MetaWorkerEnabled, "true"); err != nil {
+		t.Fatal(err)
+	}
+	s := r.startJob(at(3 * time.Second))
+	// Pause during a job: the job finishes, then no new claim.
+	if err := r.st.SetMeta(r.ctx, store.MetaWorkerEnabled, "false"); err != nil {
+		t.Fatal(err)
+	}
+	r.w.JobDone(r.ctx, at(5*time.Second), ok())
+	if !r.file(s.Job.FileKey).Tagged {
+		t.Fatal("job in flight at pause not completed")
+	}
+	r.wantStep(at(5*time.Second), worker.Wait)
+	if r.w.Phase() != health.Paused || len(r.st.Claims()) != 0 {
+		t.Fatalf("phase %s claims %v", r.w.Phase(), r.st.Claims())
+	}
+	if err := r.st.SetMeta(r.ctx, store.MetaWorkerEnabled, "true"); err != nil {
+		t.Fatal(err)
+	}
+	r.wantStep(at(6*time.Second), worker.Run)
+}
+
+func TestGPUPreflight(t *testing.T) {
+	now := at(10 * time.Minute)
+	enc := func(h gpu.Health) string { return h.Encode() }
+	cases := []struct {
+		name    string
+		value   string
+		present bool
+		claim   bool
+	}{
+		{"missing", "", false, false},
+		{"stale", enc(gpu.Health{OK: true, AtMs: now.Add(-61 * time.Second).UnixMilli()}), true, false},
+		{"down", enc(gpu.Health{OK: false, AtMs: now.Add(-time.Second).UnixMilli(), Reason: "nvidia-smi failed"}), true, false},
+		{"bad json", "{", true, false},
+		{"ok", enc(gpu.Health{OK: true, AtMs: now.Add(-10 * time.Second).UnixMilli()}), true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, func(c *worker.Config) { c.UseGPU = true })
+			r.addFiles("a")
+			if tc.present {
+				if err := r.st.SetMeta(r.ctx, store.MetaGPUHealth, tc.value); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := r.step(now)
+			if tc.claim {
+				if s.Kind != worker.LoadModels {
+					t.Fatalf("step = %+v, want load_models", s)
+				}
+				return
+			}
+			if s.Kind != worker.Wait || !s.Until.After(now) || s.Reason == "" {
+				t.Fatalf("step = %+v, want a wait with a reason", s)
+			}
+			if r.w.Phase() != health.BackingOff {
+				t.Fatalf("phase = %s, want backing_off", r.w.Phase())
+			}
+			if len(r.st.Claims()) != 0 {
+				t.Fatal("claimed without a usable GPU")
+			}
+		})
+	}
+	// Without UseGPU the probe is not consulted.
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.wantStep(now, worker.LoadModels)
+}
+
+func TestIdlePollGrowsAndResets(t *testing.T) {
+	r := newRig(t, nil)
+	want := []time.Duration{
+		1000 * time.Millisecond, 1500 * time.Millisecond, 2250 * time.Millisecond, 3375 * time.Millisecond,
+		5062500 * time.Microsecond, 7593750 * time.Microsecond, 11390625 * time.Microsecond,
+		17085937500 * time.Nanosecond, 25628906250 * time.Nanosecond, 30 * time.Second, 30 * time.Second,
+	}
+	now := t0
+	for i, w := range want {
+		s := r.wantStep(now, worker.Wait)
+		if got := s.Until.Sub(now); got != w {
+			t.Fatalf("poll %d = %s, want %s", i, got, w)
+		}
+		if r.w.Phase() != health.Idle {
+			t.Fatalf("phase = %s", r.w.Phase())
+		}
+		now = s.Until
+	}
+	if d := r.w.Telemetry().DiscoveryAttempts; d != int64(len(want)) {
+		t.Fatalf("discovery attempts = %d", d)
+	}
+	r.addFiles("a")
+	r.job(now, time.Second, ok())
+	now = now.Add(time.Second)
+	s := r.wantStep(now, worker.Wait)
+	if got := s.Until.Sub(now); got != time.Second {
+		t.Fatalf("poll after work = %s, want 1s", got)
+	}
+	s2 := r.wantStep(s.Until, worker.Wait)
+	if got := s2.Until.Sub(s.Until); got != 1500*time.Millisecond {
+		t.Fatalf("second poll after work = %s, want 1.5s", got)
+	}
+}
+
+func TestIdleEviction(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.job(t0, time.Second, ok())
+	done := at(time.Second)
+	if !r.w.ModelsCached() {
+		t.Fatal("models not cached after a job")
+	}
+	r.wantStep(done, worker.Wait)
+	r.wantStep(done.Add(time.Minute), worker.Wait)
+	r.wantStep(done.Add(5*time.Minute-time.Millisecond), worker.Wait)
+	r.wantStep(done.Add(5*time.Minute), worker.UnloadModels)
+	if r.w.Phase() != health.Idle {
+		t.Fatalf("phase during eviction = %s", r.w.Phase())
+	}
+	r.w.ModelsUnloaded(done.Add(5 * time.Minute))
+	if r.w.ModelsCached() || r.w.Frame().CacheLoaded {
+		t.Fatal("models still cached after unload")
+	}
+	r.wantStep(done.Add(5*time.Minute+time.Second), worker.Wait)
+	r.wantStep(done.Add(20*time.Minute), worker.Wait)
+	r.addFiles("b")
+	r.wantStep(done.Add(21*time.Minute), worker.LoadModels)
+	if n := len(r.ev.of(event.ModelsUnloaded)); n != 1 {
+		t.Fatalf("models_unloaded events = %d", n)
+	}
+}
+
+func TestMainDiedDuringJob(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		leave func(w *worker.Worker)
+	}{
+		{"main died", func(w *worker.Worker) { w.MainDied() }},
+		{"stop requested", func(w *worker.Worker) { w.StopRequested() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			r.addFiles("a", "b")
+			s := r.startJob(t0)
+			tc.leave(r.w)
+			r.w.Progress(10)
+			if f := r.w.Frame(); f.CurrentJob != "a" {
+				t.Fatalf("frame during job after leave = %+v", f)
+			}
+			r.w.JobDone(r.ctx, at(30*time.Second), ok())
+			e := r.wantStep(at(30*time.Second), worker.Exit)
+			if e.Code != 0 {
+				t.Fatalf("exit code = %d, want 0", e.Code)
+			}
+			if !r.file(s.Job.FileKey).Tagged {
+				t.Fatal("job not completed before exit")
+			}
+			if len(r.st.Claims()) != 0 {
+				t.Fatalf("claims at exit: %+v", r.st.Claims())
+			}
+			if r.file("b").Tagged || len(r.ev.of(event.Claim)) != 1 {
+				t.Fatal("a new file was claimed after the leave signal")
+			}
+			if r.w.Phase() != health.Stopping {
+				t.Fatalf("phase at exit = %s", r.w.Phase())
+			}
+		})
+	}
+}
+
+func TestMainDiedBeforeJobStarts(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.wantStep(t0, worker.LoadModels)
+	r.w.ModelsLoaded(r.ctx, at(time.Second), nil)
+	r.w.MainDied()
+	e := r.wantStep(at(time.Second), worker.Exit)
+	if e.Code != 0 {
+		t.Fatalf("exit code %d", e.Code)
+	}
+	if _, ok := r.st.ClaimOf("a"); ok {
+		t.Fatal("claim kept at exit")
+	}
+	if f := r.file("a"); f.Tagged || f.Attempts != 0 {
+		t.Fatalf("file changed: %+v", f)
+	}
+}
+
+func TestStoreDownAtCompletionKeepsResult(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a", "b")
+	r.startJob(t0)
+	r.st.SetFault(memstore.Down)
+	r.w.JobDone(r.ctx, at(10*time.Second), ok())
+	if r.file("a").Tagged {
+		t.Fatal("tagged while the store is down")
+	}
+	now := at(10 * time.Second)
+	for i := 0; i < 3; i++ {
+		s := r.wantStep(now, worker.Wait)
+		if r.w.Phase() != health.BackingOff || !s.Until.After(now) {
+			t.Fatalf("step while down = %+v phase %s", s, r.w.Phase())
+		}
+		now = s.Until
+	}
+	r.st.SetFault(memstore.Healthy)
+	s := r.step(now)
+	if s.Kind != worker.Run || s.Job.FileKey != "b" {
+		t.Fatalf("step after recovery = %+v, want run b", s)
+	}
+	if !r.file("a").Tagged || r.st.TagWrites["a"] != 1 {
+		t.Fatalf("result lost or written twice: %+v writes %d", r.file("a"), r.st.TagWrites["a"])
+	}
+	if r.st.Tags("a")["nom:mood"] != "happy" {
+		t.Fatal("tags lost")
+	}
+	r.w.JobDone(r.ctx, now.Add(time.Second), ok())
+	r.step(now.Add(time.Second))
+	if r.st.TagWrites["a"] != 1 || r.st.TagWrites["b"] != 1 {
+		t.Fatalf("tag writes = %v", r.st.TagWrites)
+	}
+	if n := len(r.ev.of(event.Tagged)); n != 2 {
+		t.Fatalf("tagged events = %d, want 2", n)
+	}
+}
+
+func TestStoreDownAtCompletionAfterMainDied(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.startJob(t0)
+	r.w.MainDied()
+	r.st.SetFault(memstore.Down)
+	r.w.JobDone(r.ctx, at(time.Second), ok())
+	s := r.wantStep(at(time.Second), worker.Wait)
+	r.st.SetFault(memstore.Healthy)
+	e := r.wantStep(s.Until, worker.Exit)
+	if e.Code != 0 || !r.file("a").Tagged || r.st.TagWrites["a"] != 1 {
+		t.Fatalf("exit %+v, file %+v", e, r.file("a"))
+	}
+}
+
+func TestClaimLostDiscardsResult(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.startJob(t0)
+	// The claim is removed behind the worker's back, and another worker takes the file.
+	if _, err := r.st.ReleaseWorker(r.ctx, wid, false); err != nil {
+		t.Fatal(err)
+	}
+	other := "inst-b/worker:discovery:0"
+	if err := r.st.Claim(r.ctx, store.Claim{FileKey: "a", WorkerID: other, ClaimedAt: at(time.Second), LeaseUntil: at(31 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	r.w.JobDone(r.ctx, at(5*time.Second), ok())
+	if f := r.file("a"); f.Tagged || r.st.TagWrites["a"] != 0 {
+		t.Fatalf("lost claim's result written: %+v", f)
+	}
+	if c, ok := r.st.ClaimOf("a"); !ok || c.WorkerID != other {
+		t.Fatalf("other worker's claim disturbed: %+v %v", c, ok)
+	}
+	if _, held := r.w.Holding(); held {
+		t.Fatal("still holding")
+	}
+	if n := len(r.ev.of(event.StoreError)); n != 0 {
+		t.Fatalf("store errors for a lost claim: %+v", r.ev.of(event.StoreError))
+	}
+	if tel := r.w.Telemetry(); tel.Errors != 0 || tel.ConsecutiveErrors != 0 {
+		t.Fatalf("lost claim counted as an error: %+v", tel)
+	}
+	// The worker carries on normally.
+	s := r.wantStep(at(5*time.Second), worker.Wait)
+	if r.w.Phase() != health.Idle || s.Reason != "" {
+		t.Fatalf("step after lost claim = %+v phase %s", s, r.w.Phase())
+	}
+}
+
+func TestCircuitBreakerOpens(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.st.SetFault(memstore.Down)
+	now := t0
+	var s worker.Step
+	for i := 1; i <= 5; i++ {
+		s = r.wantStep(now, worker.Wait)
+		if r.w.Phase() != health.BackingOff {
+			t.Fatalf("phase = %s", r.w.Phase())
+		}
+		if i < 5 {
+			if got, want := s.Until.Sub(now), time.Second<<(i-1); got != want {
+				t.Fatalf("failure %d: wait %s, want %s", i, got, want)
+			}
+			now = s.Until
+		}
+	}
+	// Fifth failure at now: the breaker opens for its 30 s cool-down.
+	retryAt := now.Add(30 * time.Second)
+	if !s.Until.Equal(retryAt) {
+		t.Fatalf("wait after the 5th failure until %s, want the breaker's RetryAt %s", s.Until.Sub(t0), retryAt.Sub(t0))
+	}
+	ops := r.st.Ops
+	r.st.SetFault(memstore.Healthy)
+	s = r.wantStep(retryAt.Add(-time.Second), worker.Wait)
+	if !s.Until.Equal(retryAt) || r.st.Ops != ops {
+		t.Fatalf("open breaker: step %+v, store ops %d -> %d", s, ops, r.st.Ops)
+	}
+	r.wantStep(retryAt, worker.LoadModels)
+}
+
+func TestModelLoadFailureReleasesClaim(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.wantStep(t0, worker.LoadModels)
+	r.w.ModelsLoaded(r.ctx, t0, errors.New("onnx: no such file"))
+	if _, ok := r.st.ClaimOf("a"); ok {
+		t.Fatal("claim kept after a failed model load")
+	}
+	if tel := r.w.Telemetry(); tel.ConsecutiveErrors != 1 {
+		t.Fatalf("telemetry = %+v", tel)
+	}
+	s := r.wantStep(t0, worker.Wait)
+	if r.w.Phase() != health.BackingOff {
+		t.Fatalf("phase = %s", r.w.Phase())
+	}
+	r.wantStep(s.Until, worker.LoadModels)
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := worker.DefaultConfig(comp, wid).Validate(); err != nil {
+		t.Fatalf("default config invalid: %v", err)
+	}
+	for name, mod := range map[string]func(*worker.Config){
+		"component":    func(c *worker.Config) { c.Component = "" },
+		"worker id":    func(c *worker.Config) { c.WorkerID = "" },
+		"lease":        func(c *worker.Config) { c.LeaseTTL = 0 },
+		"idle range":   func(c *worker.Config) { c.IdlePollMax = c.IdlePollMin / 2 },
+		"idle factor":  func(c *worker.Config) { c.IdlePollFactor = 0.5 },
+		"max errors":   func(c *worker.Config) { c.MaxConsecutiveErrors = 0 },
+		"retries":      func(c *worker.Config) { c.TransientRetries = 0 },
+		"service wait": func(c *worker.Config) { c.ServiceBackoff = 0 },
+	} {
+		c := worker.DefaultConfig(comp, wid)
+		mod(&c)
+		if _, err := worker.New(c, memstore.New(1), nil); err == nil {
+			t.Errorf("%s: New accepted an invalid config", name)
+		}
+	}
+}
+
+func TestServiceDownKeepsCheckpoint(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.job(t0, time.Second, worker.Result{Class: worker.Transient, Reason: "x"})
+	f := r.file("a")
+	s := r.startJob(f.NextRetryAt)
+	if s.Job.Attempts != 1 {
+		t.Fatalf("job = %+v", s.Job)
+	}
+	r.w.JobDone(r.ctx, f.NextRetryAt.Add(time.Second), worker.Result{Class: worker.ServiceDown, Dependency: worker.DepDecoder, Reason: "ffmpeg gone", Checkpoint: "decode,backbone"})
+	g := r.file("a")
+	if g.Attempts != 1 || g.Checkpoint != "decode,backbone" || g.Failed || g.NextRetryAt.After(f.NextRetryAt.Add(time.Second)) {
+		t.Fatalf("file after service_down with checkpoint = %+v", g)
+	}
+	if _, ok := r.st.ClaimOf("a"); ok {
+		t.Fatal("claim kept")
+	}
+}
+
+// Consecutive service_down results should back off with a growing wait,
+// min(ServiceBackoff·2^n, ServiceMax), before the breaker opens.
+func TestServiceDownBackoffGrows(t *testing.T) {
+	r := newRig(t, func(c *worker.Config) { c.Breaker.Threshold = 100 })
+	r.addFiles("a")
+	now := t0
+	for i, want := range []time.Duration{1, 2, 4, 8, 16, 30, 30} {
+		r.startJob(now)
+		r.w.JobDone(r.ctx, now, worker.Result{Class: worker.ServiceDown, Dependency: worker.DepDecoder, Reason: "ffmpeg missing"})
+		s := r.wantStep(now, worker.Wait)
+		if got := s.Until.Sub(now); got != want*time.Second {
+			t.Fatalf("service_down %d: wait %s, want %s", i+1, got, want*time.Second)
+		}
+		now = s.Until
+	}
+}
+
+func TestGPUBreakerOpensAfterFivePreflightFailures(t *testing.T) {
+	r := newRig(t, func(c *worker.Config) { c.UseGPU = true })
+	r.addFiles("a")
+	if err := r.st.SetMeta(r.ctx, store.MetaGPUHealth, gpu.Health{OK: false, AtMs: t0.UnixMilli(), Reason: "xid 79"}.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	now := t0
+	var s worker.Step
+	for i := 1; i <= 5; i++ {
+		s = r.wantStep(now, worker.Wait)
+		if i < 5 {
+			if got := s.Until.Sub(now); got != time.Second<<(i-1) {
+				t.Fatalf("preflight failure %d: wait %s", i, got)
+			}
+			now = s.Until
+		}
+	}
+	if want := now.Add(30 * time.Second); !s.Until.Equal(want) {
+		t.Fatalf("wait after the 5th gpu failure until %s, want the breaker's RetryAt %s", s.Until.Sub(t0), want.Sub(t0))
+	}
+	// The GPU recovers; the breaker lets a trial through only after its cool-down.
+	if err := r.st.SetMeta(r.ctx, store.MetaGPUHealth, gpu.Health{OK: true, AtMs: now.Add(20 * time.Second).UnixMilli()}.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.wantStep(now.Add(29*time.Second), worker.Wait); !s.Until.Equal(now.Add(30 * time.Second)) {
+		t.Fatalf("step during cool-down = %+v", s)
+	}
+	r.wantStep(now.Add(30*time.Second), worker.LoadModels)
+}
