@@ -1,9 +1,11 @@
 package frame_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/nomarr/nomarr/core/frame"
+	"github.com/nomarr/nomarr/core/health"
 )
 
 // typicalLine is a typical frame line (about 250 bytes, newline excluded).
@@ -38,6 +40,36 @@ func BenchmarkParserParse(b *testing.B) {
 		if _, err := p.Parse(line); err != nil {
 			b.Fatal(err)
 		}
+	}
+	reportFrames(b)
+}
+
+// BenchmarkParseVarying parses 256 different frames in turn (every string
+// differs from the previous frame's, so nothing is reused and current_job
+// and component_id are allocated each time).
+func BenchmarkParseVarying(b *testing.B) {
+	var lines [][]byte
+	total := 0
+	for i := range 256 {
+		f := typical()
+		f.ComponentID = fmt.Sprintf("worker:tagger:%d", i)
+		f.CurrentJob = fmt.Sprintf("job-%08x:/music/Artist %d/Album/%02d Track.flac", i*7919, i, i%20)
+		f.Phase = []health.Phase{health.Idle, health.Processing, health.BackingOff}[i%3]
+		f.Seq, f.Progress = uint64(i), int64(i*13)
+		f.AvgProcessingMs = float64(i) * 1.37
+		l := frame.Append(nil, &f)
+		lines = append(lines, l[:len(l)-1])
+		total += len(l) - 1
+	}
+	var p frame.Parser
+	b.SetBytes(int64(total / len(lines)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := p.Parse(lines[i%len(lines)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 	reportFrames(b)
 }

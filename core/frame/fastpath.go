@@ -6,16 +6,16 @@ import (
 	"strconv"
 )
 
-// The fast path decodes the common shape of a frame payload (what Append
-// writes) in a single strict pass without fastjson: one flat JSON object whose
-// keys and string values contain no escapes and whose values are strings,
-// numbers, true, false or null. It reports false for anything else — nested
-// values, escapes, raw control characters, a known field of the wrong type,
-// out-of-range numbers, syntax errors — and the general path (fastjson) then
+// The fast path decodes, in a single strict pass without fastjson, a payload
+// that is one flat JSON object: keys without escapes, values that are
+// strings, numbers, true, false or null. That covers everything Append
+// writes, in any key order and with any whitespace. It reports false for
+// anything else — nested values, escaped keys, a known field of the wrong
+// type, out-of-range numbers, any syntax error — and the general path then
 // decides, including every error. Whenever the fast path succeeds its result
-// is the one the general path would give (FuzzFastPath checks this).
+// is the one the general path gives (FuzzFastPath checks this).
 
-// field identifies a known key.
+// field identifies a known key. The order is Append's key order.
 type field uint8
 
 const (
@@ -35,6 +35,30 @@ const (
 	fAvgProcessingMs
 	fCacheLoaded
 )
+
+// keyText is each known key as Append writes it, quoted and with its colon.
+var keyText = [...]string{
+	fComponentID:       `"component_id":`,
+	fStatus:            `"status":`,
+	fPhase:             `"phase":`,
+	fCurrentJob:        `"current_job":`,
+	fProgress:          `"progress":`,
+	fSeq:               `"seq":`,
+	fPID:               `"pid":`,
+	fFilesProcessed:    `"files_processed":`,
+	fErrors:            `"errors":`,
+	fConsecutiveErrors: `"consecutive_errors":`,
+	fDiscoveryAttempts: `"discovery_attempts":`,
+	fClaimConflicts:    `"claim_conflicts":`,
+	fAvgProcessingMs:   `"avg_processing_ms":`,
+	fCacheLoaded:       `"cache_loaded":`,
+}
+
+// keyName returns the JSON key of a known field.
+func keyName(k field) string {
+	t := keyText[k]
+	return t[1 : len(t)-2]
+}
 
 func fieldOf(key []byte) field {
 	switch string(key) {
@@ -101,39 +125,57 @@ func special(x uint64) bool {
 }
 
 // scanString returns the index of the closing quote of a string whose
-// contents start at i, or -1 if it is unterminated or contains an escape or
-// a control character.
-func scanString(b []byte, i int) int {
-	for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
-		i += 8
+// contents start at i, and whether the contents have escapes. It returns
+// -1 if the string is unterminated or has a control character or a
+// malformed escape.
+func scanString(b []byte, i int) (end int, escaped bool) {
+	for {
+		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return -1, false
+		}
+		switch b[i] {
+		case '"':
+			return i, escaped
+		case '\\':
+			n := escapeLen(b[i:])
+			if n == 0 {
+				return -1, false
+			}
+			escaped = true
+			i += n
+		default:
+			return -1, false
+		}
 	}
-	for i < len(b) && plain[b[i]] {
-		i++
-	}
-	if i < len(b) && b[i] == '"' {
-		return i
-	}
-	return -1
 }
 
 // number is a strict JSON number as scanned by scanNumber.
 type number struct {
 	neg    bool
 	isInt  bool   // no fraction or exponent
-	mant   uint64 // the integer digits, exact when digits < 20
-	digits int
+	hasExp bool   // has an exponent part
+	mant   uint64 // the integer and fraction digits; exact while digits+frac < 20
+	digits int    // number of integer digits
+	frac   int    // number of fraction digits
 }
 
 // scanNumber returns the end of the strict JSON number starting at i
-// (-1 if malformed) and what it found.
-func scanNumber(b []byte, i int) (int, number) {
-	var n number
+// (-1 if malformed) and stores what it found in *n, which must be zero.
+// (A pointer rather than a returned struct: copying the struct out costs
+// more than the scan.)
+func scanNumber(b []byte, i int, n *number) int {
 	if i < len(b) && b[i] == '-' {
 		n.neg = true
 		i++
 	}
 	if i >= len(b) {
-		return -1, n
+		return -1
 	}
 	switch c := b[i]; {
 	case c == '0':
@@ -147,7 +189,7 @@ func scanNumber(b []byte, i int) (int, number) {
 		}
 		n.digits = i - j
 	default:
-		return -1, n
+		return -1
 	}
 	n.isInt = true
 	if i < len(b) && b[i] == '.' {
@@ -155,14 +197,17 @@ func scanNumber(b []byte, i int) (int, number) {
 		i++
 		j := i
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			n.mant = n.mant*10 + uint64(b[i]-'0')
 			i++
 		}
 		if i == j {
-			return -1, n
+			return -1
 		}
+		n.frac = i - j
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		n.isInt = false
+		n.hasExp = true
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
@@ -172,16 +217,37 @@ func scanNumber(b []byte, i int) (int, number) {
 			i++
 		}
 		if i == j {
-			return -1, n
+			return -1
 		}
 	}
-	return i, n
+	return i
 }
 
-// uintOf returns the value of an integer n without sign; s is its text.
-func uintOf(n number, s []byte) (uint64, bool) {
+// pow10 holds the powers of ten that are exact in a float64.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// floatOf returns the value of n as strconv.ParseFloat would, using s, its
+// text, only when the exact shortcut does not apply. With at most 15
+// significant digits and no exponent the digits and the power of ten are
+// exact float64 values and one division rounds correctly (Clinger's fast
+// path), so the result is bit-for-bit the one ParseFloat returns.
+func floatOf(n *number, s []byte) (float64, bool) {
+	if !n.hasExp && n.digits+n.frac <= 15 {
+		x := float64(n.mant) / pow10[n.frac]
+		if n.neg {
+			x = -x
+		}
+		return x, true
+	}
+	x, err := strconv.ParseFloat(string(s), 64)
+	return x, err == nil && !math.IsInf(x, 0) && !math.IsNaN(x)
+}
+
+// uintOf returns the magnitude of an integer n; s is its text.
+func uintOf(n *number, s []byte) (uint64, bool) {
 	if n.digits < 20 { // at most 19 digits cannot overflow uint64
-		return n.mant, true
+		return n.mant, true // for an integer, mant holds only its digits
 	}
 	if n.neg {
 		s = s[1:]
@@ -191,7 +257,7 @@ func uintOf(n number, s []byte) (uint64, bool) {
 }
 
 // intOf returns the value of an integer n as an int64; s is its text.
-func intOf(n number, s []byte) (int64, bool) {
+func intOf(n *number, s []byte) (int64, bool) {
 	u, ok := uintOf(n, s)
 	if !ok {
 		return 0, false
@@ -219,20 +285,33 @@ func (p *Parser) parseFast(b []byte, f *Frame) bool {
 	if i < len(b) && b[i] == '}' {
 		return skipSpace(b, i+1) == len(b)
 	}
+	next := fComponentID // the key Append would write next
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return false
 		}
-		e := scanString(b, i+1)
-		if e < 0 {
-			return false
+		// Keys usually come in Append's order: try the expected ones first.
+		key := fUnknown
+		for k := next; k <= fCacheLoaded; k++ {
+			if kt := keyText[k]; len(b)-i >= len(kt) && string(b[i:i+len(kt)]) == kt {
+				key, next = k, k+1
+				i += len(kt)
+				break
+			}
 		}
-		key := fieldOf(b[i+1 : e])
-		i = skipSpace(b, e+1)
-		if i >= len(b) || b[i] != ':' {
-			return false
+		if key == fUnknown {
+			e, esc := scanString(b, i+1)
+			if e < 0 || esc {
+				return false
+			}
+			key = fieldOf(b[i+1 : e])
+			i = skipSpace(b, e+1)
+			if i >= len(b) || b[i] != ':' {
+				return false
+			}
+			i++
 		}
-		i = skipSpace(b, i+1)
+		i = skipSpace(b, i)
 		if i = p.fastValue(b, i, key, f); i < 0 {
 			return false
 		}
@@ -259,41 +338,40 @@ func (p *Parser) fastValue(b []byte, i int, key field, f *Frame) int {
 	}
 	switch c := b[i]; {
 	case c == '"':
-		e := scanString(b, i+1)
+		e, esc := scanString(b, i+1)
 		if e < 0 {
 			return -1
 		}
-		s := b[i+1 : e]
 		switch key {
 		case fUnknown:
-		case fComponentID:
-			if string(s) != p.lastID || p.lastID == "" {
-				p.lastID = toString(s)
-			}
-			f.ComponentID = p.lastID
-		case fStatus:
-			f.Status = internStatus(s)
-		case fPhase:
-			f.Phase = internPhase(s)
-		case fCurrentJob:
-			f.CurrentJob = toString(s)
+			return e + 1
+		case fComponentID, fStatus, fPhase, fCurrentJob:
 		default:
 			return -1
 		}
+		s := b[i+1 : e]
+		if esc {
+			var ok bool
+			if p.str, ok = appendUnescaped(p.str[:0], s); !ok {
+				return -1
+			}
+			s = p.str
+		}
+		p.setString(f, key, s)
 		return e + 1
 	case c == '-' || c >= '0' && c <= '9':
-		e, num := scanNumber(b, i)
+		var num number
+		e := scanNumber(b, i, &num)
 		if e < 0 {
 			return -1
 		}
 		s := b[i:e]
-		var dst *int64
 		switch key {
 		case fUnknown:
 			return e
 		case fAvgProcessingMs:
-			x, err := strconv.ParseFloat(string(s), 64)
-			if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+			x, ok := floatOf(&num, s)
+			if !ok {
 				return -1
 			}
 			f.AvgProcessingMs = x
@@ -302,7 +380,7 @@ func (p *Parser) fastValue(b []byte, i int, key field, f *Frame) int {
 			if !num.isInt || num.neg {
 				return -1
 			}
-			n, ok := uintOf(num, s)
+			n, ok := uintOf(&num, s)
 			if !ok {
 				return -1
 			}
@@ -312,31 +390,18 @@ func (p *Parser) fastValue(b []byte, i int, key field, f *Frame) int {
 			if !num.isInt {
 				return -1
 			}
-			n, ok := intOf(num, s)
+			n, ok := intOf(&num, s)
 			if !ok || int64(int(n)) != n {
 				return -1
 			}
 			f.PID = int(n)
 			return e
-		case fProgress:
-			dst = &f.Progress
-		case fFilesProcessed:
-			dst = &f.FilesProcessed
-		case fErrors:
-			dst = &f.Errors
-		case fConsecutiveErrors:
-			dst = &f.ConsecutiveErrors
-		case fDiscoveryAttempts:
-			dst = &f.DiscoveryAttempts
-		case fClaimConflicts:
-			dst = &f.ClaimConflicts
-		default:
+		}
+		dst := f.counter(key)
+		if dst == nil || !num.isInt {
 			return -1
 		}
-		if !num.isInt {
-			return -1
-		}
-		n, ok := intOf(num, s)
+		n, ok := intOf(&num, s)
 		if !ok {
 			return -1
 		}

@@ -57,7 +57,7 @@ func typical() frame.Frame {
 		ComponentID:       "worker:tagger:0",
 		Status:            "healthy",
 		Phase:             health.Processing,
-		CurrentJob:        "file:/music/Artist Name/Album Title (2019)/07 - Some Track.flac",
+		CurrentJob:        "job-7f3c2a91:/music/Artist/Album/07 Track.flac",
 		Progress:          1234,
 		Seq:               98765,
 		PID:               41234,
@@ -99,7 +99,7 @@ func TestAppendGolden(t *testing.T) {
 	f := typical()
 	got := string(frame.Append(nil, &f))
 	want := `HEALTH|{"component_id":"worker:tagger:0","status":"healthy","phase":"processing",` +
-		`"current_job":"file:/music/Artist Name/Album Title (2019)/07 - Some Track.flac",` +
+		`"current_job":"job-7f3c2a91:/music/Artist/Album/07 Track.flac",` +
 		`"progress":1234,"seq":98765,"pid":41234,"files_processed":10523,"errors":3,` +
 		`"consecutive_errors":1,"discovery_attempts":77,"claim_conflicts":2,` +
 		`"avg_processing_ms":153.27,"cache_loaded":true}` + "\n"
@@ -272,6 +272,14 @@ func TestParseAccepts(t *testing.T) {
 		{`HEALTH|{"component_id":"a","status":"b","avg_processing_ms":1E2,"progress":-7,"cache_loaded":false}`,
 			frame.Frame{ComponentID: "a", Status: "b", AvgProcessingMs: 100, Progress: -7}},
 		{"HEALTH|{\"component_id\":\"a\xff\",\"status\":\"b\"}", frame.Frame{ComponentID: "a\uFFFD", Status: "b"}},
+		{`HEALTH|{"component_id":"\ud800","status":"\ud83c\udfb5\udfb5\ud83cx\ud83c\u0041"}`,
+			frame.Frame{ComponentID: "\uFFFD", Status: "🎵\uFFFD\uFFFDx\uFFFDA"}},
+		{`HEALTH|{"nested":{"a":[1]},"component_id":"\ud800","status":"\ud83c\udfb5\udfb5\ud83cx\ud83c\u0041"}`,
+			frame.Frame{ComponentID: "\uFFFD", Status: "🎵\uFFFD\uFFFDx\uFFFDA"}},
+		{`HEALTH|{"component_id":"\"\\\/\b\f\n\r\t\u0000\u001F\u00e9","status":"b","phase":"\u0069dle"}`,
+			frame.Frame{ComponentID: "\"\\/\b\f\n\r\t\x00\x1f\u00e9", Status: "b", Phase: health.Idle}},
+		{`HEALTH|{"x":[],"component_id":"\"\\\/\b\f\n\r\t\u0000\u001F\u00e9","status":"b","phase":"\u0069dle"}`,
+			frame.Frame{ComponentID: "\"\\/\b\f\n\r\t\x00\x1f\u00e9", Status: "b", Phase: health.Idle}},
 		{`HEALTH|{"component_id":"a","status":"b","seq":18446744073709551615,"pid":9223372036854775807}`,
 			frame.Frame{ComponentID: "a", Status: "b", Seq: math.MaxUint64, PID: math.MaxInt64}},
 	}

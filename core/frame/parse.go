@@ -1,33 +1,37 @@
 package frame
 
 import (
-	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
-
-	"github.com/nomarr/nomarr/core/health"
 )
 
-// Parser decodes frame lines, reusing its JSON parser and buffers between
-// calls. The zero value is ready to use. A Parser must not be used by more
-// than one goroutine at a time; an owner keeps one per worker pipe.
+// Parser decodes frame lines, reusing its buffers between calls. The zero
+// value is ready to use. A Parser must not be used by more than one
+// goroutine at a time; an owner keeps one per worker pipe.
 //
-// Memory held by a Parser is bounded by the longest line it accepted
-// (at most MaxLine plus the parser's per-value bookkeeping).
+// Decoding has two paths with identical results. The fast path is a strict
+// single-pass decoder for the flat objects that Append writes (any key order,
+// whitespace, escapes, unknown scalar fields). Everything else (nested
+// unknown values, escaped keys, and every malformed payload) goes to the
+// general path: strict linear-time validation, then
+// github.com/valyala/fastjson. Both take time linear in the line length.
+//
+// Memory held by a Parser is bounded by the longest line it was given
+// (at most MaxLine plus fastjson's per-value bookkeeping).
 type Parser struct {
 	p fastjson.Parser
-	// lastID is the previously decoded component_id; an equal one is reused
-	// instead of allocating a new string (one pipe carries one worker).
-	lastID string
-	// num is scratch space for the text of a number.
-	num []byte
+	// lastID and lastJob are the previously decoded component_id and
+	// current_job; an equal value is reused instead of allocating a new
+	// string (one pipe carries one worker, which reports the same job for
+	// many frames). They only ever hold valid UTF-8.
+	lastID, lastJob string
+	// raw and str are scratch space for a value's JSON text and for an
+	// unescaped string.
+	raw, str []byte
 }
 
 var parserPool = sync.Pool{New: func() any { return new(Parser) }}
@@ -46,25 +50,29 @@ var (
 )
 
 // Parse decodes one frame line. line excludes the trailing '\n'; a single
-// trailing '\r' is tolerated. Parse never panics and does not retain line.
+// trailing '\r' is tolerated. Parse never panics, does not modify line and
+// does not retain it.
 //
-// Errors, checked in this order (test with errors.Is):
+// Errors, checked in this order (test with errors.Is; exactly one matches):
 //   - ErrTooLong: len(line) > MaxLine (the '\r' included).
 //   - ErrNoPrefix: line does not start with Prefix.
-//   - ErrBadJSON: the payload is not exactly one valid JSON object (RFC 8259
-//     syntax; surrounding whitespace allowed), a known field has the wrong
-//     type (strings for component_id, status, phase, current_job; integers
-//     in range for the counters, seq and pid; a finite number for
-//     avg_processing_ms; a boolean for cache_loaded), or nesting is deeper
-//     than fastjson's limit. The wrapped message says what was wrong.
-//   - ErrMissingField: component_id or status is absent, null or empty.
+//   - ErrBadJSON: the payload is not exactly one valid JSON object (strict
+//     RFC 8259 syntax; whitespace around tokens allowed), a known field has
+//     the wrong type (a string for component_id, status, phase and
+//     current_job; an integer in range for the counters, seq (unsigned) and
+//     pid — 1.0 and 1e3 are not integers; a finite number for
+//     avg_processing_ms; a boolean for cache_loaded), or values are nested
+//     deeper than fastjson's limit (300). The wrapped message says why.
+//   - ErrMissingField: component_id or status is absent, null or "".
 //
-// Unknown fields are ignored. A known field set to null counts as absent.
-// When a key appears more than once, the last occurrence wins. Invalid UTF-8
-// in decoded strings is replaced by U+FFFD per byte, as encoding/json does,
-// so every returned string is valid UTF-8 and Parse(Append(f)) == f for any
-// f whose strings are valid UTF-8 and whose AvgProcessingMs is finite.
-// Phase is returned as sent; it is not checked against the defined phases.
+// Decoding follows encoding/json: unknown fields are ignored, null leaves a
+// field at its zero value, the last of duplicate keys wins (keys match
+// exactly, case-sensitively), escapes are decoded with an unpaired UTF-16
+// surrogate becoming U+FFFD, and each byte of invalid UTF-8 becomes U+FFFD.
+// Every returned string is therefore valid UTF-8, and Parse(Append(f)) == f
+// for any f with valid UTF-8 strings, non-empty ComponentID and Status, and
+// a finite AvgProcessingMs. Phase is returned as sent; it is not checked
+// against the defined phases.
 func (p *Parser) Parse(line []byte) (Frame, error) {
 	if len(line) > MaxLine {
 		return Frame{}, ErrTooLong
@@ -94,14 +102,20 @@ func checkRequired(f Frame) (Frame, error) {
 	return f, nil
 }
 
-// parseGeneral decodes any payload with fastjson after strict validation.
+// parseGeneral decodes any payload: strict validation, then fastjson.
 func (p *Parser) parseGeneral(payload []byte) (Frame, error) {
-	if err := validate(payload); err != nil {
+	// fastjson's parser is lenient (about numbers, escapes and control
+	// characters), so the payload is validated strictly first.
+	if err := validateJSON(payload); err != nil {
 		return Frame{}, err
 	}
 	v, err := p.p.ParseBytes(payload)
-	if err != nil {
-		return Frame{}, fmt.Errorf("%w: %v", ErrBadJSON, err)
+	if err != nil { // not expected after validation
+		msg := err.Error()
+		if len(msg) > 200 {
+			msg = msg[:200] + "..."
+		}
+		return Frame{}, fmt.Errorf("%w: %s", ErrBadJSON, msg)
 	}
 	o, err := v.Object()
 	if err != nil {
@@ -120,241 +134,112 @@ func (p *Parser) parseGeneral(payload []byte) (Frame, error) {
 	return checkRequired(f)
 }
 
-// validate reports an ErrBadJSON error unless payload is strict JSON.
-//
-// fastjson's parser is lenient (about numbers, escapes, control characters),
-// so the payload is validated first. fastjson.Validate is strict except that
-// it misses raw control characters in a string before its last escape; a
-// payload containing any byte below 0x20 (never produced by Append, but legal
-// as whitespace between tokens) is therefore judged by encoding/json instead.
-func validate(payload []byte) error {
-	if hasControl(payload) {
-		if !json.Valid(payload) {
-			return errControlChar
-		}
-		return nil
-	}
-	if err := fastjson.ValidateBytes(payload); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadJSON, err)
-	}
-	return nil
-}
-
-var errControlChar = fmt.Errorf("%w: invalid JSON with control characters", ErrBadJSON)
-
-// hasControl reports whether b has a byte below 0x20, eight bytes at a time.
-func hasControl(b []byte) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for len(b) >= 8 {
-		x := binary.LittleEndian.Uint64(b)
-		if (x-ones*0x20)&^x&highs != 0 {
-			return true
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c < 0x20 {
-			return true
-		}
-	}
-	return false
-}
-
-// field stores one known key of the payload into f; unknown keys are ignored.
+// field stores one key of a validated payload into f; unknown keys are
+// ignored, null values leave f unchanged.
 func (p *Parser) field(f *Frame, key []byte, v *fastjson.Value) error {
-	var dst *int64
-	switch string(key) {
-	case "component_id":
-		b, err := stringField("component_id", v)
-		if err != nil || b == nil {
-			return err
-		}
-		if string(b) != p.lastID || p.lastID == "" {
-			p.lastID = toString(b)
-		}
-		f.ComponentID = p.lastID
+	k := fieldOf(key)
+	switch k {
+	case fUnknown:
 		return nil
-	case "status":
-		b, err := stringField("status", v)
-		if err != nil || b == nil {
-			return err
-		}
-		f.Status = internStatus(b)
-		return nil
-	case "phase":
-		b, err := stringField("phase", v)
-		if err != nil || b == nil {
-			return err
-		}
-		f.Phase = internPhase(b)
-		return nil
-	case "current_job":
-		b, err := stringField("current_job", v)
-		if err != nil || b == nil {
-			return err
-		}
-		f.CurrentJob = toString(b)
-		return nil
-	case "seq":
-		if v.Type() == fastjson.TypeNull {
+	case fComponentID, fStatus, fPhase, fCurrentJob:
+		// The value's own JSON text is decoded here rather than by fastjson,
+		// whose unescaping differs from encoding/json (unpaired surrogates).
+		// MarshalTo returns a string's source text as long as fastjson has
+		// not unescaped it yet (nothing here asks it to); had it, it would
+		// return an equivalent re-escaped text.
+		p.raw = v.MarshalTo(p.raw[:0])
+		raw := p.raw
+		if string(raw) == "null" {
 			return nil
 		}
-		n, err := v.Uint64()
-		if err != nil {
-			return typeError("seq", err)
+		if len(raw) < 2 || raw[0] != '"' {
+			return fmt.Errorf("%w: %s: want string, got %s", ErrBadJSON, keyName(k), v.Type())
 		}
-		f.Seq = n
-		return nil
-	case "pid":
-		if v.Type() == fastjson.TypeNull {
-			return nil
+		var ok bool
+		p.str, ok = appendUnescaped(p.str[:0], raw[1:len(raw)-1])
+		if !ok {
+			return fmt.Errorf("%w: %s: malformed string", ErrBadJSON, keyName(k))
 		}
-		n, err := v.Int()
-		if err != nil {
-			return typeError("pid", err)
-		}
-		f.PID = n
-		return nil
-	case "avg_processing_ms":
-		if v.Type() == fastjson.TypeNull {
-			return nil
-		}
-		if v.Type() != fastjson.TypeNumber {
-			return fmt.Errorf("%w: avg_processing_ms: want number, got %s", ErrBadJSON, v.Type())
-		}
-		// fastjson's own float parser is not always correctly rounded;
-		// strconv is, so Append's shortest form reads back exactly.
-		p.num = v.MarshalTo(p.num[:0])
-		x, err := strconv.ParseFloat(string(p.num), 64)
-		if err == nil && (math.IsNaN(x) || math.IsInf(x, 0)) {
-			err = errors.New("not finite")
-		}
-		if err != nil {
-			return typeError("avg_processing_ms", err)
-		}
-		f.AvgProcessingMs = x
-		return nil
-	case "cache_loaded":
-		if v.Type() == fastjson.TypeNull {
-			return nil
-		}
-		b, err := v.Bool()
-		if err != nil {
-			return typeError("cache_loaded", err)
-		}
-		f.CacheLoaded = b
-		return nil
-	case "progress":
-		dst = &f.Progress
-	case "files_processed":
-		dst = &f.FilesProcessed
-	case "errors":
-		dst = &f.Errors
-	case "consecutive_errors":
-		dst = &f.ConsecutiveErrors
-	case "discovery_attempts":
-		dst = &f.DiscoveryAttempts
-	case "claim_conflicts":
-		dst = &f.ClaimConflicts
-	default:
+		p.setString(f, k, p.str)
 		return nil
 	}
 	if v.Type() == fastjson.TypeNull {
 		return nil
 	}
-	n, err := v.Int64()
-	if err != nil {
-		return typeError(string(key), err)
+	var err error
+	switch k {
+	case fSeq:
+		var n uint64
+		if n, err = v.Uint64(); err == nil {
+			f.Seq = n
+		}
+	case fPID:
+		var n int
+		if n, err = v.Int(); err == nil {
+			f.PID = n
+		}
+	case fAvgProcessingMs:
+		if v.Type() != fastjson.TypeNumber {
+			err = fmt.Errorf("want number, got %s", v.Type())
+			break
+		}
+		// fastjson's float parser is not always correctly rounded; strconv
+		// is, so Append's shortest form reads back exactly.
+		p.raw = v.MarshalTo(p.raw[:0])
+		var x float64
+		if x, err = strconv.ParseFloat(string(p.raw), 64); err == nil {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				err = fmt.Errorf("%s is not finite", p.raw)
+			} else {
+				f.AvgProcessingMs = x
+			}
+		}
+	case fCacheLoaded:
+		var b bool
+		if b, err = v.Bool(); err == nil {
+			f.CacheLoaded = b
+		}
+	default:
+		var n int64
+		if n, err = v.Int64(); err == nil {
+			*f.counter(k) = n
+		}
 	}
-	*dst = n
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBadJSON, keyName(k), err)
+	}
 	return nil
 }
 
-func typeError(name string, err error) error {
-	return fmt.Errorf("%w: %s: %v", ErrBadJSON, name, err)
+// setString stores the decoded string s of a string field k into f.
+func (p *Parser) setString(f *Frame, k field, s []byte) {
+	switch k {
+	case fComponentID:
+		f.ComponentID = reuse(&p.lastID, s)
+	case fStatus:
+		f.Status = internStatus(s)
+	case fPhase:
+		f.Phase = internPhase(s)
+	case fCurrentJob:
+		f.CurrentJob = reuse(&p.lastJob, s)
+	}
 }
 
-// stringField returns the unescaped bytes of a string value, nil for null,
-// and an ErrBadJSON error for any other type. The bytes alias the parser.
-func stringField(name string, v *fastjson.Value) ([]byte, error) {
-	switch v.Type() {
-	case fastjson.TypeString:
-		b, _ := v.StringBytes()
-		if b == nil {
-			b = []byte{}
-		}
-		return b, nil
-	case fastjson.TypeNull:
-		return nil, nil
+// counter returns the int64 field of f for key k, or nil.
+func (f *Frame) counter(k field) *int64 {
+	switch k {
+	case fProgress:
+		return &f.Progress
+	case fFilesProcessed:
+		return &f.FilesProcessed
+	case fErrors:
+		return &f.Errors
+	case fConsecutiveErrors:
+		return &f.ConsecutiveErrors
+	case fDiscoveryAttempts:
+		return &f.DiscoveryAttempts
+	case fClaimConflicts:
+		return &f.ClaimConflicts
 	}
-	return nil, fmt.Errorf("%w: %s: want string, got %s", ErrBadJSON, name, v.Type())
-}
-
-// toString copies b into a new string, replacing each byte of invalid UTF-8
-// with U+FFFD.
-func toString(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	out := make([]byte, 0, len(b)+8)
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			out = utf8.AppendRune(out, utf8.RuneError)
-		} else {
-			out = append(out, b[i:i+size]...)
-		}
-		i += size
-	}
-	return string(out)
-}
-
-// internPhase returns the defined phase constant equal to b without
-// allocating, or a copy of b for any other value.
-func internPhase(b []byte) health.Phase {
-	switch string(b) {
-	case string(health.Initializing):
-		return health.Initializing
-	case string(health.LoadingModels):
-		return health.LoadingModels
-	case string(health.Idle):
-		return health.Idle
-	case string(health.Processing):
-		return health.Processing
-	case string(health.BackingOff):
-		return health.BackingOff
-	case string(health.Paused):
-		return health.Paused
-	case string(health.Stopping):
-		return health.Stopping
-	}
-	return health.Phase(toString(b))
-}
-
-// internStatus returns a shared string for common status values and a copy
-// of b otherwise.
-func internStatus(b []byte) string {
-	switch string(b) {
-	case "ok":
-		return "ok"
-	case "healthy":
-		return "healthy"
-	case "pending":
-		return "pending"
-	case "unhealthy":
-		return "unhealthy"
-	case "failed":
-		return "failed"
-	case "starting":
-		return "starting"
-	case "running":
-		return "running"
-	case "degraded":
-		return "degraded"
-	case "stopping":
-		return "stopping"
-	case "error":
-		return "error"
-	}
-	return toString(b)
+	return nil
 }

@@ -24,6 +24,7 @@ type component struct {
 	diedAt     time.Time
 
 	splitter frame.Splitter
+	parser   frame.Parser // per pipe: a steady stream of frames parses without allocating
 	dropped  int
 
 	hasFrame     bool

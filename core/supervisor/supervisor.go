@@ -167,7 +167,7 @@ func (s *Supervisor) PipeData(id string, gen uint64, data []byte, now time.Time)
 		return
 	}
 	c.splitter.Feed(data, func(line []byte) {
-		f, err := frame.Parse(line)
+		f, err := c.parser.Parse(line)
 		if err != nil {
 			s.drop(now, c, err.Error())
 			return
