@@ -65,6 +65,9 @@ type Config struct {
 	GPUStaleAfter    time.Duration `key:"gpu_stale_after"`
 }
 
+// MaxWorkers bounds workers per instance.
+const MaxWorkers = 1024
+
 // Defaults returns DESIGN §13.
 func Defaults() Config {
 	r := restart.DefaultConfig()
@@ -233,8 +236,8 @@ func (c *Config) Apply(m map[string]any) error {
 
 // Validate checks the whole configuration through the core's validators.
 func (c Config) Validate() error {
-	if c.Workers < 1 {
-		return fmt.Errorf("config: workers must be >= 1, got %d", c.Workers)
+	if c.Workers < 1 || c.Workers > MaxWorkers {
+		return fmt.Errorf("config: workers must be in [1, %d], got %d", MaxWorkers, c.Workers)
 	}
 	if c.FrameInterval <= 0 || c.FrameInterval >= c.StaleAfter {
 		return fmt.Errorf("config: frame_interval (%s) must be > 0 and < stale_after (%s)", c.FrameInterval, c.StaleAfter)

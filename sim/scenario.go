@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -272,7 +273,7 @@ func (sc *Scenario) validate() error {
 				return fmt.Errorf("scenario: line %d: store: want down or slow, got %q", f.Line, f.Store)
 			}
 		case "error_rate":
-			if f.ErrorRate < 0 || f.ErrorRate > 1 {
+			if !(f.ErrorRate >= 0 && f.ErrorRate <= 1) { // also rejects NaN
 				return fmt.Errorf("scenario: line %d: error_rate must be in [0, 1]", f.Line)
 			}
 		case "main":
@@ -304,12 +305,12 @@ func (sc *Scenario) workerCount() int {
 }
 
 func validComponent(id string, workers int) bool {
-	for i := 0; i < workers; i++ {
-		if id == fmt.Sprintf("worker:discovery:%d", i) {
-			return true
-		}
+	n, ok := strings.CutPrefix(id, "worker:discovery:")
+	if !ok {
+		return false
 	}
-	return false
+	i, err := strconv.Atoi(n)
+	return err == nil && i >= 0 && i < workers && strconv.Itoa(i) == n
 }
 
 // Settings returns the production configuration with the scenario's

@@ -65,7 +65,13 @@ type World struct {
 	counts map[string]int
 	check  *checker
 	events int64
+
+	livelock string
 }
+
+// MaxEventsPerInstant bounds the events processed at one simulated instant;
+// more means the core is livelocked.
+const MaxEventsPerInstant = 1_000_000
 
 // Result is what a run produced.
 type Result struct {
@@ -165,12 +171,24 @@ func (w *World) Run() *Result {
 		f := w.sc.Faults[i]
 		w.at(w.start.Add(f.At.D()), func() { w.apply(&f) })
 	}
+	same := 0
 	for w.q.Len() > 0 {
 		it := w.q[0]
 		if it.at.After(w.end) {
 			break
 		}
 		popItem(&w.q)
+		if it.at.Equal(w.now) {
+			same++
+		} else {
+			same = 0
+		}
+		if same > MaxEventsPerInstant {
+			// The core keeps asking to be woken at the same instant: a
+			// livelock. Report it rather than spin forever.
+			w.livelock = fmt.Sprintf("livelock: more than %d events at t=%s", MaxEventsPerInstant, w.now.Sub(w.start))
+			break
+		}
 		w.now = it.at
 		it.fn()
 		w.events++
@@ -181,7 +199,9 @@ func (w *World) Run() *Result {
 			w.check.afterEvent()
 		}
 	}
-	w.now = w.end
+	if w.livelock == "" {
+		w.now = w.end
+	}
 	return w.result()
 }
 
@@ -220,6 +240,9 @@ func (w *World) result() *Result {
 	if w.check != nil {
 		w.check.final()
 		res.Violations = w.check.violations
+	}
+	if w.livelock != "" {
+		res.Violations = append(res.Violations, w.livelock)
 	}
 	if w.sc.Expect != nil && w.retain {
 		res.Failures = w.sc.Expect.check(res)

@@ -380,13 +380,15 @@ func (s *Supervisor) renew(ctx context.Context, now time.Time) {
 	}
 }
 
-// Deadline returns the earliest pending restart time, so a driver can wake
-// exactly then (it also ticks every check interval).
+// Deadline returns the earliest pending restart that Tick can carry out, so a
+// driver can wake exactly then (it also ticks every check interval). A
+// restart waiting for its dead process's claims to be released is not a
+// deadline: the release is retried on the regular ticks.
 func (s *Supervisor) Deadline() (time.Time, bool) {
 	var t time.Time
 	found := false
 	for _, c := range s.comps {
-		if c.restartPending && !c.failed && (!found || c.restartAt.Before(t)) {
+		if c.restartPending && !c.failed && !c.releasePending && !c.loadPending && !s.stopping && (!found || c.restartAt.Before(t)) {
 			t, found = c.restartAt, true
 		}
 	}
