@@ -65,6 +65,9 @@ type Config struct {
 	GPUStaleAfter    time.Duration `key:"gpu_stale_after"`
 }
 
+// MinInterval is the shortest accepted period: shorter ones only burn CPU.
+const MinInterval = 10 * time.Millisecond
+
 // MaxWorkers bounds workers per instance.
 const MaxWorkers = 1024
 
@@ -242,11 +245,14 @@ func (c Config) Validate() error {
 	if c.FrameInterval <= 0 || c.FrameInterval >= c.StaleAfter {
 		return fmt.Errorf("config: frame_interval (%s) must be > 0 and < stale_after (%s)", c.FrameInterval, c.StaleAfter)
 	}
-	if c.CheckInterval <= 0 || c.HistoryInterval <= 0 || c.CleanupPeriod <= 0 {
-		return fmt.Errorf("config: check_interval, history_interval and cleanup_period must be > 0")
-	}
-	if c.GPUProbeInterval <= 0 {
-		return fmt.Errorf("config: gpu_probe_interval must be > 0")
+	for _, p := range []struct {
+		key string
+		d   time.Duration
+	}{{"frame_interval", c.FrameInterval}, {"check_interval", c.CheckInterval}, {"history_interval", c.HistoryInterval},
+		{"cleanup_period", c.CleanupPeriod}, {"gpu_probe_interval", c.GPUProbeInterval}, {"idle_poll_min", c.IdlePollMin}} {
+		if p.d < MinInterval {
+			return fmt.Errorf("config: %s must be at least %s, got %s", p.key, MinInterval, p.d)
+		}
 	}
 	if err := c.Node("validate", "validate").Supervisor.Validate(); err != nil {
 		return err

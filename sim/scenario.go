@@ -182,6 +182,10 @@ func Parse(data []byte) (*Scenario, error) {
 		}
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, fmt.Errorf("scenario: line %d: a second YAML document; a scenario file holds one", extra.Line)
+	}
 	if err := sc.validate(); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,116 @@
+# Nomarr — developer and CI entry points. GNU make; needs only Go (a C
+# compiler adds the race detector, see RACE below).
+#
+#   make test        go vet, go test (with -race when cgo works), fuzz smoke
+#   make fuzz        every fuzz target for FUZZTIME (default 60s) each
+#   make bench       benchmarks, output also in bench.out
+#   make build       bin/nomarr
+#   make sim SCENARIO=scenarios/x.yaml [SIMFLAGS='--seed 3 --json']
+#   make run         what the product does end to end (for now: every scenario)
+#   make fmt-check   fail when gofmt would change a file
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+GO ?= go
+
+# The race detector needs cgo, hence a C compiler; `go env CGO_ENABLED` is 0
+# when none is installed. Override with RACE=-race or RACE= .
+RACE ?= $(shell [ "$$($(GO) env CGO_ENABLED 2>/dev/null)" = 1 ] && echo -race)
+
+# Per-package limit of go test: a hung package fails fast and names its
+# running tests, keeping `make test` well under 15 minutes.
+TESTTIMEOUT ?= 5m
+
+# Fuzzing: every `func FuzzX(` in a _test.go file under FUZZ_ROOTS is a
+# target; go test accepts one -fuzz target per run, so they run one by one.
+FUZZ_ROOTS ?= .
+FUZZTIME ?= 60s
+SMOKE_FUZZTIME ?= 10s
+# The smoke spends little time minimizing new (non-failing) inputs.
+SMOKE_FUZZFLAGS ?= -fuzzminimizetime 5s
+FUZZFLAGS ?=
+
+BENCHTIME ?=
+SCENARIO ?=
+SIMFLAGS ?=
+SCENARIOS := $(sort $(wildcard scenarios/*.yaml scenarios/*.yml scenarios/*.json))
+
+# `make run` runs RUN_TARGET; point it at the real tagging job when it lands.
+RUN_TARGET ?= run-scenarios
+
+.PHONY: test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios fmt-check
+
+test: vet unit fuzz-smoke
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	@if [ -z "$(RACE)" ]; then echo "WARNING: cgo unavailable (no C compiler?): testing without the race detector" >&2; fi
+	$(GO) test $(RACE) -count=1 -timeout $(TESTTIMEOUT) ./...
+
+# fuzz_targets prints "DIR FUNC" for every fuzz target.
+define fuzz_targets
+grep -rHoE --include='*_test.go' --exclude-dir=testdata --exclude-dir=vendor --exclude-dir=.git \
+	'^func Fuzz[A-Za-z0-9_]*\(' $(FUZZ_ROOTS) \
+	| sed -E 's#^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\($$#\1 \2#' | sort -u
+endef
+
+# run_fuzz runs every target for $(1) with flags $(2), reports every
+# failure, fails at the end.
+define run_fuzz
+targets=$$($(fuzz_targets) || true); \
+if [ -z "$$targets" ]; then echo "no fuzz targets under $(FUZZ_ROOTS)"; exit 0; fi; \
+failed=(); \
+while read -r dir name; do \
+	pkg=./$${dir#./}; \
+	echo "=== fuzz $$name in $$pkg for $(1)"; \
+	if ! $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(1) $(2) "$$pkg"; then \
+		failed+=("$$name ($$pkg)"); \
+	fi; \
+done <<< "$$targets"; \
+if [ $${#failed[@]} -gt 0 ]; then \
+	echo "FAIL: fuzz targets: $${failed[*]}"; \
+	echo "      (failing inputs are saved under <pkg>/testdata/fuzz/<target>/; rerun one with go test -run '<target>/<file>' <pkg>)"; \
+	exit 1; \
+fi
+endef
+
+fuzz-smoke:
+	@$(call run_fuzz,$(SMOKE_FUZZTIME),$(SMOKE_FUZZFLAGS))
+
+fuzz:
+	@$(call run_fuzz,$(FUZZTIME),$(FUZZFLAGS))
+
+fuzz-list:
+	@$(fuzz_targets)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(if $(BENCHTIME),-benchtime $(BENCHTIME)) ./... | tee bench.out
+
+build:
+	$(GO) build -o bin/nomarr ./cmd/nomarr
+
+sim:
+	@if [ -z "$(SCENARIO)" ]; then echo "usage: make sim SCENARIO=scenarios/x.yaml [SIMFLAGS='--seed 3']" >&2; exit 2; fi
+	$(GO) run ./cmd/nomarr sim $(SCENARIO) $(SIMFLAGS)
+
+run: $(RUN_TARGET)
+
+# Every scenario through the simulator with its summary; fails at the end
+# when any scenario failed.
+run-scenarios: build
+	@failed=(); \
+	for f in $(SCENARIOS); do \
+		echo "=== $$f"; \
+		bin/nomarr sim "$$f" $(SIMFLAGS) || failed+=("$$f"); \
+	done; \
+	if [ $${#failed[@]} -gt 0 ]; then echo "FAIL: $${failed[*]}"; exit 1; fi; \
+	echo "all $(words $(SCENARIOS)) scenarios passed"
+
+fmt-check:
+	@files=$$(find . -name '*.go' -not -path './.git/*' -not -path './vendor/*' -not -path '*/testdata/*' -print0 \
+		| xargs -0 -r gofmt -l); \
+	if [ -n "$$files" ]; then echo "gofmt needed on:"; echo "$$files"; exit 1; fi
