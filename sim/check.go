@@ -15,15 +15,18 @@ type checker struct {
 	w          *World
 	violations []string
 
-	holder     map[string]string // file → worker holding its claim, per the trace
-	tagged     map[string]int
-	failed     map[string]bool // <instance-name>/<component> failed and not reset
-	stopping   map[string]bool // instance id → stop requested
-	lastBack   map[string]int64
-	restarts   map[string][]int64 // restart_scheduled times per node/component
-	deaths     []death
-	storeFault bool
-	faultAt    time.Time
+	holder      map[string]string // file → worker holding its claim, per the trace
+	tagged      map[string]int
+	failed      map[string]bool // <instance-name>/<component> failed and not reset
+	stopping    map[string]bool // instance id → stop requested
+	lastBack    map[string]int64
+	restarts    map[string][]int64 // restart_scheduled times per node/component
+	deaths      []death
+	storeFaults int64 // injected store failures seen so far
+	faultAt     time.Time
+	seen        map[string]bool // instance ids seen in the trace
+	mainUp      bool            // some main process was alive after the last event
+	mainUpAt    time.Time       // since when some main process has been alive
 }
 
 type death struct {
@@ -33,7 +36,7 @@ type death struct {
 
 func newChecker(w *World) *checker {
 	return &checker{w: w, holder: map[string]string{}, tagged: map[string]int{}, failed: map[string]bool{},
-		stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{}}
+		stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{}, seen: map[string]bool{}}
 }
 
 func (c *checker) violate(format string, a ...any) {
@@ -51,6 +54,10 @@ func nodeKey(instance, comp string) string {
 func (c *checker) onEvent(r *Rec) {
 	e := &r.Event
 	cfg := c.w.cfg
+	if e.Instance != "" && !c.seen[e.Instance] {
+		c.seen[e.Instance] = true
+		c.resync(e.Instance)
+	}
 	switch e.Event {
 	case event.Claim:
 		if h, ok := c.holder[e.File]; ok {
@@ -128,6 +135,35 @@ func (c *checker) onEvent(r *Rec) {
 	}
 }
 
+// resync starts the oracle for a new main process from the restart state it
+// loads from the store: what a crashed main never managed to save is lost to
+// its successor too, by design.
+func (c *checker) resync(instanceID string) {
+	in := c.instance(instanceID)
+	if in == nil {
+		return
+	}
+	rc := c.w.cfg.Restart()
+	for _, comp := range in.node.Sup.Components() {
+		k := nodeKey(instanceID, comp)
+		st, ok := c.w.Store.RestartState(k)
+		if !ok {
+			c.failed[k], c.lastBack[k], c.restarts[k] = false, 0, nil
+			continue
+		}
+		c.failed[k] = st.Failed()
+		c.lastBack[k] = 0
+		if st.Consecutive > 0 {
+			c.lastBack[k] = rc.Backoff(st.Consecutive - 1).Milliseconds()
+		}
+		var win []int64
+		for _, ms := range st.Recent {
+			win = append(win, ms-c.w.start.UnixMilli())
+		}
+		c.restarts[k] = win
+	}
+}
+
 func (c *checker) instance(id string) *Instance {
 	for _, in := range c.w.Instances {
 		if in.ID == id {
@@ -174,15 +210,29 @@ func (c *checker) afterEvent() {
 			}
 		}
 	}
-	if w.Store.CurrentFault() != memstore.Healthy || c.storeFault {
-		c.faultAt = w.now
+	if w.Store.CurrentFault() != memstore.Healthy || w.Store.Faults != c.storeFaults {
+		c.faultAt = w.now // the store is down, or an operation just failed by injection
 	}
+	c.storeFaults = w.Store.Faults
 	// A dead worker's claims are released within lease_ttl + cleanup period
-	// (plus one check interval), when the store stayed up meanwhile.
+	// (plus one check interval) of its death, or of a main process being
+	// there to do it, when the store stayed up meanwhile.
+	up := false
+	for _, in := range w.Instances {
+		up = up || in.alive
+	}
+	if up && !c.mainUp {
+		c.mainUpAt = w.now
+	}
+	c.mainUp = up
 	limit := w.cfg.LeaseTTL + w.cfg.CleanupPeriod + w.cfg.CheckInterval
 	keep := c.deaths[:0]
 	for _, d := range c.deaths {
-		if w.now.Sub(d.at) <= limit {
+		from := d.at
+		if c.mainUpAt.After(from) {
+			from = c.mainUpAt
+		}
+		if !up || w.now.Sub(from) <= limit {
 			keep = append(keep, d)
 			continue
 		}

@@ -37,8 +37,13 @@ func (w *World) apply(f *Fault) {
 		ev.Detail = "down for " + f.For.D().String()
 		w.record(ev)
 		w.gpuUp = false
+		w.gpuGen++
+		gen := w.gpuGen
 		if f.For > 0 {
 			w.after(f.For.D(), func() {
+				if gen != w.gpuGen {
+					return // a later outage owns the recovery
+				}
 				w.gpuUp = true
 				w.record(event.Event{Event: event.Fault, Reason: "gpu", Detail: "up"})
 			})
@@ -51,8 +56,13 @@ func (w *World) apply(f *Fault) {
 		} else {
 			w.Store.SetFault(memstore.Slow)
 		}
+		w.storeGen++
+		gen := w.storeGen
 		if f.For > 0 {
 			w.after(f.For.D(), func() {
+				if gen != w.storeGen {
+					return // a later outage owns the recovery
+				}
 				w.Store.SetFault(memstore.Healthy)
 				w.record(event.Event{Event: event.Fault, Reason: "store", Detail: "up"})
 			})
@@ -61,14 +71,26 @@ func (w *World) apply(f *Fault) {
 		ev.Detail = "store error rate for " + f.For.D().String()
 		w.record(ev)
 		w.Store.SetErrorRate(f.ErrorRate)
+		w.rateGen++
+		gen := w.rateGen
 		if f.For > 0 {
-			w.after(f.For.D(), func() { w.Store.SetErrorRate(0) })
+			w.after(f.For.D(), func() {
+				if gen == w.rateGen {
+					w.Store.SetErrorRate(0)
+				}
+			})
 		}
 	case "main":
 		in.mainDeath("main process died")
 	case "kill_instance":
 		in.killTree()
 	case "restart_main":
+		if w.restarting[in.Name] {
+			ev.Detail = "ignored: a restart of this main process is already pending"
+			w.record(ev)
+			return
+		}
+		w.restarting[in.Name] = true
 		in.killTree()
 		delay := f.For.D()
 		if delay <= 0 {
@@ -102,6 +124,7 @@ func (w *World) apply(f *Fault) {
 
 // restartMain starts a new incarnation of a main process on the same store.
 func (w *World) restartMain(old *Instance) {
+	delete(w.restarting, old.Name)
 	in, err := newInstance(w, old.Name, old.incarnation+1)
 	if err != nil {
 		w.record(event.Event{Event: event.Fault, Instance: old.ID, Reason: "restart_main failed: " + err.Error()})

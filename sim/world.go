@@ -67,6 +67,9 @@ type World struct {
 	events int64
 
 	livelock string
+
+	restarting                map[string]bool // main processes with a pending restart_main
+	gpuGen, storeGen, rateGen int             // the latest outage of each kind owns its recovery
 }
 
 // MaxEventsPerInstant bounds the events processed at one simulated instant;
@@ -130,7 +133,7 @@ func New(sc *Scenario, opt Options) (*World, error) {
 		start: Epoch, now: Epoch, end: Epoch.Add(sc.Duration.D()),
 		Store: st, gpuUp: true, nextPID: 1000,
 		specs: sc.Library.Overrides, analyses: map[string]int{},
-		out: opt.Trace, retain: !opt.NoRetain, counts: map[string]int{},
+		out: opt.Trace, retain: !opt.NoRetain, counts: map[string]int{}, restarting: map[string]bool{},
 	}
 	if opt.Check {
 		w.check = newChecker(w)

@@ -1,0 +1,1216 @@
+package sim_test
+
+// Property-based tests of the simulator driving the real core: random
+// libraries, configurations and fault schedules, with the safety checker on
+// (every case) and a liveness oracle (where the schedule lets the system
+// recover).
+//
+// Knobs:
+//
+//	NOMARR_PROPERTY_CHECKS=N   cases per property (default 250; two properties)
+//	-rapid.checks=N            same, rapid's own flag (wins over the default)
+//	-rapid.seed=S / RAPID_SEED rapid's base seed (default: a fixed seed, so CI
+//	                           is deterministic; set one to explore)
+//
+// A failing case prints the scenario as YAML (drop it into scenarios/ to
+// replay it with `nomarr sim`) and the simulator seed.
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/nomarr/nomarr/sim"
+)
+
+const (
+	defaultChecks = 250 // per property; two properties → 500 cases per `go test`
+	// defaultRapidSeed makes CI runs reproducible; pass -rapid.seed (or
+	// RAPID_SEED) to explore other cases.
+	defaultRapidSeed = 0x6e6f6d617272
+)
+
+// userFlags records, before this file sets any, the rapid flags the user
+// chose on the command line.
+var userFlags = sync.OnceValue(func() map[string]bool {
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+})
+
+// setRapidFlags raises rapid's check count and fixes its seed for the
+// duration of t, unless the user chose them (flag or RAPID_* environment
+// variable); other rapid tests in the package keep their defaults. t must
+// not be parallel: rapid's flags are package variables, read by the
+// parallel subtests that t starts.
+func setRapidFlags(t *testing.T) {
+	checks := defaultChecks
+	if v := os.Getenv("NOMARR_PROPERTY_CHECKS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("NOMARR_PROPERTY_CHECKS=%q: want a positive integer", v)
+		}
+		checks = n
+	}
+	set := func(name, env, value string) {
+		f := flag.Lookup(name)
+		if _, ok := os.LookupEnv(env); ok || f == nil || userFlags()[name] {
+			return
+		}
+		old := f.Value.String()
+		if err := flag.Set(name, value); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = flag.Set(name, old) })
+	}
+	set("rapid.checks", "RAPID_CHECKS", strconv.Itoa(checks))
+	set("rapid.seed", "RAPID_SEED", strconv.FormatUint(defaultRapidSeed, 10))
+}
+
+// ---------------------------------------------------------------------------
+// Generated cases
+
+// genCase is one generated scenario plus what the generator knows about it.
+type genCase struct {
+	sc   *sim.Scenario
+	seed uint64 // simulator seed (Options.Seed)
+
+	// recoverable: generated in the mode whose faults all heal (most cases).
+	recoverable bool
+	// horizon: every fault effect ends by then (stop excepted); the rest of
+	// the run is the fault-free tail.
+	horizon time.Duration
+	// need: how long a fault-free tail the library needs to be finished
+	// (see tailNeed).
+	need time.Duration
+
+	workers      int
+	stallAfter   time.Duration
+	transientMax int // transient_retries
+}
+
+// Fault kinds the generator draws from.
+const (
+	kCrash = iota
+	kHang
+	kGPU
+	kStoreDown
+	kStoreSlow
+	kErrorRate
+	kPauseResume
+	kRestartMain
+	kInject
+	kReset
+	kMainDie
+	kKillInstance
+	kPauseOnly
+	nKinds
+)
+
+var frameKinds = []string{"garbage", "oversized", "spoofed", "bad_json", "missing_field"}
+
+func comp(n int) string { return fmt.Sprintf("worker:discovery:%d", n) }
+
+func dur(d time.Duration) sim.Duration { return sim.Duration(d) }
+
+func secs(t *rapid.T, lo, hi int, label string) time.Duration {
+	return time.Duration(rapid.IntRange(lo, hi).Draw(t, label)) * time.Second
+}
+
+// genScenario draws a scenario. In recoverable mode (about 3 in 4 cases) the
+// faults are ones the system must recover from and the library is sized so
+// that it can be finished in the fault-free tail (the last 60 % of the run);
+// the other cases add faults that end the run's usefulness (stop, main death,
+// killed instances, pause without resume) and small restart limits, for
+// safety only.
+func genScenario() *rapid.Generator[*genCase] {
+	return rapid.Custom(func(t *rapid.T) *genCase {
+		return drawScenario(t, rapid.IntRange(0, 3).Draw(t, "mode") != 0)
+	})
+}
+
+// genScenarioMode draws scenarios of one mode only.
+func genScenarioMode(recoverable bool) *rapid.Generator[*genCase] {
+	return rapid.Custom(func(t *rapid.T) *genCase { return drawScenario(t, recoverable) })
+}
+
+func drawScenario(t *rapid.T, recoverable bool) *genCase {
+	c := &genCase{recoverable: recoverable}
+	c.seed = rapid.Uint64Range(1, 1<<62).Draw(t, "simSeed")
+	c.workers = rapid.IntRange(1, 4).Draw(t, "workers")
+	ninst := rapid.IntRange(1, 2).Draw(t, "instances")
+	insts := []string{"a", "b"}[:ninst]
+	jt := secs(t, 1, 90, "jobTime")
+
+	cfg := map[string]any{"workers": c.workers}
+	if rapid.Bool().Draw(t, "gpu") {
+		cfg["gpu"] = true
+	}
+	if rapid.Bool().Draw(t, "tweakLease") {
+		cfg["lease_ttl"] = secs(t, 10, 60, "leaseTTL").String()
+	}
+	if rapid.Bool().Draw(t, "tweakTiming") {
+		// frame_interval < stale_after < hang_after.
+		fi := secs(t, 1, 5, "frameInterval")
+		stale := fi + secs(t, 1, 10, "staleExtra")
+		hang := stale + secs(t, 1, 40, "hangExtra")
+		cfg["frame_interval"], cfg["stale_after"], cfg["hang_after"] = fi.String(), stale.String(), hang.String()
+	}
+	if rapid.Bool().Draw(t, "tweakBackoff") {
+		cfg["backoff_base"] = rapid.SampledFrom([]string{"500ms", "1s", "2s", "5s"}).Draw(t, "backoffBase")
+	}
+	if !c.recoverable && rapid.Bool().Draw(t, "smallLimits") {
+		// Crash-loop limits that the faults below reach: workers fail.
+		cfg["window_limit"] = rapid.IntRange(1, 3).Draw(t, "windowLimit")
+		cfg["lifetime_limit"] = rapid.IntRange(1, 6).Draw(t, "lifetimeLimit")
+		if rapid.Bool().Draw(t, "shortWindow") {
+			cfg["window"] = "1m"
+		}
+	}
+	c.transientMax = 5
+	if !c.recoverable && rapid.Bool().Draw(t, "tweakRetries") {
+		c.transientMax = rapid.IntRange(1, 5).Draw(t, "transientRetries")
+		cfg["transient_retries"] = c.transientMax
+	}
+	c.stallAfter = 10 * time.Minute
+	if rapid.Bool().Draw(t, "tweakStall") {
+		c.stallAfter = rapid.SampledFrom([]time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute}).Draw(t, "stallAfter")
+		cfg["stall_after"] = c.stallAfter.String()
+	}
+
+	// Library. In recoverable mode its size is bounded so that the
+	// work fits the tail of a run of at most 2 h.
+	maxFiles := 60
+	if c.recoverable {
+		budget := 72*time.Minute - 30*time.Minute - 2*c.stallAfter
+		maxFiles = min(60, max(0, int(budget*time.Duration(c.workers)/(2*jt)*10/16)))
+	}
+	files := rapid.IntRange(0, maxFiles).Draw(t, "files")
+	over := map[string]sim.FileSpec{}
+	if files > 0 {
+		nover := rapid.IntRange(0, min(files, 8)).Draw(t, "overrides")
+		poisons, stalls, forever := 0, 0, 0
+		for i := 0; i < nover; i++ {
+			key := sim.FileKey(rapid.IntRange(0, files-1).Draw(t, "overrideFile"))
+			var fs sim.FileSpec
+			switch rapid.IntRange(0, 5).Draw(t, "overrideKind") {
+			case 0:
+				fs.Poison = true
+				poisons++
+			case 1:
+				fs.Stall = true
+				stalls++
+			case 2:
+				fs.Error = "permanent"
+				fs.FailTimes = rapid.IntRange(0, 3).Draw(t, "failTimes")
+			case 3:
+				fs.Error = "transient"
+				fs.FailTimes = rapid.IntRange(0, 3).Draw(t, "failTimes")
+			case 4:
+				fs.Error = "service_down"
+				fs.FailTimes = rapid.IntRange(0, 3).Draw(t, "failTimes")
+				if fs.FailTimes == 0 {
+					forever++
+				}
+			case 5:
+				d := dur(secs(t, 1, 90, "fileJobTime"))
+				fs.JobTime = &d
+			}
+			// Recoverable mode keeps the deaths that poison and stall
+			// files cause (two each, before quarantine) well below the
+			// restart window, and few files that never finish.
+			if c.recoverable && ((fs.Poison && poisons > 2) || (fs.Stall && stalls > 1) || (fs.Error == "service_down" && fs.FailTimes == 0 && forever > 2)) {
+				continue
+			}
+			over[key] = fs
+		}
+	}
+	lib := sim.Library{Files: files, JobTime: dur(jt)}
+	if len(over) > 0 {
+		lib.Overrides = over
+	}
+	c.sc = &sim.Scenario{Name: "property", Seed: c.seed, Config: cfg, Instances: insts, Library: lib}
+	c.need = tailNeed(c)
+
+	// Duration and fault horizon.
+	var d time.Duration
+	if c.recoverable {
+		d = max(20*time.Minute, (c.need*10/6+time.Minute-1)/time.Minute*time.Minute)
+		d = min(d, 2*time.Hour)
+		c.horizon = d * 4 / 10
+	} else {
+		d = secs(t, 20*60, 2*3600, "duration")
+		c.horizon = d / 2
+	}
+	c.sc.Duration = dur(d)
+	c.sc.Faults = genFaults(t, c, insts, d)
+	return c
+}
+
+// genFaults draws a fault schedule whose effects all end by c.horizon,
+// except a graceful stop near the end of the run.
+func genFaults(t *rapid.T, c *genCase, insts []string, d time.Duration) []sim.Fault {
+	h := c.horizon
+	n := rapid.IntRange(0, 10).Draw(t, "faults")
+	maxKind := kReset
+	if !c.recoverable {
+		maxKind = nKinds - 1
+	} else if len(insts) == 2 {
+		// With two instances, one main process may die for good: the
+		// other carries on.
+		maxKind = kKillInstance
+	}
+	var fs []sim.Fault
+	at := func(label string) time.Duration {
+		return time.Duration(rapid.Int64Range(0, int64(h/time.Second)-1).Draw(t, label)) * time.Second
+	}
+	// span draws a start and a length that ends by the horizon.
+	span := func(maxFor time.Duration) (time.Duration, time.Duration) {
+		a := at("at")
+		f := secs(t, 1, int(maxFor/time.Second), "for")
+		if a+f > h {
+			a = max(0, h-f)
+		}
+		return a, f
+	}
+	inst := func() string {
+		if len(insts) == 1 {
+			return ""
+		}
+		return rapid.SampledFrom(insts).Draw(t, "instance")
+	}
+	worker := func() string { return comp(rapid.IntRange(0, c.workers-1).Draw(t, "component")) }
+	oneInst := ""
+	if len(insts) == 2 {
+		oneInst = rapid.SampledFrom(insts).Draw(t, "mortalInstance")
+	}
+	crashes := 0
+	for i := 0; i < n; i++ {
+		kind := rapid.IntRange(0, maxKind).Draw(t, "kind")
+		switch kind {
+		case kCrash, kHang:
+			if c.recoverable {
+				// At most three injected deaths per case, so that with
+				// poison and stall files no worker reaches the restart
+				// window (5 in 5 min) in recoverable mode.
+				if crashes == 3 {
+					continue
+				}
+				crashes++
+			}
+			f := sim.Fault{At: dur(at("at")), Instance: inst()}
+			if kind == kCrash {
+				f.Crash = worker()
+			} else {
+				f.Hang = worker()
+			}
+			fs = append(fs, f)
+		case kGPU:
+			a, f := span(3 * time.Minute)
+			fs = append(fs, sim.Fault{At: dur(a), For: dur(f), GPU: "down"})
+		case kStoreDown, kStoreSlow:
+			a, f := span(2 * time.Minute)
+			mode := "down"
+			if kind == kStoreSlow {
+				mode = "slow"
+			}
+			fs = append(fs, sim.Fault{At: dur(a), For: dur(f), Store: mode})
+		case kErrorRate:
+			a, f := span(3 * time.Minute)
+			p := float64(rapid.IntRange(1, 50).Draw(t, "errorRatePct")) / 100
+			fs = append(fs, sim.Fault{At: dur(a), For: dur(f), ErrorRate: p})
+		case kPauseResume:
+			a, f := span(5 * time.Minute)
+			in := inst()
+			fs = append(fs, sim.Fault{At: dur(a), Pause: true, Instance: in}, sim.Fault{At: dur(a + f), Resume: true, Instance: in})
+		case kRestartMain:
+			a, f := span(30 * time.Second)
+			fs = append(fs, sim.Fault{At: dur(a), For: dur(f), RestartMain: true, Instance: inst()})
+		case kInject:
+			fs = append(fs, sim.Fault{At: dur(at("at")), Instance: inst(), Inject: worker(), Frame: rapid.SampledFrom(frameKinds).Draw(t, "frame")})
+		case kReset:
+			fs = append(fs, sim.Fault{At: dur(at("at")), Instance: inst(), Reset: worker()})
+		case kMainDie, kKillInstance:
+			in := oneInst
+			if !c.recoverable {
+				in = inst()
+			}
+			f := sim.Fault{At: dur(at("at")), Instance: in}
+			if kind == kMainDie {
+				f.Main = "die"
+			} else {
+				f.KillInstance = true
+			}
+			fs = append(fs, f)
+		case kPauseOnly:
+			fs = append(fs, sim.Fault{At: dur(at("at")), Pause: true, Instance: inst()})
+		}
+	}
+	if !c.recoverable && rapid.IntRange(0, 3).Draw(t, "stop") == 0 {
+		a := d*8/10 + time.Duration(rapid.Int64Range(0, int64(d/5/time.Second)-1).Draw(t, "stopAt"))*time.Second
+		fs = append(fs, sim.Fault{At: dur(a), Stop: true, Instance: inst()})
+	}
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].At < fs[j].At })
+	return fs
+}
+
+// ---------------------------------------------------------------------------
+// What the library legitimately cannot finish
+
+// expectTagged reports whether a file must end tagged when the system is
+// given a long enough fault-free tail, and why not otherwise. These are
+// exactly the outcomes DESIGN §7/§8 make final:
+//   - poison: crashes its worker on every attempt; quarantined after
+//     quarantine_after (2) crashes.
+//   - stall: never finishes; killed after stall_after, twice, quarantined.
+//   - permanent error (whatever fail_times): the first attempt fails the
+//     file for good.
+//   - transient with fail_times 0 (always failing) or fail_times >=
+//     transient_retries: failed after transient_retries attempts.
+//   - service_down with fail_times 0: the dependency "never recovers" for
+//     this file; it is released untouched and retried forever, never tagged.
+//
+// Files quarantined at run time (two injected crashes or hangs while a
+// worker held them) are excluded by the caller.
+func expectTagged(fs sim.FileSpec, transientRetries int) (bool, string) {
+	switch {
+	case fs.Poison:
+		return false, "poison"
+	case fs.Stall:
+		return false, "stall"
+	case fs.Error == "permanent":
+		return false, "permanent error"
+	case fs.Error == "transient" && (fs.FailTimes == 0 || fs.FailTimes >= transientRetries):
+		return false, "transient error on every allowed attempt"
+	case fs.Error == "service_down" && fs.FailTimes == 0:
+		return false, "service_down forever"
+	}
+	return true, ""
+}
+
+// tailNeed is how long a fault-free tail is enough to finish the library:
+// 30 min of slack (restart backoffs ≤ 60 s, lease expiry of a dead
+// instance's claims ≤ lease_ttl + cleanup period, breaker cool-downs, idle
+// polls up to 30 s), plus twice the worker time of the library spread over
+// one instance's workers (each attempt of a failing-then-succeeding file, a
+// poison file's two half jobs, files that are retried forever stealing a
+// share of each discovery batch), plus the stalls (two kills after
+// stall_after each, serial on the stalled file) and the longest transient
+// retry back-off chain (60 s·2^n, serial per file).
+func tailNeed(c *genCase) time.Duration {
+	lib := c.sc.Library
+	var work, retryChain time.Duration
+	stalls, forever := 0, 0
+	for i := 0; i < lib.Files; i++ {
+		key := sim.FileKey(i)
+		fs, ok := lib.Overrides[key]
+		jt := lib.JobTime.D()
+		if ok && fs.JobTime != nil {
+			jt = fs.JobTime.D()
+		}
+		switch {
+		case !ok:
+			work += jt
+		case fs.Poison:
+			work += jt
+		case fs.Stall:
+			stalls++
+		case fs.Error == "service_down" && fs.FailTimes == 0:
+			forever++
+		case fs.Error != "":
+			work += time.Duration(fs.FailTimes+1) * jt
+			if fs.Error == "transient" {
+				var chain time.Duration
+				for n := 1; n <= fs.FailTimes; n++ {
+					chain += min(time.Minute<<(n-1), 30*time.Minute)
+				}
+				retryChain = max(retryChain, chain)
+			}
+		default:
+			work += jt
+		}
+	}
+	// Files retried forever take `forever` of every discovery batch (8).
+	work = work * 8 / time.Duration(max(1, 8-forever))
+	return 30*time.Minute + 2*work/time.Duration(c.workers) + time.Duration(2*stalls)*c.stallAfter + retryChain
+}
+
+// ---------------------------------------------------------------------------
+// When liveness is required
+
+// span is a closed interval of simulated time.
+type span struct{ from, to time.Duration }
+
+func (s span) covers(t time.Duration) bool { return t >= s.from && t <= s.to }
+
+// livenessPlan decides from the schedule alone whether the run must end
+// with every taggable file tagged, and why not otherwise. Liveness is
+// required when:
+//   - no graceful stop is scheduled;
+//   - at least one main process is alive at the end (a main death or a
+//     killed instance is final unless a later restart_main revives it);
+//   - the cluster-wide pause flag ends "enabled": the last pause is followed
+//     by a resume that certainly took effect. A pause or resume issued
+//     through a dead main process, or while the store is down, slow or
+//     erroring, may not be written (the operator would retry; the simulator
+//     does not), so it makes the final flag uncertain;
+//   - the fault-free tail (after the last fault effect) is at least
+//     tailNeed.
+func livenessPlan(c *genCase) (bool, string) {
+	sc := c.sc
+	type ev struct {
+		at  time.Duration
+		idx int
+		f   *sim.Fault
+	}
+	evs := make([]ev, len(sc.Faults))
+	for i := range sc.Faults {
+		evs[i] = ev{sc.Faults[i].At.D(), i, &sc.Faults[i]}
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
+	target := func(f *sim.Fault) string {
+		if f.Instance == "" {
+			return sc.Instances[0]
+		}
+		return f.Instance
+	}
+	// Dead intervals per instance, and the store-fault intervals.
+	dead := map[string][]span{}
+	alive := map[string]bool{}
+	deadSince := map[string]time.Duration{}
+	for _, in := range sc.Instances {
+		alive[in] = true
+	}
+	var storeBad []span
+	end := time.Duration(0)
+	for _, e := range evs {
+		f := e.f
+		in := target(f)
+		effectEnd := e.at
+		switch {
+		case f.Stop:
+			return false, fmt.Sprintf("graceful stop at %s", e.at)
+		case f.Main != "" || f.KillInstance:
+			if alive[in] {
+				alive[in], deadSince[in] = false, e.at
+			}
+		case f.RestartMain:
+			delay := f.For.D()
+			if delay <= 0 {
+				delay = time.Second
+			}
+			from := e.at
+			if !alive[in] {
+				from = deadSince[in]
+			}
+			dead[in] = append(dead[in], span{from, e.at + delay})
+			alive[in] = true
+			effectEnd = e.at + delay
+		case f.Store != "" || f.ErrorRate != 0:
+			storeBad = append(storeBad, span{e.at, e.at + f.For.D()})
+			effectEnd = e.at + f.For.D()
+		case f.GPU != "":
+			effectEnd = e.at + f.For.D()
+		}
+		end = max(end, effectEnd)
+	}
+	for in, ok := range alive {
+		if !ok {
+			dead[in] = append(dead[in], span{deadSince[in], sc.Duration.D()})
+		}
+	}
+	if !slices.ContainsFunc(sc.Instances, func(in string) bool { return alive[in] }) {
+		return false, "no main process alive at the end"
+	}
+	// The pause flag.
+	const running, paused, unknown = 0, 1, 2
+	state := running
+	for _, e := range evs {
+		f := e.f
+		if !f.Pause && !f.Resume {
+			continue
+		}
+		certain := !slices.ContainsFunc(storeBad, func(s span) bool { return s.covers(e.at) }) &&
+			!slices.ContainsFunc(dead[target(f)], func(s span) bool { return s.covers(e.at) })
+		switch {
+		case f.Pause && certain:
+			state = paused
+		case f.Resume && certain:
+			state = running
+		case f.Pause && state == running:
+			state = unknown
+		case f.Resume && state != running:
+			state = unknown
+		}
+	}
+	if state != running {
+		return false, "workers may be left paused (pause without a certain resume)"
+	}
+	if tail := sc.Duration.D() - end; tail < c.need {
+		return false, fmt.Sprintf("fault-free tail %s shorter than the %s the library needs", tail, c.need)
+	}
+	return true, ""
+}
+
+// ---------------------------------------------------------------------------
+// Running a case
+
+// outcome is what one run produced, for the properties.
+type outcome struct {
+	w   *sim.World
+	res *sim.Result
+	// stuck: simulated time stopped advancing at this instant (ms), see
+	// stuckGuard; res is nil then.
+	stuck int64
+}
+
+// caseTimeout bounds one case's wall time: a run that never returns (a
+// livelock that emits no events) crashes the test binary with the scenario
+// instead of hanging until go test's own timeout.
+const caseTimeout = 2 * time.Minute
+
+// runCase runs one generated case. guard adds a stuckGuard in front of
+// opt.Trace.
+func runCase(c *genCase, opt sim.Options, guard bool) (o outcome) {
+	opt.Seed = c.seed
+	if guard {
+		opt.Trace = &stuckGuard{out: opt.Trace}
+	}
+	w, err := sim.New(c.sc, opt)
+	if err != nil {
+		panic(fmt.Sprintf("generated scenario rejected: %v\n%s", err, scenarioYAML(c.sc)))
+	}
+	o.w = w
+	watchdog := time.AfterFunc(caseTimeout, func() {
+		panic(fmt.Sprintf("simulation did not return within %s (livelock?), seed %d:\n%s", caseTimeout, c.seed, scenarioYAML(c.sc)))
+	})
+	defer watchdog.Stop()
+	if guard {
+		defer func() {
+			if r := recover(); r != nil {
+				st, ok := r.(errStuck)
+				if !ok {
+					panic(r)
+				}
+				o.res, o.stuck = nil, int64(st)
+			}
+		}()
+	}
+	o.res = w.Run()
+	return o
+}
+
+// errStuck is the stuckGuard's panic value: the instant (ms) time froze at.
+type errStuck int64
+
+// stuckGuard is a trace writer that notices when simulated time stops
+// advancing: more than stuckLimit consecutive trace lines at the same
+// instant. It is the only hook into a running World; it costs the JSON
+// encoding of every event, so the properties use it only where a livelock
+// is known to be possible.
+type stuckGuard struct {
+	out  io.Writer
+	last int64
+	same int
+}
+
+const stuckLimit = 20_000
+
+func (g *stuckGuard) Write(b []byte) (int, error) {
+	// Lines start with {"t_ms":N,
+	var t int64
+	if len(b) > len(`{"t_ms":`) {
+		for _, ch := range b[len(`{"t_ms":`):] {
+			if ch < '0' || ch > '9' {
+				break
+			}
+			t = t*10 + int64(ch-'0')
+		}
+	}
+	if t == g.last {
+		g.same++
+		if g.same > stuckLimit {
+			panic(errStuck(t))
+		}
+	} else {
+		g.last, g.same = t, 0
+	}
+	if g.out != nil {
+		return g.out.Write(b)
+	}
+	return len(b), nil
+}
+
+// failedEverywhere reports whether every worker of every live main process
+// is failed, listing the failed ones.
+func failedEverywhere(w *sim.World) (bool, []string) {
+	var failed []string
+	all, some := true, false
+	for _, in := range w.Instances {
+		if !in.Alive() {
+			continue
+		}
+		some = true
+		for _, id := range in.Node().Sup.Components() {
+			if in.Node().Sup.Status(id, w.Now()) == "failed" {
+				failed = append(failed, in.ID+"/"+id)
+			} else {
+				all = false
+			}
+		}
+	}
+	return some && all, failed
+}
+
+// checkLiveness returns the taggable files left untagged (with their store
+// state), or "" when the library is finished.
+func checkLiveness(c *genCase, o outcome) string {
+	var b strings.Builder
+	st := o.w.Store
+	for i := 0; i < c.sc.Library.Files; i++ {
+		key := sim.FileKey(i)
+		if ok, _ := expectTagged(c.sc.Library.Overrides[key], c.transientMax); !ok {
+			continue
+		}
+		f, _ := st.Peek(key)
+		if f.Tagged {
+			continue
+		}
+		if f.Failed && f.LastError == "crashed a worker" {
+			continue // quarantined: two workers died holding it (injected crashes/hangs)
+		}
+		cl, held := st.ClaimOf(key)
+		retry := "-"
+		if !f.NextRetryAt.IsZero() {
+			retry = f.NextRetryAt.Sub(sim.Epoch).String()
+		}
+		fmt.Fprintf(&b, "  %s: tagged=%v failed=%v last_error=%q attempts=%d crash_count=%d next_retry_at=%s claimed=%v",
+			key, f.Tagged, f.Failed, f.LastError, f.Attempts, f.CrashCount, retry, held)
+		if held {
+			fmt.Fprintf(&b, " by %s lease_until=%s", cl.WorkerID, cl.LeaseUntil.Sub(sim.Epoch))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// report describes a failing case: the YAML reproducer, the seed, the end
+// state and the violations.
+func report(c *genCase, o outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "reproduce: save as x.yaml, run `nomarr sim x.yaml --seed %d` (or sim.Run(sc, sim.Options{Check: true, Seed: %d}))\n", c.seed, c.seed)
+	b.WriteString(scenarioYAML(c.sc))
+	if o.res != nil {
+		o.res.WriteSummary(&b)
+		for _, in := range o.w.Instances {
+			fmt.Fprintf(&b, "  instance %s alive=%v\n", in.ID, in.Alive())
+			for _, id := range in.Node().Sup.Components() {
+				info, _ := in.Node().Sup.Info(id)
+				fmt.Fprintf(&b, "    %s: status=%s phase=%s job=%q running=%v restart_pending=%v failed=%v reason=%q restarts=%d\n",
+					id, in.Node().Sup.Status(id, o.w.Now()), info.Phase, info.CurrentJob, info.Running, info.RestartPending,
+					info.Failed, info.Policy.FailureReason, info.Policy.RestartCount)
+			}
+		}
+	}
+	return b.String()
+}
+
+// scenarioYAML writes a scenario in the scenarios/ file format, with only
+// the fields that are set.
+func scenarioYAML(sc *sim.Scenario) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\nseed: %d\nduration: %s\n", sc.Name, sc.Seed, sc.Duration.D())
+	if len(sc.Config) > 0 {
+		keys := make([]string, 0, len(sc.Config))
+		for k := range sc.Config {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s: %v", k, sc.Config[k])
+		}
+		fmt.Fprintf(&b, "config: {%s}\n", strings.Join(parts, ", "))
+	}
+	if len(sc.Instances) > 0 {
+		fmt.Fprintf(&b, "instances: [%s]\n", strings.Join(sc.Instances, ", "))
+	}
+	fmt.Fprintf(&b, "library:\n  files: %d\n", sc.Library.Files)
+	if sc.Library.JobTime != 0 {
+		fmt.Fprintf(&b, "  job_time: %s\n", sc.Library.JobTime.D())
+	}
+	if len(sc.Library.Overrides) > 0 {
+		b.WriteString("  overrides:\n")
+		keys := make([]string, 0, len(sc.Library.Overrides))
+		for k := range sc.Library.Overrides {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			o := sc.Library.Overrides[k]
+			var parts []string
+			if o.JobTime != nil {
+				parts = append(parts, "job_time: "+o.JobTime.D().String())
+			}
+			if o.Poison {
+				parts = append(parts, "poison: true")
+			}
+			if o.Stall {
+				parts = append(parts, "stall: true")
+			}
+			if o.Error != "" {
+				parts = append(parts, "error: "+o.Error, fmt.Sprintf("fail_times: %d", o.FailTimes))
+			}
+			fmt.Fprintf(&b, "    %s: {%s}\n", k, strings.Join(parts, ", "))
+		}
+	}
+	if len(sc.Faults) > 0 {
+		b.WriteString("faults:\n")
+		for _, f := range sc.Faults {
+			parts := []string{"at: " + f.At.D().String()}
+			add := func(cond bool, s string) {
+				if cond {
+					parts = append(parts, s)
+				}
+			}
+			add(f.Instance != "", "instance: "+f.Instance)
+			add(f.Crash != "", fmt.Sprintf("crash: %q", f.Crash))
+			add(f.Hang != "", fmt.Sprintf("hang: %q", f.Hang))
+			add(f.GPU != "", "gpu: "+f.GPU)
+			add(f.Store != "", "store: "+f.Store)
+			add(f.ErrorRate != 0, fmt.Sprintf("error_rate: %g", f.ErrorRate))
+			add(f.Main != "", "main: "+f.Main)
+			add(f.KillInstance, "kill_instance: true")
+			add(f.RestartMain, "restart_main: true")
+			add(f.Stop, "stop: true")
+			add(f.Pause, "pause: true")
+			add(f.Resume, "resume: true")
+			add(f.Reset != "", fmt.Sprintf("reset: %q", f.Reset))
+			add(f.Inject != "", fmt.Sprintf("inject: %q", f.Inject))
+			add(f.Frame != "", "frame: "+f.Frame)
+			add(f.For != 0, "for: "+f.For.D().String())
+			fmt.Fprintf(&b, "  - {%s}\n", strings.Join(parts, ", "))
+		}
+	}
+	return b.String()
+}
+
+// ---------------------------------------------------------------------------
+// Known bugs
+//
+// Each bug found by these properties has a minimal reproducer. While the
+// reproducer still shows an open bug, generated cases that meet its
+// precondition and show its symptom are tolerated (counted and logged), so
+// CI stays green, and TestKnownBugs skips with "BUG: ..." for it. As soon as
+// the bug is fixed the reproducer stops showing it and everything is strict
+// again, with no edit here; then mark it fixed, so that a regression fails
+// TestKnownBugs instead of being skipped.
+
+type knownBug struct {
+	id      string
+	summary string
+	yaml    string
+	// fixed: the bug was fixed (commit named in the summary); its
+	// reproducer is now a regression test and nothing is tolerated.
+	fixed bool
+	// shows reports whether a run of the reproducer still shows the bug.
+	shows func(o outcome) bool
+	// applies: the generated case meets the bug's precondition (judged
+	// from its schedule alone).
+	applies func(c *genCase) bool
+	// symptoms: substrings of the violations the bug explains; none for
+	// a frozen clock; "*" for anything (the run is corrupted).
+	symptoms []string
+
+	once    sync.Once
+	present bool
+	probe   outcome
+}
+
+// presentNow runs the reproducer once.
+func (b *knownBug) presentNow() bool {
+	b.once.Do(func() {
+		sc, err := sim.Parse([]byte(b.yaml))
+		if err != nil {
+			panic(fmt.Sprintf("known bug %s: reproducer: %v", b.id, err))
+		}
+		b.probe = runCase(&genCase{sc: sc, seed: sc.Seed}, sim.Options{Check: true}, true)
+		b.present = b.shows(b.probe)
+	})
+	return b.present
+}
+
+func hasViolation(o outcome, substr string) bool {
+	return o.res != nil && slices.ContainsFunc(o.res.Violations, func(v string) bool { return strings.Contains(v, substr) })
+}
+
+func hasFault(c *genCase, pred func(f *sim.Fault) bool) bool {
+	for i := range c.sc.Faults {
+		if pred(&c.sc.Faults[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func mainFault(f *sim.Fault) bool { return f.Main != "" || f.KillInstance || f.RestartMain }
+
+func mainAndStoreFaults(c *genCase) bool {
+	return hasFault(c, mainFault) && hasFault(c, func(f *sim.Fault) bool { return f.Store != "" || f.ErrorRate != 0 })
+}
+
+// overlappingRestartMain: a restart_main while an earlier one on the same
+// instance has not started the new main process yet.
+func overlappingRestartMain(c *genCase) bool {
+	pendingUntil := map[string]time.Duration{}
+	for _, f := range c.sc.Faults { // sorted by At
+		if !f.RestartMain {
+			continue
+		}
+		in := f.Instance
+		if in == "" {
+			in = c.sc.Instances[0]
+		}
+		if u, ok := pendingUntil[in]; ok && f.At.D() <= u {
+			return true
+		}
+		delay := f.For.D()
+		if delay <= 0 {
+			delay = time.Second
+		}
+		pendingUntil[in] = f.At.D() + delay
+	}
+	return false
+}
+
+var knownBugs = []*knownBug{
+	{
+		id:    "restart-deadline-livelock",
+		fixed: true,
+		summary: "(fixed in dbed1bb) core/supervisor: Deadline() returned a restart time that is already past while the dead worker's " +
+			"claims cannot be released (store down/slow), so Node.NextWake() is in the past and the driver ticks at " +
+			"the same instant forever (simulated time froze; sim.Run never returned; in production a busy loop " +
+			"hammering the store)",
+		yaml: `name: restart-deadline-livelock
+seed: 1
+duration: 2m
+config: {workers: 1}
+library: {files: 3, job_time: 20s}
+faults:
+  - {at: 10s, store: down, for: 30s}
+  - {at: 12s, crash: "worker:discovery:0"}
+`,
+		shows:   func(o outcome) bool { return o.res == nil },
+		applies: func(c *genCase) bool { return hasFault(c, func(f *sim.Fault) bool { return f.Store != "" }) },
+	},
+	{
+		id:    "restart-main-overlap-orphan",
+		fixed: true,
+		summary: "sim/faults.go: a restart_main while an earlier restart_main of the same instance is still pending " +
+			"starts two new main processes with the same instance id (a:2); the second is not in World.Instances, so " +
+			"it is never ticked again, yet its workers run, claim and tag under the same worker ids as the real one's",
+		yaml: `name: restart-main-overlap-orphan
+seed: 1
+duration: 2m
+config: {workers: 1}
+library: {files: 10, job_time: 20s}
+faults:
+  - {at: 10s, restart_main: true, for: 5s}
+  - {at: 12s, restart_main: true, for: 5s}
+`,
+		shows: func(o outcome) bool {
+			if o.res == nil {
+				return false
+			}
+			spawns := 0
+			for _, r := range o.res.Trace {
+				if r.Event.Event == "spawn" && r.Instance == "a:2" {
+					spawns++
+				}
+			}
+			return spawns > 1
+		},
+		applies:  overlappingRestartMain,
+		symptoms: []string{"*"},
+	},
+	{
+		id:    "checker-claims-no-live-owner",
+		fixed: true,
+		summary: "sim/check.go: \"a dead worker's claims are released within lease_ttl + cleanup period\" is also " +
+			"enforced while no main process is alive (nobody can release or clean up), and right after a main " +
+			"process restart (the new node's first cleanup runs one cleanup period after it starts): false positives",
+		yaml: `name: checker-claims-no-live-owner
+seed: 1
+duration: 5m
+config: {workers: 1}
+library: {files: 1, job_time: 20s}
+faults:
+  - {at: 5s, kill_instance: true}
+  - {at: 3m, gpu: down, for: 1s}
+`,
+		shows:    func(o outcome) bool { return hasViolation(o, "not released") },
+		applies:  func(c *genCase) bool { return hasFault(c, mainFault) },
+		symptoms: []string{"not released"},
+	},
+	{
+		id:    "checker-unpersisted-failed",
+		fixed: true,
+		summary: "sim/check.go: \"failed until reset\" is carried across main-process restarts even when the failure " +
+			"could not be persisted (store down when the worker was declared failed, main restarted before the " +
+			"store came back): the new main loads the last persisted state, which is not failed, and spawns the " +
+			"worker. No implementation can know better; the checker should resync its per-node restart model " +
+			"from the persisted state (Store.RestartState) when a new main process starts",
+		yaml: `name: checker-unpersisted-failed
+seed: 1
+duration: 2m
+config: {workers: 1, window_limit: 1}
+library: {files: 10, job_time: 20s}
+faults:
+  - {at: 5s, crash: "worker:discovery:0"}
+  - {at: 8s, store: down, for: 10s}
+  - {at: 10s, crash: "worker:discovery:0"}
+  - {at: 12s, restart_main: true, for: 1s}
+`,
+		shows:    func(o outcome) bool { return hasViolation(o, "spawned without a reset") },
+		applies:  mainAndStoreFaults,
+		symptoms: []string{"spawned without a reset", "restart of failed"},
+	},
+	{
+		id:    "checker-unpersisted-backoff",
+		fixed: true,
+		summary: "sim/check.go: the checker's backoff sequence (and restart window) per node is carried across " +
+			"main-process restarts even when the death that advanced it could not be persisted (store down): the " +
+			"new main resumes from the last persisted state (Consecutive one lower), so its next backoff is " +
+			"reported as a violation (\"backoff 5000 ms, want 10000 ms\"). Same fix as checker-unpersisted-failed",
+		yaml: `name: checker-unpersisted-backoff
+seed: 1
+duration: 4m
+config: {workers: 1, backoff_base: 5s}
+library: {files: 20, job_time: 10s}
+faults:
+  - {at: 7s, store: down, for: 55s}
+  - {at: 14s, crash: "worker:discovery:0"}
+  - {at: 18s, restart_main: true, for: 1s}
+  - {at: 2m, crash: "worker:discovery:0"}
+`,
+		shows:    func(o outcome) bool { return hasViolation(o, "backoff") },
+		applies:  mainAndStoreFaults,
+		symptoms: []string{" backoff ", "restarts within"},
+	},
+}
+
+// ---------------------------------------------------------------------------
+// The properties
+
+// verdict is the judgement of one case.
+type verdict struct {
+	fail        string // the property failed: why, with a reproducer
+	known       string // a known bug explains what went wrong: its id
+	live        bool   // liveness was checked
+	notRequired string // why liveness was not required
+	allFailed   bool   // liveness skipped: every worker failed
+	someFailed  bool
+}
+
+// evaluate runs one case and judges safety and liveness.
+func evaluate(c *genCase) (verdict, outcome) {
+	var v verdict
+	guard := false
+	var applicable []*knownBug
+	for _, b := range knownBugs {
+		if !b.applies(c) || !b.presentNow() {
+			continue
+		}
+		if len(b.symptoms) == 0 {
+			guard = true // a time freeze: cut the run instead of hanging
+		}
+		if !b.fixed {
+			applicable = append(applicable, b)
+		}
+	}
+	o := runCase(c, sim.Options{Check: true, NoRetain: true}, guard)
+	if o.res == nil {
+		for _, b := range applicable {
+			if len(b.symptoms) == 0 {
+				v.known = b.id
+				return v, o
+			}
+		}
+		v.fail = fmt.Sprintf("simulated time froze at t=%dms\n%s", o.stuck, report(c, o))
+		return v, o
+	}
+	// Safety: the checker found nothing (except what a present known bug
+	// explains).
+	var viol []string
+	corrupted := ""
+	for _, b := range applicable {
+		if slices.Contains(b.symptoms, "*") {
+			corrupted = b.id
+		}
+	}
+	for _, s := range o.res.Violations {
+		explained := ""
+		for _, b := range applicable {
+			if slices.ContainsFunc(b.symptoms, func(sym string) bool { return sym == "*" || strings.Contains(s, sym) }) {
+				explained = b.id
+			}
+		}
+		if explained == "" {
+			viol = append(viol, s)
+		} else {
+			v.known = explained
+		}
+	}
+	if len(viol) > 0 {
+		v.fail = fmt.Sprintf("safety violations:\n  %s\n%s", strings.Join(viol, "\n  "), report(c, o))
+		return v, o
+	}
+	// Liveness.
+	ok, why := livenessPlan(c)
+	all, failed := failedEverywhere(o.w)
+	v.someFailed = len(failed) > 0
+	switch {
+	case !ok:
+		v.notRequired = why
+		return v, o
+	case corrupted != "":
+		v.notRequired, v.known = "known bug "+corrupted, corrupted
+		return v, o
+	case all:
+		// Crash-loop limits legitimately fail workers (poison and stall
+		// deaths count toward a worker's restart window).
+		v.allFailed = true
+		v.notRequired = fmt.Sprintf("every worker failed: %v", failed)
+		return v, o
+	}
+	v.live = true
+	if missing := checkLiveness(c, o); missing != "" {
+		v.fail = fmt.Sprintf("liveness: taggable files left untagged after a %s fault-free tail (failed workers: %v):\n%s%s",
+			c.sc.Duration.D()-c.horizon, failed, missing, report(c, o))
+	}
+	return v, o
+}
+
+// propertyStats counts what the property runs covered.
+type propertyStats struct {
+	mu                                     sync.Mutex
+	cases, live, allFailed, someFailed, nr int
+	known                                  map[string]int
+}
+
+func (s *propertyStats) add(v verdict) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cases++
+	if v.live {
+		s.live++
+	}
+	if v.allFailed {
+		s.allFailed++
+	}
+	if v.someFailed {
+		s.someFailed++
+	}
+	if v.notRequired != "" {
+		s.nr++
+	}
+	if v.known != "" {
+		if s.known == nil {
+			s.known = map[string]int{}
+		}
+		s.known[v.known]++
+	}
+}
+
+func (s *propertyStats) log(t *testing.T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.Logf("%d cases: liveness checked in %d, not required in %d (every worker failed in %d); some worker failed in %d; tolerated known bugs: %v",
+		s.cases, s.live, s.nr, s.allFailed, s.someFailed, s.known)
+}
+
+func property(stats *propertyStats, recoverable bool) func(*rapid.T) {
+	gen := genScenarioMode(recoverable)
+	return func(t *rapid.T) {
+		c := gen.Draw(t, "case")
+		v, _ := evaluate(c)
+		stats.add(v)
+		if v.fail != "" {
+			t.Fatal(v.fail)
+		}
+		if v.known != "" {
+			t.Logf("tolerated known bug %s", v.known)
+		}
+		if v.notRequired != "" {
+			t.Logf("liveness not required: %s", v.notRequired)
+		}
+	}
+}
+
+// TestKnownBugs replays the reproducer of every known bug: it skips with
+// "BUG: ..." while the bug is there and passes (no violation, time reaches
+// the end) once it is fixed.
+func TestKnownBugs(t *testing.T) {
+	for _, b := range knownBugs {
+		t.Run(b.id, func(t *testing.T) {
+			if b.presentNow() && b.fixed {
+				t.Fatalf("REGRESSION of a fixed bug: %s\nreproducer (sim.Run with Options{Check: true}):\n%s", b.summary, b.yaml)
+			}
+			if b.presentNow() {
+				t.Skipf("BUG: %s\nreproducer (sim.Run with Options{Check: true}):\n%s", b.summary, b.yaml)
+			}
+			o := b.probe
+			if o.res == nil {
+				t.Fatalf("simulated time froze at %d ms", o.stuck)
+			}
+			if len(o.res.Violations) > 0 {
+				t.Fatalf("violations: %v", o.res.Violations)
+			}
+			if o.w.Now().Sub(sim.Epoch) != o.res.Simulated || o.res.Simulated != b.probeDuration() {
+				t.Fatalf("run ended at %s, want %s", o.res.Simulated, b.probeDuration())
+			}
+		})
+	}
+}
+
+// TestPropertySim runs the two properties in parallel (CI has two cores):
+// recoverable schedules (safety + liveness) and arbitrary ones (safety; and
+// liveness where the schedule still allows it).
+func TestPropertySim(t *testing.T) {
+	setRapidFlags(t)
+	for _, b := range knownBugs {
+		b.presentNow() // before the parallel subtests
+	}
+	for _, recoverable := range []bool{true, false} {
+		name := "recoverable"
+		if !recoverable {
+			name = "arbitrary"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var stats propertyStats
+			start := time.Now()
+			rapid.Check(t, property(&stats, recoverable))
+			stats.log(t)
+			t.Logf("took %s", time.Since(start).Round(time.Millisecond))
+			if recoverable && !t.Failed() && stats.live*2 < stats.cases {
+				t.Errorf("liveness was checked in only %d of %d recoverable cases: the generator drifted", stats.live, stats.cases)
+			}
+		})
+	}
+}
+
+func (b *knownBug) probeDuration() time.Duration {
+	sc, _ := sim.Parse([]byte(b.yaml))
+	return sc.Duration.D()
+}
