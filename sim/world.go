@@ -175,13 +175,14 @@ func (w *World) Run() *Result {
 		w.at(w.start.Add(f.At.D()), func() { w.apply(&f) })
 	}
 	same := 0
-	for w.q.Len() > 0 {
-		it := w.q[0]
-		if it.at.After(w.end) {
+	end := int64(w.end.Sub(w.start))
+	for len(w.q) > 0 {
+		if w.q[0].at > end {
 			break
 		}
-		popItem(&w.q)
-		if it.at.Equal(w.now) {
+		it := w.q.pop()
+		at := w.start.Add(time.Duration(it.at))
+		if at.Equal(w.now) {
 			same++
 		} else {
 			same = 0
@@ -192,7 +193,7 @@ func (w *World) Run() *Result {
 			w.livelock = fmt.Sprintf("livelock: more than %d events at t=%s", MaxEventsPerInstant, w.now.Sub(w.start))
 			break
 		}
-		w.now = it.at
+		w.now = at
 		it.fn()
 		w.events++
 		for _, in := range w.Instances {
@@ -207,8 +208,6 @@ func (w *World) Run() *Result {
 	}
 	return w.result()
 }
-
-func popItem(q *queue) { heapPop(q) }
 
 func (w *World) result() *Result {
 	res := &Result{Scenario: w.sc.Name, Seed: w.seed, Trace: w.trace, Counts: w.counts, Events: w.events, Simulated: w.now.Sub(w.start)}
