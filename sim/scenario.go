@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sort"
@@ -177,7 +178,7 @@ func Parse(data []byte) (*Scenario, error) {
 	dec.KnownFields(true)
 	var sc Scenario
 	if err := dec.Decode(&sc); err != nil {
-		if errors.Is(err, errEOF) || strings.Contains(err.Error(), "EOF") {
+		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("scenario: empty document")
 		}
 		return nil, fmt.Errorf("scenario: %w", err)
@@ -191,8 +192,6 @@ func Parse(data []byte) (*Scenario, error) {
 	}
 	return &sc, nil
 }
-
-var errEOF = errors.New("EOF")
 
 // Load reads and parses a scenario file.
 func Load(path string) (*Scenario, error) {
