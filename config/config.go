@@ -298,3 +298,36 @@ func (c Config) Worker(component, workerID string, pid int) worker.Config {
 	w.UseGPU, w.GPUStaleAfter = c.GPU, c.GPUStaleAfter
 	return w
 }
+
+// Values renders every key in its text form, so that a configuration can be
+// handed to a worker process and read back with Set.
+func (c Config) Values() map[string]string {
+	out := make(map[string]string, len(fields()))
+	for k, get := range fields() {
+		switch p := get(&c).(type) {
+		case *time.Duration:
+			out[k] = p.String()
+		case *int:
+			out[k] = strconv.Itoa(*p)
+		case *bool:
+			out[k] = strconv.FormatBool(*p)
+		}
+	}
+	return out
+}
+
+// FromValues is Defaults with every key of m set.
+func FromValues(m map[string]string) (Config, error) {
+	c := Defaults()
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := c.Set(k, m[k]); err != nil {
+			return c, err
+		}
+	}
+	return c, c.Validate()
+}

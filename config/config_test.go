@@ -1,0 +1,64 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultsValid(t *testing.T) {
+	if err := Defaults().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSetNamesTheKey(t *testing.T) {
+	c := Defaults()
+	for key, val := range map[string]string{"hang_after": "soon", "workers": "-1", "gpu": "perhaps", "nope": "1"} {
+		err := c.Set(key, val)
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("Set(%s, %s) = %v, want an error naming the key", key, val, err)
+		}
+	}
+}
+
+func TestValidateNamesTheKey(t *testing.T) {
+	c := Defaults()
+	c.FrameInterval = time.Millisecond
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "frame_interval") {
+		t.Errorf("got %v", err)
+	}
+	c = Defaults()
+	c.Workers = MaxWorkers + 1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "workers") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestValuesRoundTrip(t *testing.T) {
+	c := Defaults()
+	c.Workers, c.HangAfter, c.GPU = 7, 42*time.Second, true
+	back, err := FromValues(c.Values())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back != c {
+		t.Errorf("round trip changed the configuration:\n%+v\n%+v", c, back)
+	}
+	if len(c.Values()) != len(Keys()) {
+		t.Errorf("Values has %d keys, Keys %d", len(c.Values()), len(Keys()))
+	}
+}
+
+func TestAliasAndApply(t *testing.T) {
+	c := Defaults()
+	if err := c.Apply(map[string]any{"tagger_worker_count": 3, "lease_ttl": "45s", "gpu": true}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Workers != 3 || c.LeaseTTL != 45*time.Second || !c.GPU {
+		t.Errorf("got %+v", c)
+	}
+	if err := c.Apply(map[string]any{"workers": 2.5}); err == nil {
+		t.Error("a fractional worker count was accepted")
+	}
+}
