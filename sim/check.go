@@ -186,7 +186,7 @@ func (c *checker) checkKill(e *event.Event) {
 	r := e.Reason
 	switch {
 	case strings.HasPrefix(r, "hang"), strings.HasPrefix(r, "no first frame"):
-		if !p.hung && c.w.sc.bootTime() < c.w.cfg.StartupTimeout {
+		if !p.hung && c.w.sc.BootTime() < c.w.cfg.StartupTimeout {
 			c.violate("%s killed (%s) but it was framing", e.Component, r)
 		}
 	case strings.HasPrefix(r, "stall"):
@@ -194,7 +194,7 @@ func (c *checker) checkKill(e *event.Event) {
 			c.violate("%s killed (%s) but its job was progressing", e.Component, r)
 		}
 	case strings.HasPrefix(r, "cold start"):
-		if c.w.sc.modelLoad() < c.w.cfg.ColdStartMax && !p.hung {
+		if c.w.sc.ModelLoad() < c.w.cfg.ColdStartMax && !p.hung {
 			c.violate("%s killed (%s) within cold_start_max", e.Component, r)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // traceOf runs sc with seed (0: the scenario's own) and returns its JSONL
-// trace. A run whose simulated time freezes (a known bug) is cut by a
+// trace. A run whose simulated time freezes (a livelock) is cut by a
 // stuckGuard; its trace up to there is returned, with stuck set.
 func traceOf(t *testing.T, sc *sim.Scenario, seed uint64, opt sim.Options) (trace []byte, stuck bool) {
 	t.Helper()

@@ -97,7 +97,7 @@ func (in *Instance) Spawn(comp string, gen uint64) (int, error) {
 	w.nextPID++
 	p := &Process{in: in, comp: comp, gen: gen, pid: w.nextPID, alive: true}
 	in.procs[comp] = p
-	w.after(w.sc.bootTime(), p.boot)
+	w.after(w.sc.BootTime(), p.boot)
 	return p.pid, nil
 }
 

@@ -88,7 +88,7 @@ func (p *Process) step() {
 		p.schedule(s.Until)
 	case worker.LoadModels:
 		p.busy = loading
-		w.after(w.sc.modelLoad(), func() {
+		w.after(w.sc.ModelLoad(), func() {
 			if !p.alive || p.hung {
 				return
 			}
@@ -110,7 +110,7 @@ func (p *Process) run(job worker.Job) {
 	w := p.in.w
 	p.busy, p.job, p.jobStart = running, job, w.now
 	spec := w.specs[job.FileKey]
-	jt := w.sc.jobTime(job.FileKey)
+	jt := w.sc.JobTime(job.FileKey)
 	switch {
 	case spec.Poison:
 		w.after(jt/2, func() {

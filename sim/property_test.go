@@ -127,6 +127,16 @@ func secs(t *rapid.T, lo, hi int, label string) time.Duration {
 	return time.Duration(rapid.IntRange(lo, hi).Draw(t, label)) * time.Second
 }
 
+// hasFault reports whether any of c's faults satisfies pred.
+func hasFault(c *genCase, pred func(f *sim.Fault) bool) bool {
+	for i := range c.sc.Faults {
+		if pred(&c.sc.Faults[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // genScenario draws a scenario. In recoverable mode (about 3 in 4 cases) the
 // faults are ones the system must recover from and the library is sized so
 // that it can be finished in the fault-free tail (the last 60 % of the run);
@@ -616,8 +626,9 @@ type errStuck int64
 // stuckGuard is a trace writer that notices when simulated time stops
 // advancing: more than stuckLimit consecutive trace lines at the same
 // instant. It is the only hook into a running World; it costs the JSON
-// encoding of every event, so the properties use it only where a livelock
-// is known to be possible.
+// encoding of every event, so the properties run without it (runCase's
+// watchdog still bounds them); TestRegressions and the determinism tests
+// use it.
 type stuckGuard struct {
 	out  io.Writer
 	last int64
@@ -806,98 +817,16 @@ func scenarioYAML(sc *sim.Scenario) string {
 }
 
 // ---------------------------------------------------------------------------
-// Known bugs
+// Regressions
 //
-// Each bug found by these properties has a minimal reproducer. While the
-// reproducer still shows an open bug, generated cases that meet its
-// precondition and show its symptom are tolerated (counted and logged), so
-// CI stays green, and TestKnownBugs skips with "BUG: ..." for it. As soon as
-// the bug is fixed the reproducer stops showing it and everything is strict
-// again, with no edit here; then mark it fixed, so that a regression fails
-// TestKnownBugs instead of being skipped.
+// The minimal reproducer of every bug these properties found, kept as a
+// plain regression case: TestRegressions runs each with the safety checker
+// and requires no violation and a run that reaches its end.
 
-type knownBug struct {
-	id      string
-	summary string
-	yaml    string
-	// fixed: the bug was fixed (commit named in the summary); its
-	// reproducer is now a regression test and nothing is tolerated.
-	fixed bool
-	// shows reports whether a run of the reproducer still shows the bug.
-	shows func(o outcome) bool
-	// applies: the generated case meets the bug's precondition (judged
-	// from its schedule alone).
-	applies func(c *genCase) bool
-	// symptoms: substrings of the violations the bug explains; none for
-	// a frozen clock; "*" for anything (the run is corrupted).
-	symptoms []string
-
-	once    sync.Once
-	present bool
-	probe   outcome
-}
-
-// presentNow runs the reproducer once.
-func (b *knownBug) presentNow() bool {
-	b.once.Do(func() {
-		sc, err := sim.Parse([]byte(b.yaml))
-		if err != nil {
-			panic(fmt.Sprintf("known bug %s: reproducer: %v", b.id, err))
-		}
-		b.probe = runCase(&genCase{sc: sc, seed: sc.Seed}, sim.Options{Check: true}, true)
-		b.present = b.shows(b.probe)
-	})
-	return b.present
-}
-
-func hasViolation(o outcome, substr string) bool {
-	return o.res != nil && slices.ContainsFunc(o.res.Violations, func(v string) bool { return strings.Contains(v, substr) })
-}
-
-func hasFault(c *genCase, pred func(f *sim.Fault) bool) bool {
-	for i := range c.sc.Faults {
-		if pred(&c.sc.Faults[i]) {
-			return true
-		}
-	}
-	return false
-}
-
-func mainFault(f *sim.Fault) bool { return f.Main != "" || f.KillInstance || f.RestartMain }
-
-func mainAndStoreFaults(c *genCase) bool {
-	return hasFault(c, mainFault) && hasFault(c, func(f *sim.Fault) bool { return f.Store != "" || f.ErrorRate != 0 })
-}
-
-// overlappingRestartMain: a restart_main while an earlier one on the same
-// instance has not started the new main process yet.
-func overlappingRestartMain(c *genCase) bool {
-	pendingUntil := map[string]time.Duration{}
-	for _, f := range c.sc.Faults { // sorted by At
-		if !f.RestartMain {
-			continue
-		}
-		in := f.Instance
-		if in == "" {
-			in = c.sc.Instances[0]
-		}
-		if u, ok := pendingUntil[in]; ok && f.At.D() <= u {
-			return true
-		}
-		delay := f.For.D()
-		if delay <= 0 {
-			delay = time.Second
-		}
-		pendingUntil[in] = f.At.D() + delay
-	}
-	return false
-}
-
-var knownBugs = []*knownBug{
+var regressions = []struct{ id, why, yaml string }{
 	{
-		id:    "restart-deadline-livelock",
-		fixed: true,
-		summary: "(fixed in dbed1bb) core/supervisor: Deadline() returned a restart time that is already past while the dead worker's " +
+		id: "restart-deadline-livelock",
+		why: "(fixed in dbed1bb) core/supervisor: Deadline() returned a restart time that is already past while the dead worker's " +
 			"claims cannot be released (store down/slow), so Node.NextWake() is in the past and the driver ticks at " +
 			"the same instant forever (simulated time froze; sim.Run never returned; in production a busy loop " +
 			"hammering the store)",
@@ -910,15 +839,12 @@ faults:
   - {at: 10s, store: down, for: 30s}
   - {at: 12s, crash: "worker:discovery:0"}
 `,
-		shows:   func(o outcome) bool { return o.res == nil },
-		applies: func(c *genCase) bool { return hasFault(c, func(f *sim.Fault) bool { return f.Store != "" }) },
 	},
 	{
-		id:    "restart-main-overlap-orphan",
-		fixed: true,
-		summary: "sim/faults.go: a restart_main while an earlier restart_main of the same instance is still pending " +
-			"starts two new main processes with the same instance id (a:2); the second is not in World.Instances, so " +
-			"it is never ticked again, yet its workers run, claim and tag under the same worker ids as the real one's",
+		id: "restart-main-overlap-orphan",
+		why: "sim/faults.go: a restart_main while an earlier restart_main of the same instance is still pending " +
+			"started two new main processes with the same instance id (a:2); the second was not in World.Instances, so " +
+			"it was never ticked again, yet its workers ran, claimed and tagged under the same worker ids as the real one's",
 		yaml: `name: restart-main-overlap-orphan
 seed: 1
 duration: 2m
@@ -928,25 +854,10 @@ faults:
   - {at: 10s, restart_main: true, for: 5s}
   - {at: 12s, restart_main: true, for: 5s}
 `,
-		shows: func(o outcome) bool {
-			if o.res == nil {
-				return false
-			}
-			spawns := 0
-			for _, r := range o.res.Trace {
-				if r.Event.Event == "spawn" && r.Instance == "a:2" {
-					spawns++
-				}
-			}
-			return spawns > 1
-		},
-		applies:  overlappingRestartMain,
-		symptoms: []string{"*"},
 	},
 	{
-		id:    "checker-claims-no-live-owner",
-		fixed: true,
-		summary: "sim/check.go: \"a dead worker's claims are released within lease_ttl + cleanup period\" is also " +
+		id: "checker-claims-no-live-owner",
+		why: "sim/check.go: \"a dead worker's claims are released within lease_ttl + cleanup period\" was also " +
 			"enforced while no main process is alive (nobody can release or clean up), and right after a main " +
 			"process restart (the new node's first cleanup runs one cleanup period after it starts): false positives",
 		yaml: `name: checker-claims-no-live-owner
@@ -958,18 +869,14 @@ faults:
   - {at: 5s, kill_instance: true}
   - {at: 3m, gpu: down, for: 1s}
 `,
-		shows:    func(o outcome) bool { return hasViolation(o, "not released") },
-		applies:  func(c *genCase) bool { return hasFault(c, mainFault) },
-		symptoms: []string{"not released"},
 	},
 	{
-		id:    "checker-unpersisted-failed",
-		fixed: true,
-		summary: "sim/check.go: \"failed until reset\" is carried across main-process restarts even when the failure " +
+		id: "checker-unpersisted-failed",
+		why: "sim/check.go: \"failed until reset\" was carried across main-process restarts even when the failure " +
 			"could not be persisted (store down when the worker was declared failed, main restarted before the " +
 			"store came back): the new main loads the last persisted state, which is not failed, and spawns the " +
-			"worker. No implementation can know better; the checker should resync its per-node restart model " +
-			"from the persisted state (Store.RestartState) when a new main process starts",
+			"worker. No implementation can know better; the checker resyncs its per-node restart model from the " +
+			"persisted state (Store.RestartState) when a new main process starts",
 		yaml: `name: checker-unpersisted-failed
 seed: 1
 duration: 2m
@@ -981,16 +888,12 @@ faults:
   - {at: 10s, crash: "worker:discovery:0"}
   - {at: 12s, restart_main: true, for: 1s}
 `,
-		shows:    func(o outcome) bool { return hasViolation(o, "spawned without a reset") },
-		applies:  mainAndStoreFaults,
-		symptoms: []string{"spawned without a reset", "restart of failed"},
 	},
 	{
-		id:    "checker-unpersisted-backoff",
-		fixed: true,
-		summary: "sim/check.go: the checker's backoff sequence (and restart window) per node is carried across " +
+		id: "checker-unpersisted-backoff",
+		why: "sim/check.go: the checker's backoff sequence (and restart window) per node was carried across " +
 			"main-process restarts even when the death that advanced it could not be persisted (store down): the " +
-			"new main resumes from the last persisted state (Consecutive one lower), so its next backoff is " +
+			"new main resumes from the last persisted state (Consecutive one lower), so its next backoff was " +
 			"reported as a violation (\"backoff 5000 ms, want 10000 ms\"). Same fix as checker-unpersisted-failed",
 		yaml: `name: checker-unpersisted-backoff
 seed: 1
@@ -1003,10 +906,32 @@ faults:
   - {at: 18s, restart_main: true, for: 1s}
   - {at: 2m, crash: "worker:discovery:0"}
 `,
-		shows:    func(o outcome) bool { return hasViolation(o, "backoff") },
-		applies:  mainAndStoreFaults,
-		symptoms: []string{" backoff ", "restarts within"},
 	},
+}
+
+// TestRegressions replays every regression reproducer with the safety
+// checker (the equivalent of sim.Run(sc, sim.Options{Check: true}), behind
+// runCase's watchdog and a stuckGuard, so a frozen clock fails instead of
+// hanging) and requires no violation and a run that reaches its end.
+func TestRegressions(t *testing.T) {
+	for _, r := range regressions {
+		t.Run(r.id, func(t *testing.T) {
+			sc, err := sim.Parse([]byte(r.yaml))
+			if err != nil {
+				t.Fatalf("reproducer: %v", err)
+			}
+			o := runCase(&genCase{sc: sc, seed: sc.Seed}, sim.Options{Check: true}, true)
+			if o.res == nil {
+				t.Fatalf("simulated time froze at %d ms\nbug: %s\nreproducer:\n%s", o.stuck, r.why, r.yaml)
+			}
+			if len(o.res.Violations) > 0 {
+				t.Fatalf("violations: %v\nbug: %s\nreproducer:\n%s", o.res.Violations, r.why, r.yaml)
+			}
+			if want := sc.Duration.D(); o.w.Now().Sub(sim.Epoch) != o.res.Simulated || o.res.Simulated != want {
+				t.Fatalf("run ended at %s, want %s\nbug: %s\nreproducer:\n%s", o.res.Simulated, want, r.why, r.yaml)
+			}
+		})
+	}
 }
 
 // ---------------------------------------------------------------------------
@@ -1015,7 +940,6 @@ faults:
 // verdict is the judgement of one case.
 type verdict struct {
 	fail        string // the property failed: why, with a reproducer
-	known       string // a known bug explains what went wrong: its id
 	live        bool   // liveness was checked
 	notRequired string // why liveness was not required
 	allFailed   bool   // liveness skipped: every worker failed
@@ -1025,54 +949,10 @@ type verdict struct {
 // evaluate runs one case and judges safety and liveness.
 func evaluate(c *genCase) (verdict, outcome) {
 	var v verdict
-	guard := false
-	var applicable []*knownBug
-	for _, b := range knownBugs {
-		if !b.applies(c) || !b.presentNow() {
-			continue
-		}
-		if len(b.symptoms) == 0 {
-			guard = true // a time freeze: cut the run instead of hanging
-		}
-		if !b.fixed {
-			applicable = append(applicable, b)
-		}
-	}
-	o := runCase(c, sim.Options{Check: true, NoRetain: true}, guard)
-	if o.res == nil {
-		for _, b := range applicable {
-			if len(b.symptoms) == 0 {
-				v.known = b.id
-				return v, o
-			}
-		}
-		v.fail = fmt.Sprintf("simulated time froze at t=%dms\n%s", o.stuck, report(c, o))
-		return v, o
-	}
-	// Safety: the checker found nothing (except what a present known bug
-	// explains).
-	var viol []string
-	corrupted := ""
-	for _, b := range applicable {
-		if slices.Contains(b.symptoms, "*") {
-			corrupted = b.id
-		}
-	}
-	for _, s := range o.res.Violations {
-		explained := ""
-		for _, b := range applicable {
-			if slices.ContainsFunc(b.symptoms, func(sym string) bool { return sym == "*" || strings.Contains(s, sym) }) {
-				explained = b.id
-			}
-		}
-		if explained == "" {
-			viol = append(viol, s)
-		} else {
-			v.known = explained
-		}
-	}
-	if len(viol) > 0 {
-		v.fail = fmt.Sprintf("safety violations:\n  %s\n%s", strings.Join(viol, "\n  "), report(c, o))
+	o := runCase(c, sim.Options{Check: true, NoRetain: true}, false)
+	// Safety: the checker found nothing.
+	if len(o.res.Violations) > 0 {
+		v.fail = fmt.Sprintf("safety violations:\n  %s\n%s", strings.Join(o.res.Violations, "\n  "), report(c, o))
 		return v, o
 	}
 	// Liveness.
@@ -1082,9 +962,6 @@ func evaluate(c *genCase) (verdict, outcome) {
 	switch {
 	case !ok:
 		v.notRequired = why
-		return v, o
-	case corrupted != "":
-		v.notRequired, v.known = "known bug "+corrupted, corrupted
 		return v, o
 	case all:
 		// Crash-loop limits legitimately fail workers (poison and stall
@@ -1105,7 +982,6 @@ func evaluate(c *genCase) (verdict, outcome) {
 type propertyStats struct {
 	mu                                     sync.Mutex
 	cases, live, allFailed, someFailed, nr int
-	known                                  map[string]int
 }
 
 func (s *propertyStats) add(v verdict) {
@@ -1124,19 +1000,13 @@ func (s *propertyStats) add(v verdict) {
 	if v.notRequired != "" {
 		s.nr++
 	}
-	if v.known != "" {
-		if s.known == nil {
-			s.known = map[string]int{}
-		}
-		s.known[v.known]++
-	}
 }
 
 func (s *propertyStats) log(t *testing.T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t.Logf("%d cases: liveness checked in %d, not required in %d (every worker failed in %d); some worker failed in %d; tolerated known bugs: %v",
-		s.cases, s.live, s.nr, s.allFailed, s.someFailed, s.known)
+	t.Logf("%d cases: liveness checked in %d, not required in %d (every worker failed in %d); some worker failed in %d",
+		s.cases, s.live, s.nr, s.allFailed, s.someFailed)
 }
 
 func property(stats *propertyStats, recoverable bool) func(*rapid.T) {
@@ -1148,38 +1018,9 @@ func property(stats *propertyStats, recoverable bool) func(*rapid.T) {
 		if v.fail != "" {
 			t.Fatal(v.fail)
 		}
-		if v.known != "" {
-			t.Logf("tolerated known bug %s", v.known)
-		}
 		if v.notRequired != "" {
 			t.Logf("liveness not required: %s", v.notRequired)
 		}
-	}
-}
-
-// TestKnownBugs replays the reproducer of every known bug: it skips with
-// "BUG: ..." while the bug is there and passes (no violation, time reaches
-// the end) once it is fixed.
-func TestKnownBugs(t *testing.T) {
-	for _, b := range knownBugs {
-		t.Run(b.id, func(t *testing.T) {
-			if b.presentNow() && b.fixed {
-				t.Fatalf("REGRESSION of a fixed bug: %s\nreproducer (sim.Run with Options{Check: true}):\n%s", b.summary, b.yaml)
-			}
-			if b.presentNow() {
-				t.Skipf("BUG: %s\nreproducer (sim.Run with Options{Check: true}):\n%s", b.summary, b.yaml)
-			}
-			o := b.probe
-			if o.res == nil {
-				t.Fatalf("simulated time froze at %d ms", o.stuck)
-			}
-			if len(o.res.Violations) > 0 {
-				t.Fatalf("violations: %v", o.res.Violations)
-			}
-			if o.w.Now().Sub(sim.Epoch) != o.res.Simulated || o.res.Simulated != b.probeDuration() {
-				t.Fatalf("run ended at %s, want %s", o.res.Simulated, b.probeDuration())
-			}
-		})
 	}
 }
 
@@ -1188,9 +1029,6 @@ func TestKnownBugs(t *testing.T) {
 // liveness where the schedule still allows it).
 func TestPropertySim(t *testing.T) {
 	setRapidFlags(t)
-	for _, b := range knownBugs {
-		b.presentNow() // before the parallel subtests
-	}
 	for _, recoverable := range []bool{true, false} {
 		name := "recoverable"
 		if !recoverable {
@@ -1208,9 +1046,4 @@ func TestPropertySim(t *testing.T) {
 			}
 		})
 	}
-}
-
-func (b *knownBug) probeDuration() time.Duration {
-	sc, _ := sim.Parse([]byte(b.yaml))
-	return sc.Duration.D()
 }

@@ -329,21 +329,24 @@ func (sc *Scenario) Settings() (config.Config, error) {
 	return c, nil
 }
 
-func (sc *Scenario) bootTime() time.Duration {
+// BootTime is the time from spawn to a worker's first frame.
+func (sc *Scenario) BootTime() time.Duration {
 	if sc.Library.BootTime > 0 {
 		return sc.Library.BootTime.D()
 	}
 	return 100 * time.Millisecond
 }
 
-func (sc *Scenario) modelLoad() time.Duration {
+// ModelLoad is the lazy model load time.
+func (sc *Scenario) ModelLoad() time.Duration {
 	if sc.Library.ModelLoad > 0 {
 		return sc.Library.ModelLoad.D()
 	}
 	return 2 * time.Second
 }
 
-func (sc *Scenario) jobTime(key string) time.Duration {
+// JobTime is the processing time of one file.
+func (sc *Scenario) JobTime(key string) time.Duration {
 	if o, ok := sc.Library.Overrides[key]; ok && o.JobTime != nil {
 		return o.JobTime.D()
 	}
