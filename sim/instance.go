@@ -119,8 +119,10 @@ func (in *Instance) deliverExit(p *Process, code int) {
 		if !in.alive {
 			return
 		}
-		in.node.Sup.Exited(in.w.ctx, p.comp, p.gen, code, in.w.now)
+		// As with real pipes: the frame pipe closes as the process exits,
+		// before its parent reaps it.
 		in.node.Sup.PipeClosed(p.comp, p.gen, in.w.now)
+		in.node.Sup.Exited(in.w.ctx, p.comp, p.gen, code, in.w.now)
 	})
 }
 

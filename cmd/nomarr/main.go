@@ -30,6 +30,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "sim":
 		return runSim(args[1:], stdout, stderr)
+	case "worker": // hidden: started by a main process
+		return runWorker(args[1:], stderr)
+	case "drill": // hidden: real-process playback of a scenario
+		return runDrill(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

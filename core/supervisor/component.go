@@ -15,13 +15,14 @@ type component struct {
 	key      string // restart-state key: <node>/<id>
 	workerID string // claim owner: <instance>/<id>
 
-	gen        uint64 // process generation; facts about older ones are ignored
-	pid        int
-	running    bool
-	killing    bool
-	killReason string
-	spawnedAt  time.Time
-	diedAt     time.Time
+	gen          uint64 // process generation; facts about older ones are ignored
+	pid          int
+	running      bool
+	killing      bool
+	killReason   string
+	spawnedAt    time.Time
+	diedAt       time.Time
+	pipeClosedAt time.Time // EOF seen on the frame pipe; zero while open
 
 	splitter frame.Splitter
 	parser   frame.Parser // per pipe: a steady stream of frames parses without allocating
@@ -52,6 +53,7 @@ type component struct {
 func (c *component) resetProcessFacts(now time.Time) {
 	c.running, c.killing, c.killReason = false, false, ""
 	c.spawnedAt = now
+	c.pipeClosedAt = time.Time{}
 	c.splitter = frame.Splitter{}
 	c.hasFrame = false
 	c.lastFrameAt = time.Time{}

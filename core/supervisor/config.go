@@ -23,6 +23,9 @@ type Config struct {
 	ColdStartMax   time.Duration // 15 min
 	StallAfter     time.Duration // 10 min
 	StopGrace      time.Duration // 10 s
+	// PipeCloseGrace is how long a process may live on after closing its
+	// frame pipe before it is killed (1 s).
+	PipeCloseGrace time.Duration
 	LeaseTTL       time.Duration // 30 s; renewed every LeaseTTL/3
 
 	// QuarantineAfter is the crash count at which a file is quarantined.
@@ -43,6 +46,7 @@ func DefaultConfig(instance, node string, workers int) Config {
 		ColdStartMax:    15 * time.Minute,
 		StallAfter:      10 * time.Minute,
 		StopGrace:       10 * time.Second,
+		PipeCloseGrace:  time.Second,
 		LeaseTTL:        claim.DefaultLeaseTTL,
 		QuarantineAfter: 2,
 		Restart:         restart.DefaultConfig(),
@@ -70,6 +74,7 @@ func (c Config) Validate() error {
 		pos("stale_after", c.StaleAfter), pos("hang_after", c.HangAfter),
 		pos("startup_timeout", c.StartupTimeout), pos("cold_start_max", c.ColdStartMax),
 		pos("stall_after", c.StallAfter), pos("stop_grace", c.StopGrace), pos("lease_ttl", c.LeaseTTL),
+		pos("pipe_close_grace", c.PipeCloseGrace),
 	} {
 		if e != nil {
 			return e

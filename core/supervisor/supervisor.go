@@ -185,14 +185,16 @@ func (s *Supervisor) drop(now time.Time, c *component, reason string) {
 	s.sink.Emit(event.Event{T: now, Event: event.FrameDropped, Instance: s.cfg.Instance, Component: c.id, Reason: reason, Count: c.dropped})
 }
 
-// PipeClosed reports EOF on a worker's frame pipe: the worker is dead. If the
-// process is still there it is killed; the death is handled on its exit.
+// PipeClosed reports EOF on a worker's frame pipe: the worker is dead. Its
+// exit normally follows at once (a process's pipes close when it exits); if
+// the process is still there after PipeCloseGrace — it closed the pipe but
+// lives on — Tick kills it. The death is handled on the exit.
 func (s *Supervisor) PipeClosed(id string, gen uint64, now time.Time) {
 	c := s.byID[id]
-	if c == nil || gen != c.gen || !c.running || c.killing {
+	if c == nil || gen != c.gen || !c.running || c.killing || !c.pipeClosedAt.IsZero() {
 		return
 	}
-	s.kill(now, c, "frame pipe closed")
+	c.pipeClosedAt = now
 }
 
 // Exited reports that generation gen of a worker exited with code (-1: killed
@@ -322,6 +324,9 @@ func (s *Supervisor) Tick(ctx context.Context, now time.Time) {
 
 // deathReason applies the death rules of DESIGN §4 to a live process.
 func (s *Supervisor) deathReason(c *component, now time.Time) string {
+	if !c.pipeClosedAt.IsZero() && now.Sub(c.pipeClosedAt) >= s.cfg.PipeCloseGrace {
+		return "frame pipe closed"
+	}
 	if !c.hasFrame {
 		if now.Sub(c.spawnedAt) >= s.cfg.StartupTimeout {
 			return fmt.Sprintf("no first frame within startup_timeout (%s)", s.cfg.StartupTimeout)
@@ -469,7 +474,7 @@ func (s *Supervisor) Status(id string, now time.Time) health.Status {
 			return health.Pending
 		}
 		return health.Unhealthy
-	case c.killing:
+	case c.killing || !c.pipeClosedAt.IsZero():
 		return health.Unhealthy
 	case !c.hasFrame:
 		if now.Sub(c.spawnedAt) < s.cfg.StartupTimeout {

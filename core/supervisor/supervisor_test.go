@@ -640,14 +640,34 @@ func TestPipeClosedKillsThenExitRestarts(t *testing.T) {
 	r.sup.Start(r.ctx, t0)
 	r.frame(w0, at(time.Second), health.Idle, "", 0)
 	r.sup.PipeClosed(w0, 1, at(2*time.Second))
-	if n := r.procs.signals(w0, supervisor.Kill); n != 1 {
-		t.Fatalf("kills on EOF = %d, want 1", n)
+	r.wantStatus(w0, at(2*time.Second), health.Unhealthy)
+	r.sup.Tick(r.ctx, at(2*time.Second+999*time.Millisecond))
+	if n := r.procs.signals(w0, supervisor.Kill); n != 0 {
+		t.Fatalf("killed %d times within the pipe-close grace", n)
 	}
-	r.exit(w0, -1, at(2*time.Second))
+	r.sup.Tick(r.ctx, at(3*time.Second))
+	if n := r.procs.signals(w0, supervisor.Kill); n != 1 {
+		t.Fatalf("kills after EOF and the grace = %d, want 1", n)
+	}
+	r.exit(w0, -1, at(3*time.Second))
 	if r.sup.PendingTimers(w0) != 1 {
 		t.Fatal("no restart after EOF")
 	}
 	if ex := r.ev.of(event.Exit, w0); len(ex) != 1 || ex[0].Reason != "frame pipe closed" {
+		t.Fatalf("exit = %+v", ex)
+	}
+}
+
+func TestPipeClosedThenExitIsAnOrdinaryDeath(t *testing.T) {
+	r := newRig(t, 1, nil)
+	r.sup.Start(r.ctx, t0)
+	r.frame(w0, at(time.Second), health.Idle, "", 0)
+	r.sup.PipeClosed(w0, 1, at(2*time.Second))
+	r.exit(w0, 0, at(2*time.Second))
+	if n := r.procs.signals(w0, supervisor.Kill); n != 0 {
+		t.Fatalf("an exiting process was killed %d times", n)
+	}
+	if ex := r.ev.of(event.Exit, w0); len(ex) != 1 || ex[0].Reason != "exited with code 0" {
 		t.Fatalf("exit = %+v", ex)
 	}
 }

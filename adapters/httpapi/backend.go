@@ -1,0 +1,139 @@
+// Package httpapi is the HTTP surface of `nomarr serve` (DESIGN §11): a JSON
+// API, the Prometheus endpoint and a small dashboard. It only translates HTTP
+// into calls on a Backend; it decides nothing.
+//
+// # Endpoints
+//
+//	GET  /                              dashboard (static HTML, no data in it)
+//	GET  /api/v1/info                   Backend.Info
+//	GET  /api/v1/health/history?limit=N Backend.History (default 100, 1..10000)
+//	GET  /metrics                       Prometheus exposition
+//	POST /api/v1/workers/pause          Backend.SetEnabled(false)
+//	POST /api/v1/workers/resume         Backend.SetEnabled(true)
+//	POST /api/v1/workers/reset          Backend.Reset("") (every failed component)
+//	POST /api/v1/workers/{id}/reset     Backend.Reset(id)
+//
+// Every answer but the dashboard and /metrics is JSON; errors are
+// {"error": "..."} with a matching status: 400 bad query, 401 missing or
+// wrong token, 403 cross-origin browser POST, 404 unknown route or a backend
+// error wrapping ErrNotFound, 405 wrong method (with Allow), 503 a backend
+// error wrapping ErrUnavailable, 500 any other backend error (its text is
+// logged, not sent: store errors can carry connection strings).
+//
+// # Access rules
+//
+// The rules depend on the address the server is bound to (Options.Addr),
+// not on the client's address:
+//
+//   - Loopback (127.0.0.0/8, ::1, "localhost"): reads (GET, HEAD) are open.
+//     Admin calls (POST) are open when no token is configured and need
+//     `Authorization: Bearer <api_token>` when one is.
+//   - Anything else (a LAN address, 0.0.0.0, ::, an empty host, a host name):
+//     New refuses to start without a token (config key `api_token`), and
+//     every route needs the token, /metrics included (Prometheus:
+//     `authorization: {credentials: ...}`). The one exception is GET /, the
+//     dashboard page itself, which holds no data: its script asks for the
+//     token when the API answers 401 and keeps it in sessionStorage.
+//
+// Tokens are compared in constant time. POSTs from a browser on another
+// origin (Sec-Fetch-Site / Origin, see net/http.CrossOriginProtection) are
+// refused with 403 whatever the token, so a web page cannot pause the
+// workers of a token-less loopback instance. Requests are logged at debug
+// level (method, path, status, size, duration, remote address); headers,
+// and so the Authorization header, are never logged.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// Sentinel errors a Backend may wrap (fmt.Errorf("...: %w", ErrNotFound)) to
+// choose the HTTP status.
+var (
+	// ErrNotFound: the component named in a reset is unknown → 404.
+	ErrNotFound = errors.New("not found")
+	// ErrUnavailable: the store (or another dependency) is down → 503.
+	ErrUnavailable = errors.New("unavailable")
+)
+
+// WorkerInfo is one worker as the API shows it.
+type WorkerInfo struct {
+	Component       string    `json:"component"`
+	Status          string    `json:"status"` // pending | healthy | unhealthy | failed
+	Phase           string    `json:"phase,omitempty"`
+	CurrentJob      string    `json:"current_job,omitempty"`
+	PID             int       `json:"pid,omitempty"`
+	Restarts        int       `json:"restarts"`
+	LastFrameAgeMs  int64     `json:"last_frame_age_ms"` // -1: no frame yet
+	FailureReason   string    `json:"failure_reason,omitempty"`
+	RestartAt       time.Time `json:"restart_at,omitzero"`
+	FilesProcessed  int64     `json:"files_processed"`
+	Errors          int64     `json:"errors"`
+	ClaimConflicts  int64     `json:"claim_conflicts"`
+	AvgProcessingMs float64   `json:"avg_processing_ms"`
+	FramesDropped   int       `json:"frames_dropped"`
+}
+
+// Info is the body of GET /api/v1/info.
+//
+// On the wire Library is {"total","tagged","failed","pending","claimed"}
+// (see MarshalJSON; store.Counts has no JSON tags, and encoding/json's
+// case-insensitive field matching decodes it back into store.Counts).
+type Info struct {
+	Instance      string       `json:"instance"`
+	Version       string       `json:"version"`
+	Store         string       `json:"store"` // redacted: never a password
+	WorkerEnabled bool         `json:"worker_enabled"`
+	Workers       []WorkerInfo `json:"workers"`
+	Library       store.Counts `json:"library"`
+}
+
+// libraryJSON is store.Counts with snake_case keys.
+type libraryJSON struct {
+	Total   int `json:"total"`
+	Tagged  int `json:"tagged"`
+	Failed  int `json:"failed"`
+	Pending int `json:"pending"`
+	Claimed int `json:"claimed"`
+}
+
+// MarshalJSON writes Library with lower-case keys and Workers as [] rather
+// than null when empty.
+func (i Info) MarshalJSON() ([]byte, error) {
+	type plain Info // no methods: no recursion
+	p := plain(i)
+	if p.Workers == nil {
+		p.Workers = []WorkerInfo{}
+	}
+	c := i.Library
+	return json.Marshal(struct {
+		plain
+		Library libraryJSON `json:"library"` // shallower: wins over plain.Library
+	}{p, libraryJSON{c.Total, c.Tagged, c.Failed, c.Pending, c.Claimed}})
+}
+
+// historyRowJSON is the wire form of store.HistoryRow.
+type historyRowJSON struct {
+	At        time.Time `json:"at"`
+	Instance  string    `json:"instance"`
+	Component string    `json:"component"`
+	Status    string    `json:"status"`
+}
+
+// Backend is what the API needs from the running main process. Every method
+// must be safe for concurrent use.
+type Backend interface {
+	Info(ctx context.Context) (Info, error)
+	// SetEnabled pauses (false) or resumes (true) every worker sharing the store.
+	SetEnabled(ctx context.Context, enabled bool) error
+	// Reset manually resets one component, or every failed one when id is "".
+	// An unknown id should give an error wrapping ErrNotFound.
+	Reset(ctx context.Context, id string) error
+	// History returns the newest health-history rows, newest first.
+	History(ctx context.Context, limit int) ([]store.HistoryRow, error)
+}

@@ -1,0 +1,141 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// scrapeTimeout bounds the Backend.Info call of one scrape (Collect has no
+// request context).
+const scrapeTimeout = 10 * time.Second
+
+// workerStatuses are the statuses nomarr_worker_status always reports.
+var workerStatuses = []string{"pending", "healthy", "unhealthy", "failed"}
+
+// collector turns Backend.Info into metrics at scrape time.
+type collector struct {
+	s *Server
+
+	status, restarts, files, errs, conflicts, dropped, frameAge, avgProc *prometheus.Desc
+	library, enabled, build                                              *prometheus.Desc
+}
+
+func newCollector(s *Server) *collector {
+	c := []string{"component"}
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	return &collector{
+		s:         s,
+		status:    d("nomarr_worker_status", "1 for the worker's current status (pending, healthy, unhealthy, failed), 0 for the others.", "component", "status"),
+		restarts:  d("nomarr_worker_restarts", "Restarts counted by the worker's restart policy.", c...),
+		files:     d("nomarr_worker_files_processed_total", "Files the worker has processed.", c...),
+		errs:      d("nomarr_worker_errors_total", "Job errors of the worker.", c...),
+		conflicts: d("nomarr_worker_claim_conflicts_total", "Claims the worker lost to another worker.", c...),
+		dropped:   d("nomarr_worker_frames_dropped_total", "Health frames of the worker that were dropped.", c...),
+		frameAge:  d("nomarr_worker_last_frame_age_seconds", "Age of the worker's last health frame (absent before the first frame).", c...),
+		avgProc:   d("nomarr_worker_avg_processing_seconds", "Average processing time per file of the worker.", c...),
+		library:   d("nomarr_library_files", "Library files by state.", "state"),
+		enabled:   d("nomarr_workers_enabled", "1 when workers are enabled (not paused), else 0."),
+		build:     d("nomarr_build_info", "Always 1; the version label is the running build.", "version"),
+	}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.status, c.restarts, c.files, c.errs, c.conflicts,
+		c.dropped, c.frameAge, c.avgProc, c.library, c.enabled, c.build} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(c.build, prometheus.GaugeValue, 1, c.s.version)
+
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	info, err := c.s.b.Info(ctx)
+	if err != nil {
+		// An invalid metric makes the gather fail: promhttp answers 500.
+		// The cause is logged, not exposed (store errors can carry URLs).
+		c.s.log.Error("http api: metrics: backend info failed", "err", err)
+		ch <- prometheus.NewInvalidMetric(c.enabled, errors.New("backend info failed (see server log)"))
+		return
+	}
+
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	b2f := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+
+	gauge(c.enabled, b2f(info.WorkerEnabled))
+	l := info.Library
+	gauge(c.library, float64(l.Total), "total")
+	gauge(c.library, float64(l.Tagged), "tagged")
+	gauge(c.library, float64(l.Failed), "failed")
+	gauge(c.library, float64(l.Pending), "pending")
+	gauge(c.library, float64(l.Claimed), "claimed")
+
+	for _, w := range info.Workers {
+		known := false
+		for _, st := range workerStatuses {
+			known = known || st == w.Status
+			gauge(c.status, b2f(st == w.Status), w.Component, st)
+		}
+		if !known && w.Status != "" { // a status this code does not know yet
+			gauge(c.status, 1, w.Component, w.Status)
+		}
+		gauge(c.restarts, float64(w.Restarts), w.Component)
+		counter(c.files, float64(w.FilesProcessed), w.Component)
+		counter(c.errs, float64(w.Errors), w.Component)
+		counter(c.conflicts, float64(w.ClaimConflicts), w.Component)
+		counter(c.dropped, float64(w.FramesDropped), w.Component)
+		if w.LastFrameAgeMs >= 0 {
+			gauge(c.frameAge, float64(w.LastFrameAgeMs)/1000, w.Component)
+		}
+		gauge(c.avgProc, w.AvgProcessingMs/1000, w.Component)
+	}
+}
+
+// promLogger adapts the server's slog logger to promhttp.Logger.
+type promLogger struct{ s *Server }
+
+func (p promLogger) Println(v ...any) {
+	p.s.log.Error("http api: metrics: " + fmt.Sprint(v...))
+}
+
+// newMetricsHandler builds /metrics on a private registry: the nomarr
+// collector plus the Go and process collectors.
+func newMetricsHandler(s *Server) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	for _, col := range []prometheus.Collector{
+		newCollector(s),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := reg.Register(col); err != nil {
+			return nil, fmt.Errorf("httpapi: metrics: %w", err)
+		}
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog:          promLogger{s},
+		ErrorHandling:     promhttp.HTTPErrorOnError,
+		Registry:          reg, // promhttp_metric_handler_errors_total
+		Timeout:           scrapeTimeout + 5*time.Second,
+		EnableOpenMetrics: false,
+	}), nil
+}

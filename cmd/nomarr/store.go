@@ -1,0 +1,29 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// closer is a store that must be closed.
+type closer interface {
+	store.Store
+	Close() error
+}
+
+// openStore opens the store named by a --db value: sqlite:PATH (or a bare
+// path). The error never contains a password.
+func openStore(db string) (closer, error) {
+	switch {
+	case strings.HasPrefix(db, "sqlite:"):
+		return sqlite.Open(strings.TrimPrefix(db, "sqlite:"))
+	case strings.Contains(db, "://"):
+		scheme, _, _ := strings.Cut(db, "://")
+		return nil, fmt.Errorf("db: unsupported store %q (supported: sqlite:PATH)", scheme+"://…")
+	default:
+		return sqlite.Open(db)
+	}
+}

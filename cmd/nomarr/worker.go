@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/analyzer"
+	"github.com/nomarr/nomarr/adapters/process"
+	"github.com/nomarr/nomarr/config"
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/worker"
+	"github.com/nomarr/nomarr/driver"
+)
+
+// workerEnv carries a worker's whole specification from its main process.
+const workerEnv = "NOMARR_WORKER"
+
+// workerSpec is what a main process tells all its worker processes; each
+// one's component and worker id come as arguments.
+type workerSpec struct {
+	DB        string            `json:"db"`
+	Config    map[string]string `json:"config"`
+	Analyzer  string            `json:"analyzer"` // noop | script:SCENARIO
+	StateDir  string            `json:"state_dir,omitempty"`
+	ModelLoad time.Duration     `json:"model_load,omitempty"`
+}
+
+// runWorker implements the hidden `nomarr worker`: it is started by a main
+// process with the frame pipe on fd 3 and the control pipe on fd 4.
+func runWorker(args []string, stderr io.Writer) int {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	component := fs.String("component", "", "component id")
+	workerID := fs.String("worker-id", "", "instance-qualified worker id")
+	if err := fs.Parse(args); err != nil || *component == "" || *workerID == "" {
+		fmt.Fprintln(stderr, "nomarr worker: --component and --worker-id are required (a worker is started by its main process)")
+		return 2
+	}
+	var spec workerSpec
+	if err := json.Unmarshal([]byte(os.Getenv(workerEnv)), &spec); err != nil {
+		fmt.Fprintf(stderr, "nomarr worker: %s is missing or invalid (a worker is started by its main process): %v\n", workerEnv, err)
+		return 2
+	}
+	log = log.With("component", *component, "pid", os.Getpid())
+	cfg, err := config.FromValues(spec.Config)
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr worker:", err)
+		return 2
+	}
+	frames, control, err := process.ChildPipes()
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr worker:", err)
+		return 2
+	}
+	// SIGTERM asks for a graceful stop; SIGINT (a terminal's Ctrl-C) is the
+	// main process's business: workers live in their own process group.
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	signal.Ignore(syscall.SIGINT, syscall.SIGPIPE)
+	termed := make(chan struct{})
+	go func() { <-term; close(termed) }()
+
+	st, err := openStore(spec.DB)
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr worker:", err)
+		return 2
+	}
+	defer st.Close()
+	an, err := newAnalyzer(spec)
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr worker:", err)
+		return 2
+	}
+	sink := event.SinkFunc(func(e event.Event) {
+		log.Debug(e.Event, "file", e.File, "reason", e.Reason)
+	})
+	w, err := worker.New(cfg.Worker(*component, *workerID, os.Getpid()), st, sink)
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr worker:", err)
+		return 2
+	}
+	models := &analyzer.Models{LoadTime: spec.ModelLoad}
+	return driver.RunWorker(context.Background(), w, an, models,
+		driver.WorkerIO{Frames: frames, Control: control, Term: termed}, nil, cfg.FrameInterval, log)
+}
+
+func newAnalyzer(spec workerSpec) (worker.Analyzer, error) {
+	switch {
+	case spec.Analyzer == "" || spec.Analyzer == "noop":
+		return analyzer.Noop{}, nil
+	case strings.HasPrefix(spec.Analyzer, "script:"):
+		return analyzer.NewScript(strings.TrimPrefix(spec.Analyzer, "script:"), spec.StateDir)
+	}
+	return nil, fmt.Errorf("analyzer: unknown analyzer %q (noop, script:SCENARIO)", spec.Analyzer)
+}
+
+// workerEnvironment returns the environment of worker processes.
+func workerEnvironment(spec workerSpec) []string {
+	b, _ := json.Marshal(spec)
+	return append(os.Environ(), workerEnv+"="+string(b))
+}

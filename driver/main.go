@@ -1,0 +1,139 @@
+// Package driver runs the core for real. Main is the main process's event
+// loop: it owns the node (supervisor + HealthMonitor), feeds it pipe bytes,
+// exits and ticks from one goroutine, and carries out its actions through the
+// process adapter and the store. RunWorker is the worker process's loop. Both
+// only translate; the core decides.
+package driver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/nomarr/nomarr/adapters/process"
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/node"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// Main drives one node. All node access happens on the Run goroutine; other
+// goroutines go through Do.
+type Main struct {
+	Node    *node.Node
+	Spawner *process.Spawner
+	Store   store.Store
+	Clock   clock.Clock
+	Log     *slog.Logger
+
+	events chan process.Event
+	cmds   chan func(context.Context, time.Time)
+	done   chan struct{}
+	once   sync.Once
+}
+
+// NewMain wires a node to a spawner. command builds a worker's command line.
+func NewMain(cfg node.Config, st store.Store, clk clock.Clock, log *slog.Logger, sink event.Sink,
+	command func(component string, gen uint64) (string, []string), output interface{ Write([]byte) (int, error) }) (*Main, error) {
+	if clk == nil {
+		clk = clock.New()
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	m := &Main{Store: st, Clock: clk, Log: log, events: make(chan process.Event, 4096),
+		cmds: make(chan func(context.Context, time.Time)), done: make(chan struct{})}
+	m.Spawner = &process.Spawner{Command: command, Output: output, Events: m.events, Log: log}
+	n, err := node.New(cfg, m.Spawner, st, sink)
+	if err != nil {
+		return nil, err
+	}
+	m.Node = n
+	return m, nil
+}
+
+// Do runs f on the loop goroutine and waits for it; it fails once the loop
+// has ended.
+func (m *Main) Do(ctx context.Context, f func(ctx context.Context, now time.Time)) error {
+	ran := make(chan struct{})
+	select {
+	case m.cmds <- func(ctx context.Context, now time.Time) { f(ctx, now); close(ran) }:
+	case <-m.done:
+		return fmt.Errorf("driver: main loop has stopped")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-ran:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Run starts the workers and drives the node until ctx ends; then it stops
+// gracefully (SIGTERM, grace, SIGKILL) and returns once every worker is
+// reaped. stop, when it fires, also begins the graceful stop.
+func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
+	defer m.once.Do(func() { close(m.done) })
+	// The store calls use a context that outlives ctx, so the graceful stop
+	// can still write.
+	sctx := context.WithoutCancel(ctx)
+	m.Node.Start(sctx, m.Clock.Now())
+	timer := m.Clock.Timer(time.Hour)
+	defer timer.Stop()
+	cancelled := ctx.Done()
+	for {
+		now := m.Clock.Now()
+		if m.Node.Sup.Stopping() && m.Node.Sup.Done() {
+			break
+		}
+		wait := m.Node.NextWake().Sub(now)
+		if wait < 0 {
+			wait = 0
+		}
+		timer.Reset(wait)
+		select {
+		case ev := <-m.events:
+			m.handle(sctx, ev)
+		case <-timer.C:
+			m.Node.Tick(sctx, m.Clock.Now())
+		case f := <-m.cmds:
+			f(sctx, m.Clock.Now())
+		case <-cancelled:
+			cancelled = nil
+			m.Log.Info("stopping: workers finish their current job, then exit")
+			m.Node.Stop(m.Clock.Now())
+		case <-stop:
+			stop = nil
+			m.Node.Stop(m.Clock.Now())
+		}
+	}
+	m.once.Do(func() { close(m.done) })
+	// Every child is reaped; drain what the readers still send.
+	drained := make(chan struct{})
+	go func() {
+		for range m.events {
+		}
+		close(drained)
+	}()
+	m.Spawner.Wait()
+	close(m.events)
+	<-drained
+	return nil
+}
+
+func (m *Main) handle(ctx context.Context, ev process.Event) {
+	now := m.Clock.Now()
+	switch ev.Kind {
+	case process.Data:
+		m.Node.Sup.PipeData(ev.Component, ev.Gen, ev.Data, now)
+	case process.EOF:
+		m.Node.Sup.PipeClosed(ev.Component, ev.Gen, now)
+	case process.Exited:
+		m.Node.Sup.Exited(ctx, ev.Component, ev.Gen, ev.Code, now)
+	}
+}

@@ -1,0 +1,129 @@
+package driver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/nomarr/nomarr/core/frame"
+	"github.com/nomarr/nomarr/core/worker"
+)
+
+// WorkerIO is what a worker process is connected to.
+type WorkerIO struct {
+	Frames  io.Writer       // frame pipe (fd 3)
+	Control io.Reader       // control pipe (fd 4): EOF = main process gone
+	Term    <-chan struct{} // closed or signalled on SIGTERM
+}
+
+// RunWorker runs the worker loop until the core says Exit, and returns the
+// exit code. The frame writer runs on its own goroutine every frameInterval,
+// independent of the job, so a long job keeps framing; a failed frame write or
+// EOF on the control pipe tells the core the main process died, and the core
+// finishes the current job before exiting 0.
+func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models worker.Models, wio WorkerIO,
+	clk clock.Clock, frameInterval time.Duration, log *slog.Logger) int {
+	if clk == nil {
+		clk = clock.New()
+	}
+	var mu sync.Mutex // serialises every call into w
+	wake := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	mainDied := func(why string) {
+		mu.Lock()
+		w.MainDied()
+		mu.Unlock()
+		log.Warn("main process gone: finishing the current job, then exiting", "why", why)
+		poke()
+	}
+	stopFrames := make(chan struct{})
+	framesDone := make(chan struct{})
+	go func() { // frame writer
+		defer close(framesDone)
+		t := clk.Ticker(frameInterval)
+		defer t.Stop()
+		var buf []byte
+		for {
+			mu.Lock()
+			f := w.Frame()
+			mu.Unlock()
+			buf = frame.Append(buf[:0], &f)
+			if _, err := wio.Frames.Write(buf); err != nil {
+				mainDied("frame write failed: " + err.Error())
+				return
+			}
+			select {
+			case <-t.C:
+			case <-stopFrames:
+				return
+			}
+		}
+	}()
+	if wio.Control != nil {
+		go func() { // control watcher
+			_, _ = io.Copy(io.Discard, wio.Control)
+			mainDied("control pipe closed")
+		}()
+	}
+	if wio.Term != nil {
+		go func() {
+			<-wio.Term
+			mu.Lock()
+			w.StopRequested()
+			mu.Unlock()
+			log.Info("stop requested: finishing the current job")
+			poke()
+		}()
+	}
+	progress := func(p int64) {
+		mu.Lock()
+		w.Progress(p)
+		mu.Unlock()
+	}
+	for {
+		mu.Lock()
+		s := w.Step(ctx, clk.Now())
+		mu.Unlock()
+		switch s.Kind {
+		case worker.Wait:
+			d := s.Until.Sub(clk.Now())
+			if d > 0 {
+				t := clk.Timer(d)
+				select {
+				case <-t.C:
+				case <-wake:
+					t.Stop()
+				}
+			}
+		case worker.LoadModels:
+			err := models.Load(ctx)
+			mu.Lock()
+			w.ModelsLoaded(ctx, clk.Now(), err)
+			mu.Unlock()
+		case worker.UnloadModels:
+			models.Unload()
+			mu.Lock()
+			w.ModelsUnloaded(clk.Now())
+			mu.Unlock()
+		case worker.Run:
+			res := an.Analyze(ctx, s.Job, progress)
+			mu.Lock()
+			w.JobDone(ctx, clk.Now(), res)
+			mu.Unlock()
+		case worker.Exit:
+			close(stopFrames)
+			<-framesDone
+			log.Info("worker exiting", "code", s.Code, "reason", s.Reason)
+			return s.Code
+		}
+	}
+}
