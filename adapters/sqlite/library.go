@@ -1,0 +1,510 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nomarr/nomarr/core/restart"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanFile(r scanner) (store.File, error) {
+	var f store.File
+	var needs, valid, tagged, failed int
+	var lastTagged, nextRetry, skipUntil int64
+	err := r.Scan(&f.Key, &f.Path, &f.Size, &f.MtimeMs, &needs, &valid, &tagged, &f.TaggedVersion,
+		&lastTagged, &f.Attempts, &nextRetry, &skipUntil, &f.CrashCount, &failed, &f.LastError, &f.Checkpoint)
+	if err != nil {
+		return store.File{}, err
+	}
+	f.NeedsTagging, f.IsValid, f.Tagged, f.Failed = needs != 0, valid != 0, tagged != 0, failed != 0
+	f.LastTaggedAt, f.NextRetryAt, f.SkipUntil = tm(lastTagged), tm(nextRetry), tm(skipUntil)
+	return f, nil
+}
+
+// UpsertFiles implements store.Library. The batch is validated first (an
+// empty key rejects it whole), a key given twice counts once (the last entry
+// wins), and it is applied in one transaction: callers with very large
+// libraries should pass batches of a few thousand files so that the write
+// lock is held briefly.
+func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
+	last := make(map[string]int, len(files))
+	for i, f := range files {
+		if f.Key == "" {
+			return fmt.Errorf("sqlite: upsert: file %d (path %q) has an empty key", i, f.Path)
+		}
+		last[f.Key] = i
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		st := tx.StmtContext(ctx, s.ws[sUpsertFile])
+		for i, f := range files {
+			if last[f.Key] != i {
+				continue
+			}
+			_, err := st.ExecContext(ctx, f.Key, f.Path, f.Size, f.MtimeMs, b2i(f.NeedsTagging), b2i(f.IsValid),
+				b2i(f.Tagged), f.TaggedVersion, ms(f.LastTaggedAt), f.Attempts, ms(f.NextRetryAt), ms(f.SkipUntil),
+				f.CrashCount, b2i(f.Failed), f.LastError, f.Checkpoint)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.Key, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return s.fail("upsert", fmt.Sprintf("(%d files)", len(files)), err)
+	}
+	return nil
+}
+
+// Discover implements store.Library. A limit <= 0 means no limit.
+func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
+	lim := int64(limit)
+	if limit <= 0 {
+		lim = -1
+	}
+	rows, err := s.rs[sDiscover].QueryContext(ctx, after, ms(now), lim)
+	if err != nil {
+		return nil, s.fail("discover", "", err)
+	}
+	defer rows.Close()
+	var out []store.File
+	if limit > 0 {
+		out = make([]store.File, 0, limit)
+	}
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, s.fail("discover", "", err)
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("discover", "", err)
+	}
+	return out, nil
+}
+
+// Claim implements store.Library. A claim that already exists is answered
+// from a read, without taking the write lock (the common outcome when
+// several workers race for the same batch).
+func (s *Store) Claim(ctx context.Context, c store.Claim) error {
+	var one int
+	err := s.rs[sClaimExistsR].QueryRowContext(ctx, c.FileKey).Scan(&one)
+	switch {
+	case err == nil:
+		return s.fail("claim", c.FileKey, store.ErrConflict)
+	case !errors.Is(err, sql.ErrNoRows):
+		return s.fail("claim", c.FileKey, err)
+	}
+	err = s.withTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.StmtContext(ctx, s.ws[sClaimInsert]).ExecContext(ctx, c.FileKey, c.WorkerID, ms(c.ClaimedAt), ms(c.LeaseUntil))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		err = tx.StmtContext(ctx, s.ws[sClaimExists]).QueryRowContext(ctx, c.FileKey).Scan(&one)
+		switch {
+		case err == nil:
+			return store.ErrConflict
+		case errors.Is(err, sql.ErrNoRows):
+			return store.ErrNotEligible
+		}
+		return err
+	})
+	if err != nil {
+		return s.fail("claim", c.FileKey, err)
+	}
+	return nil
+}
+
+// Complete implements store.Library: claim deleted, file marked tagged and
+// tags stored in one transaction, only if ref holds the claim.
+func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion) error {
+	tags := c.Tags
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	doc, err := json.Marshal(tags)
+	if err != nil {
+		return s.fail("complete", ref.FileKey, err)
+	}
+	err = s.withTx(ctx, func(tx *sql.Tx) error {
+		if err := deleteHeld(ctx, tx.StmtContext(ctx, s.ws[sDeleteHeld]), ref); err != nil {
+			return err
+		}
+		res, err := tx.StmtContext(ctx, s.ws[sComplete]).ExecContext(ctx, ref.FileKey, c.Version, ms(c.At))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return errGone
+		}
+		_, err = tx.StmtContext(ctx, s.ws[sPutTags]).ExecContext(ctx, ref.FileKey, string(doc), c.Version, ms(c.At))
+		return err
+	})
+	if errors.Is(err, errGone) {
+		// The file vanished under its claim: drop the claim, as the
+		// reference store does, and report the file missing.
+		if _, derr := s.ws[sDeleteHeld].ExecContext(ctx, ref.FileKey, ref.WorkerID); derr != nil {
+			return s.fail("complete", ref.FileKey, derr)
+		}
+		return s.fail("complete", ref.FileKey, store.ErrNotFound)
+	}
+	if err != nil {
+		return s.fail("complete", ref.FileKey, err)
+	}
+	return nil
+}
+
+var errGone = errors.New("file gone")
+
+// deleteHeld deletes ref's claim; ErrClaimLost when ref does not hold it.
+func deleteHeld(ctx context.Context, st *sql.Stmt, ref store.Ref) error {
+	res, err := st.ExecContext(ctx, ref.FileKey, ref.WorkerID)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return store.ErrClaimLost
+	}
+	return nil
+}
+
+// Release implements store.Library.
+func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdate) error {
+	var err error
+	if upd == nil {
+		err = deleteHeld(ctx, s.ws[sDeleteHeld], ref)
+	} else {
+		err = s.withTx(ctx, func(tx *sql.Tx) error {
+			if err := deleteHeld(ctx, tx.StmtContext(ctx, s.ws[sDeleteHeld]), ref); err != nil {
+				return err
+			}
+			_, err := tx.StmtContext(ctx, s.ws[sReleaseUpdate]).ExecContext(ctx, ref.FileKey, upd.Attempts,
+				ms(upd.NextRetryAt), ms(upd.SkipUntil), b2i(upd.Failed), upd.LastError, upd.Checkpoint)
+			return err
+		})
+	}
+	if err != nil {
+		return s.fail("release", ref.FileKey, err)
+	}
+	return nil
+}
+
+// ReleaseWorker implements store.Library: the claims are deleted and the
+// crash counts incremented in one transaction.
+func (s *Store) ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]store.Released, error) {
+	var out []store.Released
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		rows, err := tx.StmtContext(ctx, s.ws[sReleaseWorker]).QueryContext(ctx, workerID)
+		if err != nil {
+			return err
+		}
+		var keys []string
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return err
+			}
+			keys = append(keys, k)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		slices.Sort(keys)
+		id := sCrashGet
+		if countCrash {
+			id = sCrashInc
+		}
+		st := tx.StmtContext(ctx, s.ws[id])
+		for _, k := range keys {
+			r := store.Released{FileKey: k}
+			err := st.QueryRowContext(ctx, k).Scan(&r.CrashCount)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail("release worker", workerID, err)
+	}
+	if out == nil {
+		out = []store.Released{}
+	}
+	return out, nil
+}
+
+// Quarantine implements store.Library.
+func (s *Store) Quarantine(ctx context.Context, fileKey, reason string) error {
+	res, err := s.ws[sQuarantine].ExecContext(ctx, fileKey, reason)
+	if err != nil {
+		return s.fail("quarantine", fileKey, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return s.fail("quarantine", fileKey, err)
+	}
+	if n == 0 {
+		return s.fail("quarantine", fileKey, store.ErrNotFound)
+	}
+	return nil
+}
+
+// renewChunk bounds the worker ids per statement (SQLite's parameter limit).
+const renewChunk = 500
+
+// RenewLeases implements store.Library: one conditional UPDATE (one per 500
+// workers) in one transaction; a lease is only ever extended.
+func (s *Store) RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error) {
+	if len(workerIDs) == 0 {
+		return 0, nil
+	}
+	total := 0
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		total = 0
+		for ids := range slices.Chunk(workerIDs, renewChunk) {
+			q := `UPDATE worker_claims SET lease_until = ?1 WHERE lease_until < ?1 AND worker_id IN (?` +
+				strings.Repeat(", ?", len(ids)-1) + `)`
+			args := make([]any, 0, len(ids)+1)
+			args = append(args, ms(until))
+			for _, id := range ids {
+				args = append(args, id)
+			}
+			res, err := tx.ExecContext(ctx, q, args...)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			total += int(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, s.fail("renew leases", fmt.Sprintf("(%d workers)", len(workerIDs)), err)
+	}
+	return total, nil
+}
+
+// CleanupClaims implements store.Library: conditional deletes (expired
+// lease; file gone, tagged, failed or invalid) in one transaction, each
+// re-checking its condition as it deletes.
+func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim, error) {
+	var out []store.Claim
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		for _, id := range []int{sCleanupExpired, sCleanupIneligible} {
+			var args []any
+			if id == sCleanupExpired {
+				args = append(args, ms(now))
+			}
+			rows, err := tx.StmtContext(ctx, s.ws[id]).QueryContext(ctx, args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var c store.Claim
+				var at, until int64
+				if err := rows.Scan(&c.FileKey, &c.WorkerID, &at, &until); err != nil {
+					rows.Close()
+					return err
+				}
+				c.ClaimedAt, c.LeaseUntil = tm(at), tm(until)
+				out = append(out, c)
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail("cleanup claims", "", err)
+	}
+	slices.SortFunc(out, func(a, b store.Claim) int { return strings.Compare(a.FileKey, b.FileKey) })
+	if out == nil {
+		out = []store.Claim{}
+	}
+	return out, nil
+}
+
+// File implements store.Library.
+func (s *Store) File(ctx context.Context, key string) (store.File, error) {
+	f, err := scanFile(s.rs[sFile].QueryRowContext(ctx, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.File{}, s.fail("file", key, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.File{}, s.fail("file", key, err)
+	}
+	return f, nil
+}
+
+// Counts implements store.Library (one read transaction; a scan of the
+// library, meant for status displays rather than hot paths).
+func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
+	var c store.Counts
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return c, s.fail("counts", "", err)
+	}
+	defer tx.Rollback()
+	if err := tx.StmtContext(ctx, s.rs[sCounts]).QueryRowContext(ctx).Scan(&c.Total, &c.Tagged, &c.Failed, &c.Pending); err != nil {
+		return store.Counts{}, s.fail("counts", "", err)
+	}
+	if err := tx.StmtContext(ctx, s.rs[sClaimCount]).QueryRowContext(ctx).Scan(&c.Claimed); err != nil {
+		return store.Counts{}, s.fail("counts", "", err)
+	}
+	return c, nil
+}
+
+// GetMeta implements store.Meta.
+func (s *Store) GetMeta(ctx context.Context, key string) (string, bool, error) {
+	var v string
+	err := s.rs[sGetMeta].QueryRowContext(ctx, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, s.fail("get meta", key, err)
+	}
+	return v, true, nil
+}
+
+// SetMeta implements store.Meta.
+func (s *Store) SetMeta(ctx context.Context, key, value string) error {
+	if _, err := s.ws[sSetMeta].ExecContext(ctx, key, value); err != nil {
+		return s.fail("set meta", key, err)
+	}
+	return nil
+}
+
+// LoadRestart implements store.RestartStates.
+func (s *Store) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
+	var st restart.State
+	var recent string
+	err := s.rs[sLoadRestart].QueryRowContext(ctx, key).Scan(&st.Component, &st.RestartCount, &st.Consecutive,
+		&recent, &st.LastRestartWallMs, &st.FailedAtWallMs, &st.FailureReason, &st.UpdatedAtWallMs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return restart.State{}, false, nil
+	}
+	if err != nil {
+		return restart.State{}, false, s.fail("load restart", key, err)
+	}
+	if err := json.Unmarshal([]byte(recent), &st.Recent); err != nil {
+		return restart.State{}, false, s.fail("load restart", key, fmt.Errorf("bad recent %q: %w", recent, err))
+	}
+	return st, true, nil
+}
+
+// SaveRestart implements store.RestartStates.
+func (s *Store) SaveRestart(ctx context.Context, key string, st restart.State) error {
+	recent := st.Recent
+	if recent == nil {
+		recent = []int64{}
+	}
+	doc, err := json.Marshal(recent)
+	if err != nil {
+		return s.fail("save restart", key, err)
+	}
+	_, err = s.ws[sSaveRestart].ExecContext(ctx, key, st.Component, st.RestartCount, st.Consecutive, string(doc),
+		st.LastRestartWallMs, st.FailedAtWallMs, st.FailureReason, st.UpdatedAtWallMs)
+	if err != nil {
+		return s.fail("save restart", key, err)
+	}
+	return nil
+}
+
+// AppendHistory implements store.History (one transaction per batch).
+func (s *Store) AppendHistory(ctx context.Context, rows []store.HistoryRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		st := tx.StmtContext(ctx, s.ws[sAppendHistory])
+		for _, r := range rows {
+			if _, err := st.ExecContext(ctx, ms(r.At), r.Instance, r.Component, r.Status); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return s.fail("append history", fmt.Sprintf("(%d rows)", len(rows)), err)
+	}
+	return nil
+}
+
+// Tags returns the tags stored by the file's last completion (empty when it
+// was never completed). It is not part of the port (the contract suite's
+// storetest.TagReader).
+func (s *Store) Tags(ctx context.Context, key string) (map[string]string, error) {
+	var doc string
+	err := s.rs[sTags].QueryRowContext(ctx, key).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, s.fail("tags", key, err)
+	}
+	tags := map[string]string{}
+	if err := json.Unmarshal([]byte(doc), &tags); err != nil {
+		return nil, s.fail("tags", key, fmt.Errorf("bad tags document: %w", err))
+	}
+	return tags, nil
+}
+
+// RecentHistory returns the newest limit health-history rows, oldest first
+// (storetest.HistoryReader; for the history API).
+func (s *Store) RecentHistory(ctx context.Context, limit int) ([]store.HistoryRow, error) {
+	rows, err := s.rs[sHistory].QueryContext(ctx, limit)
+	if err != nil {
+		return nil, s.fail("history", "", err)
+	}
+	defer rows.Close()
+	var out []store.HistoryRow
+	for rows.Next() {
+		var r store.HistoryRow
+		var at int64
+		if err := rows.Scan(&at, &r.Instance, &r.Component, &r.Status); err != nil {
+			return nil, s.fail("history", "", err)
+		}
+		r.At = tm(at)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("history", "", err)
+	}
+	return out, nil
+}

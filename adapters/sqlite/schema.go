@@ -1,0 +1,230 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// schema is the idempotent bootstrap (DESIGN §10). Booleans are 0/1, times
+// Unix milliseconds (0: none).
+var schema = []string{
+	// The work queue: one row per audio file, keyed by the file key.
+	`CREATE TABLE IF NOT EXISTS library_files (
+		key            TEXT    NOT NULL PRIMARY KEY,
+		path           TEXT    NOT NULL DEFAULT '',
+		size           INTEGER NOT NULL DEFAULT 0,
+		mtime_ms       INTEGER NOT NULL DEFAULT 0,
+		needs_tagging  INTEGER NOT NULL DEFAULT 0,
+		is_valid       INTEGER NOT NULL DEFAULT 0,
+		tagged         INTEGER NOT NULL DEFAULT 0,
+		tagged_version TEXT    NOT NULL DEFAULT '',
+		last_tagged_at INTEGER NOT NULL DEFAULT 0,
+		attempts       INTEGER NOT NULL DEFAULT 0,
+		next_retry_at  INTEGER NOT NULL DEFAULT 0,
+		skip_until     INTEGER NOT NULL DEFAULT 0,
+		crash_count    INTEGER NOT NULL DEFAULT 0,
+		failed         INTEGER NOT NULL DEFAULT 0,
+		last_error     TEXT    NOT NULL DEFAULT '',
+		checkpoint     TEXT    NOT NULL DEFAULT ''
+	) WITHOUT ROWID`,
+	// Discovery: the pending files in key order. Retry and skip times are
+	// checked on the rows the index yields (few are waiting at any time).
+	`CREATE INDEX IF NOT EXISTS library_files_pending ON library_files (key)
+		WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0`,
+
+	// Claims: the primary key on file_key is the unique key `claim_<file_key>`
+	// that makes exactly one claim win.
+	`CREATE TABLE IF NOT EXISTS worker_claims (
+		file_key    TEXT    NOT NULL PRIMARY KEY,
+		worker_id   TEXT    NOT NULL,
+		claimed_at  INTEGER NOT NULL,
+		lease_until INTEGER NOT NULL
+	) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS worker_claims_lease ON worker_claims (lease_until)`,
+	`CREATE INDEX IF NOT EXISTS worker_claims_worker ON worker_claims (worker_id)`,
+
+	// Tags of the last completion, one document per file; writes counts
+	// completions (a safety check: exactly one per tagging).
+	`CREATE TABLE IF NOT EXISTS file_tags (
+		file_key   TEXT    NOT NULL PRIMARY KEY,
+		tags       TEXT    NOT NULL,
+		version    TEXT    NOT NULL DEFAULT '',
+		written_at INTEGER NOT NULL DEFAULT 0,
+		writes     INTEGER NOT NULL DEFAULT 1
+	)`,
+
+	// Restart policy state per component key (restart.State).
+	`CREATE TABLE IF NOT EXISTS worker_restart_policy (
+		key                  TEXT    NOT NULL PRIMARY KEY,
+		component            TEXT    NOT NULL DEFAULT '',
+		restart_count        INTEGER NOT NULL DEFAULT 0,
+		consecutive          INTEGER NOT NULL DEFAULT 0,
+		recent               TEXT    NOT NULL DEFAULT '[]',
+		last_restart_wall_ms INTEGER NOT NULL DEFAULT 0,
+		failed_at_wall_ms    INTEGER NOT NULL DEFAULT 0,
+		failure_reason       TEXT    NOT NULL DEFAULT '',
+		updated_at_wall_ms   INTEGER NOT NULL DEFAULT 0
+	) WITHOUT ROWID`,
+
+	// Health history (write-mostly).
+	`CREATE TABLE IF NOT EXISTS health_history (
+		id        INTEGER PRIMARY KEY,
+		at_ms     INTEGER NOT NULL,
+		instance  TEXT    NOT NULL DEFAULT '',
+		component TEXT    NOT NULL DEFAULT '',
+		status    TEXT    NOT NULL DEFAULT ''
+	)`,
+	`CREATE INDEX IF NOT EXISTS health_history_at ON health_history (at_ms)`,
+
+	// Cluster-wide flags and the schema version.
+	`CREATE TABLE IF NOT EXISTS meta (
+		key   TEXT NOT NULL PRIMARY KEY,
+		value TEXT NOT NULL
+	) WITHOUT ROWID`,
+}
+
+const fileCols = `key, path, size, mtime_ms, needs_tagging, is_valid, tagged, tagged_version,
+	last_tagged_at, attempts, next_retry_at, skip_until, crash_count, failed, last_error, checkpoint`
+
+// Statement ids.
+const (
+	// writes (writer connection)
+	sUpsertFile = iota
+	sClaimInsert
+	sClaimExists
+	sDeleteHeld
+	sComplete
+	sPutTags
+	sReleaseUpdate
+	sReleaseWorker
+	sCrashInc
+	sCrashGet
+	sQuarantine
+	sCleanupExpired
+	sCleanupIneligible
+	sSetMeta
+	sSaveRestart
+	sAppendHistory
+	// reads (query-only connections)
+	sDiscover
+	sFile
+	sClaimExistsR
+	sCounts
+	sClaimCount
+	sGetMeta
+	sLoadRestart
+	sTags
+	sHistory
+	nStmts
+)
+
+var writeSQL = map[int]string{
+	// Insert a new file as given; a known file whose size or mtime changed
+	// needs tagging again and forgets its attempts, failure, retry/skip times,
+	// crash count, error and checkpoint. An unchanged file is not touched.
+	sUpsertFile: `INSERT INTO library_files (` + fileCols + `)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+		ON CONFLICT (key) DO UPDATE SET
+			path = excluded.path, size = excluded.size, mtime_ms = excluded.mtime_ms,
+			is_valid = excluded.is_valid, needs_tagging = 1, tagged = 0, failed = 0,
+			attempts = 0, next_retry_at = 0, skip_until = 0, crash_count = 0,
+			last_error = '', checkpoint = ''
+		WHERE library_files.size <> excluded.size OR library_files.mtime_ms <> excluded.mtime_ms`,
+	// Claim = insert, only if the file is eligible at claimed_at; the primary
+	// key refuses a second claim.
+	sClaimInsert: `INSERT INTO worker_claims (file_key, worker_id, claimed_at, lease_until)
+		SELECT ?1, ?2, ?3, ?4 FROM library_files
+		WHERE key = ?1 AND needs_tagging = 1 AND is_valid = 1 AND failed = 0
+			AND next_retry_at <= ?3 AND skip_until <= ?3
+		ON CONFLICT (file_key) DO NOTHING`,
+	sClaimExists: `SELECT 1 FROM worker_claims WHERE file_key = ?`,
+	// Conditional delete: only the holder's claim.
+	sDeleteHeld: `DELETE FROM worker_claims WHERE file_key = ? AND worker_id = ?`,
+	sComplete: `UPDATE library_files SET tagged = 1, needs_tagging = 0, tagged_version = ?2,
+			last_tagged_at = ?3, checkpoint = '', last_error = ''
+		WHERE key = ?1`,
+	sPutTags: `INSERT INTO file_tags (file_key, tags, version, written_at, writes) VALUES (?1, ?2, ?3, ?4, 1)
+		ON CONFLICT (file_key) DO UPDATE SET tags = excluded.tags, version = excluded.version,
+			written_at = excluded.written_at, writes = file_tags.writes + 1`,
+	sReleaseUpdate: `UPDATE library_files SET attempts = ?2, next_retry_at = ?3, skip_until = ?4,
+			failed = ?5, last_error = ?6, checkpoint = ?7
+		WHERE key = ?1`,
+	sReleaseWorker: `DELETE FROM worker_claims WHERE worker_id = ? RETURNING file_key`,
+	sCrashInc:      `UPDATE library_files SET crash_count = crash_count + 1 WHERE key = ? RETURNING crash_count`,
+	sCrashGet:      `SELECT crash_count FROM library_files WHERE key = ?`,
+	sQuarantine:    `UPDATE library_files SET failed = 1, last_error = ?2 WHERE key = ?1`,
+	// Cleanup, condition re-checked in the delete itself: expired leases
+	// (index on lease_until), then claims whose file is gone or no longer
+	// pending (tagged, failed, invalid) — a scan of the claims, which number
+	// about the workers, each with a primary-key probe of its file.
+	sCleanupExpired: `DELETE FROM worker_claims WHERE lease_until < ?
+		RETURNING file_key, worker_id, claimed_at, lease_until`,
+	sCleanupIneligible: `DELETE FROM worker_claims WHERE NOT EXISTS (
+			SELECT 1 FROM library_files f WHERE f.key = worker_claims.file_key
+				AND f.needs_tagging = 1 AND f.is_valid = 1 AND f.failed = 0)
+		RETURNING file_key, worker_id, claimed_at, lease_until`,
+	sSetMeta: `INSERT INTO meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+	sSaveRestart: `INSERT INTO worker_restart_policy (key, component, restart_count, consecutive, recent,
+			last_restart_wall_ms, failed_at_wall_ms, failure_reason, updated_at_wall_ms)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+		ON CONFLICT (key) DO UPDATE SET component = excluded.component,
+			restart_count = excluded.restart_count, consecutive = excluded.consecutive,
+			recent = excluded.recent, last_restart_wall_ms = excluded.last_restart_wall_ms,
+			failed_at_wall_ms = excluded.failed_at_wall_ms, failure_reason = excluded.failure_reason,
+			updated_at_wall_ms = excluded.updated_at_wall_ms`,
+	sAppendHistory: `INSERT INTO health_history (at_ms, instance, component, status) VALUES (?, ?, ?, ?)`,
+}
+
+var readSQL = map[int]string{
+	// Discovery: pending files (partial index, key order) past the cursor,
+	// retry/skip time reached, no claim (primary-key probe).
+	sDiscover: `SELECT ` + fileCols + ` FROM library_files
+		WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND key > ?1
+			AND next_retry_at <= ?2 AND skip_until <= ?2
+			AND NOT EXISTS (SELECT 1 FROM worker_claims c WHERE c.file_key = library_files.key)
+		ORDER BY key LIMIT ?3`,
+	sFile:         `SELECT ` + fileCols + ` FROM library_files WHERE key = ?`,
+	sClaimExistsR: `SELECT 1 FROM worker_claims WHERE file_key = ?`,
+	sCounts: `SELECT count(*),
+			coalesce(sum(tagged = 1), 0),
+			coalesce(sum(tagged = 0 AND failed = 1), 0),
+			coalesce(sum(tagged = 0 AND failed = 0 AND needs_tagging = 1 AND is_valid = 1), 0)
+		FROM library_files`,
+	sClaimCount: `SELECT count(*) FROM worker_claims`,
+	sGetMeta:    `SELECT value FROM meta WHERE key = ?`,
+	sLoadRestart: `SELECT component, restart_count, consecutive, recent, last_restart_wall_ms,
+			failed_at_wall_ms, failure_reason, updated_at_wall_ms
+		FROM worker_restart_policy WHERE key = ?`,
+	sTags: `SELECT tags FROM file_tags WHERE file_key = ?`,
+	sHistory: `SELECT at_ms, instance, component, status FROM
+			(SELECT id, at_ms, instance, component, status FROM health_history ORDER BY id DESC LIMIT ?)
+		ORDER BY id`,
+}
+
+// stmts holds statements prepared on one pool.
+type stmts [nStmts]*sql.Stmt
+
+func (st *stmts) prepare(ctx context.Context, db *sql.DB, src map[int]string) error {
+	for id, q := range src {
+		p, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %.40q: %w", q, err)
+		}
+		st[id] = p
+	}
+	return nil
+}
+
+func (st *stmts) close() error {
+	var errs []error
+	for i, p := range st {
+		if p != nil {
+			errs = append(errs, p.Close())
+			st[i] = nil
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,366 @@
+// Package sqlite is the embedded default store (DESIGN §10): one SQLite file,
+// shared safely by several processes, implementing store.Store with
+// modernc.org/sqlite (pure Go, no cgo).
+//
+// Connection setup: WAL journal, synchronous=NORMAL, foreign keys off, a busy
+// timeout (default 5 s). Every write runs in a BEGIN IMMEDIATE transaction on
+// the handle's single writer connection, so two processes never deadlock on
+// a read-to-write lock upgrade and writers in one process queue in Go instead
+// of spinning on the file lock; reads use a small pool of query-only
+// connections, which WAL lets run beside the writer. Times are stored as Unix
+// milliseconds (0 for the zero time).
+//
+// The SQL is kept document-store shaped, like the port: single-row reads and
+// writes by key, conditional UPDATE/DELETE whose condition sits in the same
+// statement, and a transaction where the port says "atomically".
+//
+// Errors: the port's semantic errors come back wrapped (errors.Is works)
+// with the operation and key as context; anything else (busy beyond the
+// timeout, read-only file, disk full, I/O error) is a fault with a message
+// that says which.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// SchemaVersion is the schema this package creates and understands; it is
+// kept in meta under MetaSchemaVersion.
+const SchemaVersion = 1
+
+// MetaSchemaVersion is the meta key holding the schema version.
+const MetaSchemaVersion = "schema_version"
+
+// DefaultBusyTimeout is how long an operation waits for another connection's
+// lock before it fails.
+const DefaultBusyTimeout = 5 * time.Second
+
+// Option configures Open.
+type Option func(*config)
+
+type config struct {
+	busyTimeout time.Duration
+	readOnly    bool
+	readers     int
+	pragmas     []string // extra per-connection pragmas (tests)
+}
+
+// WithBusyTimeout sets how long an operation waits for a lock held by another
+// connection or process before it fails with a "database is locked" error
+// (default 5 s).
+func WithBusyTimeout(d time.Duration) Option {
+	return func(c *config) { c.busyTimeout = d }
+}
+
+// WithReadOnly opens the database read-only (SQLite URI mode=ro, plus
+// query_only): the schema must exist already; every write fails with a
+// read-only error. For inspection tools and for tests that must simulate a
+// read-only file where permissions do not apply (root).
+func WithReadOnly() Option {
+	return func(c *config) { c.readOnly = true }
+}
+
+// WithReaders sets the number of read connections (default 4).
+func WithReaders(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.readers = n
+		}
+	}
+}
+
+// Store is a store.Store on one SQLite file. It is safe for concurrent use;
+// several Stores, in one process or many, may share the file.
+type Store struct {
+	path string
+	cfg  config
+	w    *sql.DB // one connection, BEGIN IMMEDIATE
+	r    *sql.DB // query-only connections
+	ws   stmts   // prepared on w
+	rs   stmts   // prepared on r
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path and makes sure the
+// schema exists. Several processes may open the same new file at once.
+func Open(path string, opts ...Option) (*Store, error) {
+	cfg := config{busyTimeout: DefaultBusyTimeout, readers: 4}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.busyTimeout < 0 {
+		cfg.busyTimeout = 0
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	s := &Store{path: abs, cfg: cfg}
+	if err := s.open(); err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, s.describe(err))
+	}
+	return s, nil
+}
+
+// Path returns the database file's absolute path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the store's connections.
+func (s *Store) Close() error {
+	if err := s.closeDBs(); err != nil {
+		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+func (s *Store) closeDBs() error {
+	var errs []error
+	for _, st := range []*stmts{&s.ws, &s.rs} {
+		errs = append(errs, st.close())
+	}
+	for _, db := range []*sql.DB{s.w, s.r} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	s.w, s.r = nil, nil
+	return errors.Join(errs...)
+}
+
+func (s *Store) dsn(write bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(s.cfg.busyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(0)")
+	for _, p := range s.cfg.pragmas {
+		q.Add("_pragma", p)
+	}
+	if s.cfg.readOnly {
+		q.Set("mode", "ro")
+	}
+	if write && !s.cfg.readOnly {
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Set("_query_only", "1")
+	}
+	u := url.URL{Scheme: "file", OmitHost: true, Path: s.path, RawQuery: q.Encode()}
+	return u.String()
+}
+
+func (s *Store) open() error {
+	var err error
+	if s.w, err = sql.Open("sqlite", s.dsn(true)); err != nil {
+		return err
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.w.SetConnMaxIdleTime(0)
+	if s.r, err = sql.Open("sqlite", s.dsn(false)); err != nil {
+		return err
+	}
+	s.r.SetMaxOpenConns(s.cfg.readers)
+	s.r.SetMaxIdleConns(s.cfg.readers)
+	s.r.SetConnMaxLifetime(0)
+	s.r.SetConnMaxIdleTime(0)
+	ctx := context.Background()
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	if err := s.ws.prepare(ctx, s.w, writeSQL); err != nil {
+		return err
+	}
+	return s.rs.prepare(ctx, s.r, readSQL)
+}
+
+// bootstrap switches the file to WAL and creates the schema if needed. It is
+// idempotent and safe when several processes open a new file at once: the
+// journal-mode switch is retried while another process holds the file, and
+// the DDL runs in one IMMEDIATE transaction that re-checks the version.
+func (s *Store) bootstrap(ctx context.Context) error {
+	v, err := s.schemaVersion(ctx, s.r)
+	if err != nil {
+		return err
+	}
+	if v == SchemaVersion {
+		return s.checkWAL(ctx)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("schema version %d is newer than this program's %d", v, SchemaVersion)
+	}
+	if s.cfg.readOnly {
+		return errors.New("no schema (a read-only open needs an existing database)")
+	}
+	if err := s.setWAL(ctx); err != nil {
+		return err
+	}
+	return s.withTx(ctx, func(tx *sql.Tx) error {
+		var cur int
+		err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, MetaSchemaVersion).Scan(&cur)
+		if err == nil && cur >= SchemaVersion {
+			return nil // another process created it meanwhile
+		}
+		for _, ddl := range schema {
+			if _, err := tx.ExecContext(ctx, ddl); err != nil {
+				return fmt.Errorf("schema: %w", err)
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, MetaSchemaVersion, strconv.Itoa(SchemaVersion))
+		return err
+	})
+}
+
+// schemaVersion reads the version in meta, 0 when there is no schema yet.
+func (s *Store) schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'meta'`).Scan(&n)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	var v string
+	err = db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, MetaSchemaVersion).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, err = strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("bad %s %q in meta", MetaSchemaVersion, v)
+	}
+	return n, nil
+}
+
+// setWAL switches the file to WAL (persistent in the file). Switching needs
+// the file to itself for a moment; another process opening it at the same
+// time may make it busy, so it is retried until the busy timeout.
+func (s *Store) setWAL(ctx context.Context) error {
+	deadline := time.Now().Add(s.cfg.busyTimeout)
+	for {
+		var mode string
+		err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
+		if err == nil {
+			if !strings.EqualFold(mode, "wal") {
+				return fmt.Errorf("journal_mode is %q, want wal", mode)
+			}
+			return nil
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			return fmt.Errorf("set WAL journal: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Store) checkWAL(ctx context.Context) error {
+	var mode string
+	if err := s.r.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		return err
+	}
+	if strings.EqualFold(mode, "wal") || s.cfg.readOnly {
+		return nil
+	}
+	return s.setWAL(ctx)
+}
+
+// withTx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it, or
+// rolls it back when fn or the commit fails.
+func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// describe adds what a SQLite fault means to its message; semantic errors and
+// context errors pass unchanged.
+func (s *Store) describe(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *msqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return fmt.Errorf("database is locked by another connection or process (waited %s busy_timeout): %w", s.cfg.busyTimeout, err)
+	case sqlite3.SQLITE_READONLY:
+		return fmt.Errorf("database is read-only (file or directory not writable, or opened read-only): %w", err)
+	case sqlite3.SQLITE_FULL:
+		return fmt.Errorf("disk or database full: %w", err)
+	case sqlite3.SQLITE_CANTOPEN:
+		return fmt.Errorf("cannot open database file (missing directory or permissions): %w", err)
+	case sqlite3.SQLITE_IOERR:
+		return fmt.Errorf("I/O error: %w", err)
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("database file is corrupt or not a database: %w", err)
+	}
+	return err
+}
+
+func isBusy(err error) bool {
+	var se *msqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+}
+
+// fail wraps err with the operation's context: "sqlite: claim f0001: ...".
+func (s *Store) fail(op, key string, err error) error {
+	if key != "" {
+		op += " " + key
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, s.describe(err))
+}
+
+// ms converts a time to stored Unix milliseconds (0 for the zero time).
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// tm converts stored Unix milliseconds back (0 is the zero time).
+func tm(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,516 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/storetest"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+func openT(t testing.TB, path string, opts ...Option) *Store {
+	t.Helper()
+	s, err := Open(path, opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func tempDB(t testing.TB) string {
+	return filepath.Join(t.TempDir(), "nomarr.db")
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openT(t, tempDB(t)) })
+}
+
+func TestContractConcurrent(t *testing.T) {
+	path := tempDB(t)
+	storetest.RunConcurrent(t, func(t *testing.T) store.Store { return openT(t, path) })
+}
+
+var (
+	t0  = storetest.T0
+	bg  = context.Background()
+	at  = storetest.At
+	mkf = storetest.NewFile
+)
+
+func seed(t testing.TB, s *Store, keys ...string) {
+	t.Helper()
+	var files []store.File
+	for _, k := range keys {
+		files = append(files, mkf(k))
+	}
+	if err := s.UpsertFiles(bg, files); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func claim(key, worker string, now time.Time, ttl time.Duration) store.Claim {
+	return store.Claim{FileKey: key, WorkerID: worker, ClaimedAt: now, LeaseUntil: now.Add(ttl)}
+}
+
+// raw opens a plain second connection on the file for tampering and checks.
+func raw(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestSchemaAndPragmas(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	var mode string
+	if err := s.r.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal_mode = %q %v", mode, err)
+	}
+	for _, db := range []*sql.DB{s.w, s.r} {
+		var sync, fk, busy int
+		if err := db.QueryRow(`PRAGMA synchronous`).Scan(&sync); err != nil || sync != 1 {
+			t.Fatalf("synchronous = %d %v, want 1 (NORMAL)", sync, err)
+		}
+		if err := db.QueryRow(`PRAGMA foreign_keys`).Scan(&fk); err != nil || fk != 0 {
+			t.Fatalf("foreign_keys = %d %v", fk, err)
+		}
+		if err := db.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 5000 {
+			t.Fatalf("busy_timeout = %d %v", busy, err)
+		}
+	}
+	var tables []string
+	rows, err := s.r.Query(`SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		tables = append(tables, n)
+	}
+	rows.Close()
+	want := []string{"file_tags", "health_history", "library_files", "meta", "worker_claims", "worker_restart_policy"}
+	if !slices.Equal(tables, want) {
+		t.Fatalf("tables = %v, want %v", tables, want)
+	}
+	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != "1" {
+		t.Fatalf("schema_version = %q %v %v", v, ok, err)
+	}
+	// Reopening is idempotent and keeps the data.
+	seed(t, s, "a")
+	s2 := openT(t, path, WithBusyTimeout(time.Second))
+	if f, err := s2.File(bg, "a"); err != nil || f.Key != "a" {
+		t.Fatalf("reopened: %+v %v", f, err)
+	}
+	var busy int
+	if err := s2.w.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 1000 {
+		t.Fatalf("configured busy_timeout = %d %v", busy, err)
+	}
+	// A newer schema is refused.
+	if err := s.SetMeta(bg, MetaSchemaVersion, "99"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("Open of a newer schema = %v", err)
+	}
+}
+
+// TestConcurrentBootstrap: many handles open one new file at once.
+func TestConcurrentBootstrap(t *testing.T) {
+	path := tempDB(t)
+	var wg sync.WaitGroup
+	stores := make([]*Store, 8)
+	errs := make([]error, len(stores))
+	for i := range stores {
+		wg.Go(func() {
+			stores[i], errs[i] = Open(path)
+			if errs[i] == nil {
+				errs[i] = stores[i].UpsertFiles(bg, []store.File{mkf(fmt.Sprintf("f%d", i))})
+			}
+		})
+	}
+	wg.Wait()
+	for i, s := range stores {
+		if errs[i] != nil {
+			t.Errorf("handle %d: %v", i, errs[i])
+		}
+		if s != nil {
+			defer s.Close()
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	if c, err := stores[0].Counts(bg); err != nil || c.Total != len(stores) {
+		t.Fatalf("Counts = %+v %v", c, err)
+	}
+}
+
+func queryPlan(t *testing.T, db *sql.DB, q string, args ...any) string {
+	t.Helper()
+	rows, err := db.Query("EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, detail)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestQueryPlans: discovery walks the partial index in key order (no sort,
+// no table scan) and probes claims by primary key; cleanup finds expired
+// leases through the lease index; the claim paths are key lookups.
+func TestQueryPlans(t *testing.T) {
+	s := openT(t, tempDB(t))
+	var files []store.File
+	for i := range 2000 {
+		f := mkf(fmt.Sprintf("f%05d", i))
+		f.Tagged, f.NeedsTagging = i%3 == 0, i%3 != 0
+		files = append(files, f)
+	}
+	if err := s.UpsertFiles(bg, files); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.Exec(`ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+	plan := queryPlan(t, s.r, readSQL[sDiscover], "", ms(t0), 8)
+	t.Logf("discover:\n%s", plan)
+	if !strings.Contains(plan, "USING INDEX library_files_pending") && !strings.Contains(plan, "USING COVERING INDEX library_files_pending") {
+		t.Errorf("discovery does not use the pending index:\n%s", plan)
+	}
+	if strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("discovery sorts:\n%s", plan)
+	}
+	if !strings.Contains(plan, "USING PRIMARY KEY (file_key=?)") {
+		t.Errorf("discovery's claim check is not a key probe:\n%s", plan)
+	}
+	plan = queryPlan(t, s.w, writeSQL[sCleanupExpired], ms(t0))
+	t.Logf("cleanup (expired):\n%s", plan)
+	if !strings.Contains(plan, "worker_claims_lease") {
+		t.Errorf("cleanup does not use the lease index:\n%s", plan)
+	}
+	plan = queryPlan(t, s.w, writeSQL[sCleanupIneligible])
+	t.Logf("cleanup (ineligible):\n%s", plan)
+	if !strings.Contains(plan, "USING PRIMARY KEY (key=?)") {
+		t.Errorf("cleanup's file check is not a key probe:\n%s", plan)
+	}
+	for name, q := range map[string]string{
+		"claim":          writeSQL[sClaimInsert],
+		"release worker": writeSQL[sReleaseWorker],
+	} {
+		plan := queryPlan(t, s.w, q, "f00001", "w", ms(t0), ms(t0))
+		t.Logf("%s:\n%s", name, plan)
+		if strings.Contains(plan, "SCAN library_files") || strings.Contains(plan, "SCAN worker_claims") {
+			t.Errorf("%s scans a table:\n%s", name, plan)
+		}
+	}
+}
+
+// TestCleanupTaggedAndGone covers what the port cannot produce: a claim on a
+// file that is tagged (non-transactional completion in other stores) or gone.
+func TestCleanupTaggedAndGone(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	seed(t, s, "gone", "live", "tagged")
+	for _, k := range []string{"gone", "live", "tagged"} {
+		if err := s.Claim(bg, claim(k, "i/w0", t0, time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := raw(t, path)
+	if _, err := db.Exec(`DELETE FROM library_files WHERE key = 'gone'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE library_files SET tagged = 1, needs_tagging = 0 WHERE key = 'tagged'`); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := s.CleanupClaims(bg, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, c := range removed {
+		keys = append(keys, c.FileKey)
+	}
+	if !slices.Equal(keys, []string{"gone", "tagged"}) {
+		t.Fatalf("removed %v", keys)
+	}
+	// Complete on a vanished file: not found, claim dropped.
+	seed(t, s, "v")
+	if err := s.Claim(bg, claim("v", "i/w0", t0, time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DELETE FROM library_files WHERE key = 'v'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Complete(bg, store.Ref{FileKey: "v", WorkerID: "i/w0"}, store.Completion{}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Complete of a vanished file = %v", err)
+	}
+	if c, _ := s.Counts(bg); c.Claimed != 1 {
+		t.Fatalf("claims = %d, want 1 (live)", c.Claimed)
+	}
+	// ReleaseWorker over a vanished file reports crash count 0.
+	rel, err := s.ReleaseWorker(bg, "i/w0", true)
+	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "live", CrashCount: 1}}) {
+		t.Fatalf("ReleaseWorker = %+v %v", rel, err)
+	}
+}
+
+func TestErrorsCarryContext(t *testing.T) {
+	s := openT(t, tempDB(t))
+	seed(t, s, "f0001")
+	if err := s.Claim(bg, claim("f0001", "i/w0", t0, time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Claim(bg, claim("f0001", "i/w1", t0, time.Hour))
+	if !errors.Is(err, store.ErrConflict) || err.Error() != "sqlite: claim f0001: store: claim already exists" {
+		t.Fatalf("err = %q", err)
+	}
+	err = s.Complete(bg, store.Ref{FileKey: "f0001", WorkerID: "i/w1"}, store.Completion{})
+	if !errors.Is(err, store.ErrClaimLost) || !strings.HasPrefix(err.Error(), "sqlite: complete f0001: ") {
+		t.Fatalf("err = %q", err)
+	}
+	if _, err := s.File(bg, "nope"); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "sqlite: file nope") {
+		t.Fatalf("err = %q", err)
+	}
+}
+
+// TestLocked: another connection holds the write lock in a long IMMEDIATE
+// transaction; with a short busy timeout every write fails with an error
+// that names the lock, reads go on (WAL), and nothing is lost afterwards.
+func TestLocked(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path, WithBusyTimeout(100*time.Millisecond))
+	seed(t, s, "a", "b")
+	if err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	db := raw(t, path)
+	conn, err := db.Conn(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(bg, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	writes := map[string]func() error{
+		"claim":    func() error { return s.Claim(bg, claim("b", "i/w0", t0, time.Hour)) },
+		"complete": func() error { return s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Version: "v"}) },
+		"upsert":   func() error { return s.UpsertFiles(bg, []store.File{mkf("c")}) },
+		"set meta": func() error { return s.SetMeta(bg, "k", "v") },
+		"cleanup":  func() error { _, err := s.CleanupClaims(bg, t0); return err },
+	}
+	for name, w := range writes {
+		err := w()
+		if err == nil || !store.IsFault(err) || !strings.Contains(err.Error(), "locked") || !strings.HasPrefix(err.Error(), "sqlite: "+name) {
+			t.Errorf("%s under a held lock = %v, want a lock fault", name, err)
+		}
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("writes took %s with a 100ms busy timeout", el)
+	}
+	// Reads are not blocked by a writer in WAL mode.
+	if fs, err := s.Discover(bg, t0, "", 10); err != nil || len(fs) != 1 || fs[0].Key != "b" {
+		t.Fatalf("Discover under a held lock = %v %v", storetest.Keys(fs), err)
+	}
+	if _, err := conn.ExecContext(bg, `ROLLBACK`); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing was applied, nothing lost, and the store works again.
+	if c, err := s.Counts(bg); err != nil || c != (store.Counts{Total: 2, Pending: 2, Claimed: 1}) {
+		t.Fatalf("Counts after the lock = %+v %v", c, err)
+	}
+	if err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Version: "v"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Claim(bg, claim("b", "i/w0", t0, time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadOnly: a database that cannot be written. Running as root makes
+// chmod ineffective, so the read-only open (mode=ro, query_only) simulates
+// it; without root the file and its directory are made read-only too.
+func TestReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ro.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, s, "a", "b")
+	if err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, ro *Store) {
+		// Reads work.
+		if fs, err := ro.Discover(bg, t0, "", 10); err != nil || len(fs) != 1 {
+			t.Fatalf("Discover = %v %v", storetest.Keys(fs), err)
+		}
+		// Writes fail with a clear, non-semantic error and change nothing.
+		for name, w := range map[string]func() error{
+			"claim":    func() error { return ro.Claim(bg, claim("b", "i/w1", t0, time.Hour)) },
+			"complete": func() error { return ro.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}) },
+			"upsert":   func() error { return ro.UpsertFiles(bg, []store.File{mkf("c")}) },
+			"set meta": func() error { return ro.SetMeta(bg, "k", "v") },
+			"history":  func() error { return ro.AppendHistory(bg, []store.HistoryRow{{At: t0}}) },
+		} {
+			err := w()
+			if err == nil || !store.IsFault(err) || !strings.Contains(err.Error(), "read-only") {
+				t.Errorf("%s on a read-only database = %v", name, err)
+			}
+		}
+		if c, err := ro.Counts(bg); err != nil || c != (store.Counts{Total: 2, Pending: 2, Claimed: 1}) {
+			t.Fatalf("Counts = %+v %v", c, err)
+		}
+	}
+	t.Run("mode=ro", func(t *testing.T) {
+		ro := openT(t, path, WithReadOnly())
+		check(t, ro)
+	})
+	t.Run("chmod", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("running as root: permissions do not apply (the mode=ro case covers it)")
+		}
+		for _, p := range []string{path, dir} {
+			if err := os.Chmod(p, 0o555); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.Chmod(path, 0o444)
+		t.Cleanup(func() { os.Chmod(dir, 0o755); os.Chmod(path, 0o644) })
+		ro, err := Open(path)
+		if err != nil {
+			// Refusing to open is a clear answer too.
+			if !strings.Contains(err.Error(), "sqlite: open") {
+				t.Fatalf("Open = %v", err)
+			}
+			t.Logf("read-only file refused at open: %v", err)
+			return
+		}
+		defer ro.Close()
+		check(t, ro)
+	})
+	t.Run("no schema", func(t *testing.T) {
+		_, err := Open(filepath.Join(dir, "missing.db"), WithReadOnly())
+		if err == nil {
+			t.Fatal("read-only open of a missing database succeeded")
+		}
+		t.Logf("%v", err)
+	})
+}
+
+// TestDiskFull: the database cannot grow (max_page_count stands in for a
+// full disk): a large upsert fails with a "full" error and applies nothing.
+func TestDiskFull(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	seed(t, s, "a")
+	var pages int
+	if err := s.r.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	full := openT(t, path, func(c *config) { c.pragmas = append(c.pragmas, fmt.Sprintf("max_page_count(%d)", pages+2)) })
+	var files []store.File
+	for i := range 5000 {
+		files = append(files, mkf(fmt.Sprintf("big%05d", i)))
+	}
+	err := full.UpsertFiles(bg, files)
+	if err == nil || !store.IsFault(err) || !strings.Contains(err.Error(), "full") {
+		t.Fatalf("UpsertFiles on a full database = %v", err)
+	}
+	t.Logf("%v", err)
+	if c, err := full.Counts(bg); err != nil || c.Total != 1 {
+		t.Fatalf("partial write: Counts = %+v %v", c, err)
+	}
+	// Small writes that fit still work.
+	if err := full.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	_, err := Open(filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"))
+	if err == nil || !strings.Contains(err.Error(), "sqlite: open") {
+		t.Fatalf("Open in a missing directory = %v", err)
+	}
+	t.Logf("%v", err)
+	notdb := filepath.Join(t.TempDir(), "notdb")
+	if err := os.WriteFile(notdb, []byte(strings.Repeat("this is not a database\n", 200)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(notdb)
+	if err == nil || !strings.Contains(err.Error(), "not a database") {
+		t.Fatalf("Open of a non-database = %v", err)
+	}
+	t.Logf("%v", err)
+}
+
+func TestContextCanceled(t *testing.T) {
+	s := openT(t, tempDB(t))
+	seed(t, s, "a")
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	if err := s.Claim(ctx, claim("a", "i/w0", t0, time.Hour)); !errors.Is(err, context.Canceled) || !store.IsFault(err) {
+		t.Fatalf("Claim with a canceled context = %v", err)
+	}
+	if c, _ := s.Counts(bg); c.Claimed != 0 {
+		t.Fatalf("claimed under a canceled context")
+	}
+}
+
+func TestTagWritesCounter(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	seed(t, s, "a")
+	for i := range 2 {
+		if err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Tags: map[string]string{"n": fmt.Sprint(i)}}); err != nil {
+			t.Fatal(err)
+		}
+		f := mkf("a")
+		f.Size += int64(i + 1)
+		if err := s.UpsertFiles(bg, []store.File{f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var writes int
+	if err := s.r.QueryRow(`SELECT writes FROM file_tags WHERE file_key = 'a'`).Scan(&writes); err != nil || writes != 2 {
+		t.Fatalf("writes = %d %v", writes, err)
+	}
+}

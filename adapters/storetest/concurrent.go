@@ -1,0 +1,247 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// Clients is the number of concurrent clients RunConcurrent starts.
+const Clients = 8
+
+// RunConcurrent checks the store under concurrent clients: each has its own
+// handle, from its own call of open, on one and the same store (the first
+// call's store is the one seeded), and they race to claim the same files.
+// Every file must be claimed exactly once and completed exactly once, and a
+// concurrent cleanup must never remove a live claim. open is called from the
+// test goroutine; a store that is not safe for concurrent use must return the
+// same Locked instance every time.
+func RunConcurrent(t *testing.T, open func(t *testing.T) store.Store) {
+	handles := make([]store.Store, Clients+1)
+	for i := range handles {
+		handles[i] = open(t)
+	}
+	t.Run("ClaimRace", func(t *testing.T) { concurrentClaimRace(t, handles) })
+	t.Run("WorkLoop", func(t *testing.T) { concurrentWorkLoop(t, handles) })
+}
+
+// concurrentClaimRace: every client claims every file in the same order at
+// the same moment; exactly one wins each file and the others see
+// ErrConflict. Then every client tries to complete every file: only the
+// winners succeed.
+func concurrentClaimRace(t *testing.T, handles []store.Store) {
+	const n = 40
+	ctx := t.Context()
+	keys := make([]string, n)
+	files := make([]store.File, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("race%03d", i)
+		files[i] = NewFile(keys[i])
+	}
+	if err := handles[0].UpsertFiles(ctx, files); err != nil {
+		t.Fatal(err)
+	}
+	var wins [n]atomic.Int32
+	owner := make([]atomic.Value, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := 0; c < Clients; c++ {
+		st, worker := handles[c+1], fmt.Sprintf("race/w%d", c)
+		wg.Go(func() {
+			<-start
+			for i, k := range keys {
+				err := st.Claim(ctx, claimOf(k, worker, T0, time.Hour))
+				switch {
+				case err == nil:
+					wins[i].Add(1)
+					owner[i].Store(worker)
+				case errors.Is(err, store.ErrConflict):
+				default:
+					t.Errorf("%s: Claim(%s) = %v, want nil or ErrConflict", worker, k, err)
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i := range keys {
+		if w := wins[i].Load(); w != 1 {
+			t.Fatalf("%s claimed %d times, want exactly once", keys[i], w)
+		}
+	}
+	var completions [n]atomic.Int32
+	start = make(chan struct{})
+	for c := 0; c < Clients; c++ {
+		st, worker := handles[c+1], fmt.Sprintf("race/w%d", c)
+		wg.Go(func() {
+			<-start
+			for i, k := range keys {
+				err := st.Complete(ctx, store.Ref{FileKey: k, WorkerID: worker}, store.Completion{Tags: map[string]string{"by": worker}, Version: "v1", At: At(time.Second)})
+				switch {
+				case err == nil:
+					completions[i].Add(1)
+					if o := owner[i].Load(); o != worker {
+						t.Errorf("%s completed %s held by %v", worker, k, o)
+					}
+				case errors.Is(err, store.ErrClaimLost):
+				default:
+					t.Errorf("%s: Complete(%s) = %v, want nil or ErrClaimLost", worker, k, err)
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, k := range keys {
+		if c := completions[i].Load(); c != 1 {
+			t.Fatalf("%s completed %d times, want exactly once", k, c)
+		}
+		f, err := handles[0].File(ctx, k)
+		if err != nil || !f.Tagged || f.NeedsTagging {
+			t.Fatalf("File(%s) = %+v %v", k, f, err)
+		}
+		if tags, ok := tagsOf(t, handles[0], k); ok && tags["by"] != owner[i].Load() {
+			t.Fatalf("Tags(%s) = %v, want by=%v", k, tags, owner[i].Load())
+		}
+	}
+	c, err := handles[0].Counts(ctx)
+	if err != nil || c != (store.Counts{Total: n, Tagged: n}) {
+		t.Fatalf("Counts = %+v %v", c, err)
+	}
+}
+
+// concurrentWorkLoop: clients run the worker loop (discover a batch from the
+// start, claim candidates in order, complete what they win) until discovery
+// comes back empty, while another client keeps renewing leases and cleaning
+// up claims (none of which has expired or become ineligible).
+func concurrentWorkLoop(t *testing.T, handles []store.Store) {
+	const n = 400
+	ctx := t.Context()
+	before, err := handles[0].Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, n)
+	files := make([]store.File, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("loop%04d", i)
+		files[i] = NewFile(keys[i])
+	}
+	// Two batches, the second while nobody works yet.
+	if err := handles[0].UpsertFiles(ctx, files[n/2:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := handles[0].UpsertFiles(ctx, files[:n/2]); err != nil {
+		t.Fatal(err)
+	}
+	index := make(map[string]int, n)
+	for i, k := range keys {
+		index[k] = i
+	}
+	var claims, completions [n]atomic.Int32
+	var conflicts atomic.Int64
+	var workers sync.WaitGroup
+	stop := make(chan struct{})
+	start := make(chan struct{})
+	for c := 0; c < Clients; c++ {
+		st, worker := handles[c+1], fmt.Sprintf("loop/w%d", c)
+		workers.Go(func() {
+			<-start
+			for {
+				batch, err := st.Discover(ctx, T0, "", 8)
+				if err != nil {
+					t.Errorf("%s: Discover: %v", worker, err)
+					return
+				}
+				if len(batch) == 0 {
+					return
+				}
+				for _, f := range batch {
+					i, ok := index[f.Key]
+					if !ok {
+						t.Errorf("%s: discovered unknown or already tagged file %s", worker, f.Key)
+						return
+					}
+					err := st.Claim(ctx, claimOf(f.Key, worker, T0, time.Hour))
+					if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotEligible) {
+						conflicts.Add(1)
+						continue
+					}
+					if err != nil {
+						t.Errorf("%s: Claim(%s): %v", worker, f.Key, err)
+						return
+					}
+					claims[i].Add(1)
+					if err := st.Complete(ctx, store.Ref{FileKey: f.Key, WorkerID: worker}, store.Completion{Tags: map[string]string{"by": worker}, Version: "v1", At: T0}); err != nil {
+						t.Errorf("%s: Complete(%s): %v", worker, f.Key, err)
+						return
+					}
+					completions[i].Add(1)
+					break // rediscover, as the worker loop does after a job
+				}
+			}
+		})
+	}
+	var janitor sync.WaitGroup
+	janitor.Go(func() {
+		st := handles[0]
+		ids := make([]string, Clients)
+		for c := range ids {
+			ids[c] = fmt.Sprintf("loop/w%d", c)
+		}
+		for k := 1; ; k++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := st.RenewLeases(ctx, ids, At(time.Hour+time.Duration(k)*time.Millisecond)); err != nil {
+				t.Errorf("RenewLeases: %v", err)
+				return
+			}
+			removed, err := st.CleanupClaims(ctx, At(time.Minute))
+			if err != nil {
+				t.Errorf("CleanupClaims: %v", err)
+				return
+			}
+			if len(removed) > 0 {
+				t.Errorf("CleanupClaims removed live claims: %+v", removed)
+				return
+			}
+		}
+	})
+	close(start)
+	workers.Wait()
+	close(stop)
+	janitor.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, k := range keys {
+		if c := claims[i].Load(); c != 1 {
+			t.Fatalf("%s claimed %d times, want exactly once", k, c)
+		}
+		if c := completions[i].Load(); c != 1 {
+			t.Fatalf("%s completed %d times, want exactly once", k, c)
+		}
+	}
+	after, err := handles[0].Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := before
+	want.Total += n
+	want.Tagged += n
+	if after != want {
+		t.Fatalf("Counts = %+v, want %+v", after, want)
+	}
+	if fs, err := handles[0].Discover(ctx, At(time.Hour), "", 10); err != nil || len(fs) != 0 {
+		t.Fatalf("Discover after the run = %v %v", Keys(fs), err)
+	}
+	t.Logf("%d files, %d clients, %d conflicts", n, Clients, conflicts.Load())
+}

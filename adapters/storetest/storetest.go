@@ -1,0 +1,984 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/restart"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// Run runs the contract suite against the store. open must return a new,
+// empty store on every call (it may register its own cleanup with t.Cleanup).
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(*h)
+	}{
+		{"UpsertInsertAndFile", testUpsertInsertAndFile},
+		{"UpsertUnchangedKeepsState", testUpsertUnchangedKeepsState},
+		{"UpsertChangedNeedsTaggingAgain", testUpsertChangedNeedsTaggingAgain},
+		{"UpsertDuplicateKeysLastWins", testUpsertDuplicateKeysLastWins},
+		{"UpsertEmptyKeyAppliesNothing", testUpsertEmptyKeyAppliesNothing},
+		{"DiscoverOrderLimitAfter", testDiscoverOrderLimitAfter},
+		{"DiscoverExclusions", testDiscoverExclusions},
+		{"ClaimUnique", testClaimUnique},
+		{"ClaimChecksEligibility", testClaimChecksEligibility},
+		{"Complete", testComplete},
+		{"CompleteOnlyByHolder", testCompleteOnlyByHolder},
+		{"ReleaseWithoutUpdate", testReleaseWithoutUpdate},
+		{"ReleaseWithUpdate", testReleaseWithUpdate},
+		{"ReleaseOnlyByHolder", testReleaseOnlyByHolder},
+		{"ReleaseWorker", testReleaseWorker},
+		{"Quarantine", testQuarantine},
+		{"RenewLeases", testRenewLeases},
+		{"CleanupClaims", testCleanupClaims},
+		{"Counts", testCounts},
+		{"Meta", testMeta},
+		{"RestartState", testRestartState},
+		{"History", testHistory},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fn(&h{T: t, st: open(t)})
+		})
+	}
+}
+
+// h bundles a test and its store with assertion helpers.
+type h struct {
+	*testing.T
+	st store.Store
+}
+
+func (h *h) upsert(files ...store.File) {
+	h.Helper()
+	if err := h.st.UpsertFiles(h.Context(), files); err != nil {
+		h.Fatalf("UpsertFiles: %v", err)
+	}
+}
+
+func (h *h) upsertKeys(keys ...string) {
+	h.Helper()
+	files := make([]store.File, 0, len(keys))
+	for _, k := range keys {
+		files = append(files, NewFile(k))
+	}
+	h.upsert(files...)
+}
+
+func (h *h) file(key string) store.File {
+	h.Helper()
+	f, err := h.st.File(h.Context(), key)
+	if err != nil {
+		h.Fatalf("File(%s): %v", key, err)
+	}
+	if f.Key != key {
+		h.Fatalf("File(%s) returned key %q", key, f.Key)
+	}
+	return f
+}
+
+func (h *h) wantFile(key string, want store.File) {
+	h.Helper()
+	if d := DiffFile(h.file(key), want); d != "" {
+		h.Fatalf("File(%s): %s", key, d)
+	}
+}
+
+func (h *h) wantNoFile(key string) {
+	h.Helper()
+	_, err := h.st.File(h.Context(), key)
+	wantSemantic(h.T, fmt.Sprintf("File(%s)", key), err, store.ErrNotFound)
+}
+
+func (h *h) discover(now time.Time, after string, limit int) []string {
+	h.Helper()
+	fs, err := h.st.Discover(h.Context(), now, after, limit)
+	if err != nil {
+		h.Fatalf("Discover(%s, %q, %d): %v", now.Sub(T0), after, limit, err)
+	}
+	return Keys(fs)
+}
+
+func (h *h) wantDiscover(now time.Time, after string, limit int, want ...string) {
+	h.Helper()
+	if got := h.discover(now, after, limit); !slices.Equal(got, want) {
+		h.Fatalf("Discover(T0%+v, %q, %d) = %v, want %v", now.Sub(T0), after, limit, got, want)
+	}
+}
+
+func claimOf(key, worker string, now time.Time, ttl time.Duration) store.Claim {
+	return store.Claim{FileKey: key, WorkerID: worker, ClaimedAt: now, LeaseUntil: now.Add(ttl)}
+}
+
+func (h *h) claim(key, worker string, now time.Time, ttl time.Duration) {
+	h.Helper()
+	if err := h.st.Claim(h.Context(), claimOf(key, worker, now, ttl)); err != nil {
+		h.Fatalf("Claim(%s, %s): %v", key, worker, err)
+	}
+}
+
+func (h *h) claimErr(key, worker string, now time.Time, want error) {
+	h.Helper()
+	err := h.st.Claim(h.Context(), claimOf(key, worker, now, time.Minute))
+	wantSemantic(h.T, fmt.Sprintf("Claim(%s, %s)", key, worker), err, want)
+}
+
+func (h *h) complete(key, worker string, c store.Completion) {
+	h.Helper()
+	if err := h.st.Complete(h.Context(), store.Ref{FileKey: key, WorkerID: worker}, c); err != nil {
+		h.Fatalf("Complete(%s, %s): %v", key, worker, err)
+	}
+}
+
+func (h *h) release(key, worker string, upd *store.FileUpdate) {
+	h.Helper()
+	if err := h.st.Release(h.Context(), store.Ref{FileKey: key, WorkerID: worker}, upd); err != nil {
+		h.Fatalf("Release(%s, %s): %v", key, worker, err)
+	}
+}
+
+func (h *h) cleanup(now time.Time) []store.Claim {
+	h.Helper()
+	out, err := h.st.CleanupClaims(h.Context(), now)
+	if err != nil {
+		h.Fatalf("CleanupClaims: %v", err)
+	}
+	return out
+}
+
+func (h *h) counts() store.Counts {
+	h.Helper()
+	c, err := h.st.Counts(h.Context())
+	if err != nil {
+		h.Fatalf("Counts: %v", err)
+	}
+	return c
+}
+
+func (h *h) wantCounts(want store.Counts) {
+	h.Helper()
+	if got := h.counts(); got != want {
+		h.Fatalf("Counts = %+v, want %+v", got, want)
+	}
+}
+
+// wantHeld checks (without changing anything) that key is claimed: a new
+// claim conflicts.
+func (h *h) wantHeld(key string) {
+	h.Helper()
+	h.claimErr(key, "probe/held", T0, store.ErrConflict)
+}
+
+// wantSemantic checks that err is the semantic error want (errors.Is) and not
+// reported as a fault.
+func wantSemantic(t *testing.T, what string, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("%s = %v, want %v", what, err, want)
+	}
+	if store.IsFault(err) {
+		t.Fatalf("%s: %v counted as a fault", what, err)
+	}
+}
+
+func claimKeys(cs []store.Claim) []string {
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.FileKey)
+	}
+	return out
+}
+
+// --- UpsertFiles and File ---
+
+func testUpsertInsertAndFile(h *h) {
+	// A new file is stored as given, whatever its state.
+	full := store.File{
+		Key: "full", Path: "/music/a b/ü.mp3", Size: 123456, MtimeMs: 1_767_225_600_123,
+		NeedsTagging: true, IsValid: true, Tagged: true, TaggedVersion: "abc123",
+		LastTaggedAt: At(-time.Hour), Attempts: 3, NextRetryAt: At(time.Minute),
+		SkipUntil: At(2 * time.Minute), CrashCount: 1, Failed: true,
+		LastError: "transient: decoder said \"no\"", Checkpoint: "decode,backbone",
+	}
+	plain := NewFile("plain")
+	invalid := NewFile("invalid")
+	invalid.IsValid, invalid.NeedsTagging = false, false
+	h.upsert(full, plain, invalid)
+	h.wantFile("full", full)
+	h.wantFile("plain", plain)
+	h.wantFile("invalid", invalid)
+	h.wantNoFile("missing")
+	h.wantNoFile("")
+	if err := h.st.UpsertFiles(h.Context(), nil); err != nil {
+		h.Fatalf("UpsertFiles(nil) = %v", err)
+	}
+	h.wantCounts(store.Counts{Total: 3, Tagged: 1, Pending: 1})
+}
+
+func testUpsertUnchangedKeepsState(h *h) {
+	h.upsertKeys("tagged", "retry", "crashed", "failed", "claimed")
+	h.claim("tagged", "i/w0", T0, time.Minute)
+	h.complete("tagged", "i/w0", store.Completion{Tags: map[string]string{"k": "v"}, Version: "v1", At: At(time.Second)})
+	h.claim("retry", "i/w0", T0, time.Minute)
+	h.release("retry", "i/w0", &store.FileUpdate{Attempts: 2, NextRetryAt: At(time.Hour), SkipUntil: At(time.Minute), LastError: "transient: x", Checkpoint: "decode"})
+	h.claim("crashed", "i/w1", T0, time.Minute)
+	if _, err := h.st.ReleaseWorker(h.Context(), "i/w1", true); err != nil {
+		h.Fatal(err)
+	}
+	h.claim("failed", "i/w0", T0, time.Minute)
+	h.release("failed", "i/w0", &store.FileUpdate{Attempts: 5, Failed: true, LastError: "permanent: not audio"})
+	h.claim("claimed", "i/w2", T0, time.Minute)
+
+	before := map[string]store.File{}
+	for _, k := range []string{"tagged", "retry", "crashed", "failed", "claimed"} {
+		before[k] = h.file(k)
+	}
+	// Rescan: same size and mtime.
+	h.upsertKeys("tagged", "retry", "crashed", "failed", "claimed")
+	for k, f := range before {
+		h.wantFile(k, f)
+	}
+	if f := before["tagged"]; !f.Tagged || f.NeedsTagging || f.TaggedVersion != "v1" {
+		h.Fatalf("completed file = %+v", f)
+	}
+	if f := before["crashed"]; f.CrashCount != 1 {
+		h.Fatalf("crash count = %d", f.CrashCount)
+	}
+	h.wantHeld("claimed")
+	h.wantDiscover(At(2*time.Hour), "", 10, "crashed", "retry")
+}
+
+func testUpsertChangedNeedsTaggingAgain(h *h) {
+	// A file with every kind of tagging state.
+	dirty := store.File{
+		Key: "dirty", Path: "/music/dirty.mp3", Size: 500, MtimeMs: 10,
+		NeedsTagging: false, IsValid: true, Tagged: true, TaggedVersion: "v1",
+		LastTaggedAt: At(-time.Hour), Attempts: 4, NextRetryAt: At(time.Hour),
+		SkipUntil: At(time.Hour), CrashCount: 1, Failed: true, LastError: "transient: x", Checkpoint: "decode",
+	}
+	h.upsert(dirty, NewFile("a"), NewFile("b"))
+	h.claim("a", "i/w0", T0, time.Minute)
+	h.complete("a", "i/w0", store.Completion{Version: "v1", At: T0})
+	h.claim("b", "i/w0", T0, time.Minute)
+	h.release("b", "i/w0", &store.FileUpdate{Failed: true, Attempts: 5, LastError: "x", Checkpoint: "c"})
+	h.wantDiscover(At(time.Second), "", 10)
+
+	// Changed size; changed mtime; changed size and path.
+	d2 := dirty
+	d2.Size, d2.Path = 501, "/music/moved.mp3"
+	a2, b2 := NewFile("a"), NewFile("b")
+	a2.MtimeMs++
+	b2.Size = 999
+	h.upsert(a2, b2, d2)
+
+	for _, tc := range []struct {
+		key  string
+		in   store.File
+		prev store.File
+	}{{"a", a2, NewFile("a")}, {"b", b2, NewFile("b")}, {"dirty", d2, dirty}} {
+		f := h.file(tc.key)
+		if f.Size != tc.in.Size || f.MtimeMs != tc.in.MtimeMs || f.Path != tc.in.Path || f.IsValid != tc.in.IsValid {
+			h.Fatalf("%s: size/mtime/path/valid not updated: %+v", tc.key, f)
+		}
+		if !f.NeedsTagging || f.Tagged {
+			h.Fatalf("%s: changed file does not need tagging again: %+v", tc.key, f)
+		}
+		if f.Failed || f.Attempts != 0 || f.CrashCount != 0 || f.LastError != "" || f.Checkpoint != "" ||
+			!f.NextRetryAt.IsZero() || !f.SkipUntil.IsZero() {
+			h.Fatalf("%s: changed file kept attempts/failed/retry/skip/crash state: %+v", tc.key, f)
+		}
+	}
+	h.wantDiscover(At(time.Second), "", 10, "a", "b", "dirty")
+
+	// A changed file that is no longer a valid audio file: not work.
+	inv := a2
+	inv.Size, inv.IsValid = 1, false
+	h.upsert(inv)
+	if f := h.file("a"); f.IsValid {
+		h.Fatalf("validity not updated: %+v", f)
+	}
+	h.wantDiscover(At(time.Second), "", 10, "b", "dirty")
+}
+
+func testUpsertDuplicateKeysLastWins(h *h) {
+	// New key twice in one batch: one file, the last entry.
+	first, last := NewFile("a"), NewFile("a")
+	first.Size, last.Size = 1, 2
+	h.upsert(first, NewFile("b"), last)
+	h.wantFile("a", last)
+	h.wantCounts(store.Counts{Total: 2, Pending: 2})
+	h.wantDiscover(T0, "", 10, "a", "b")
+
+	// Known key twice: a change followed by the unchanged entry is no change.
+	h.claim("b", "i/w0", T0, time.Minute)
+	h.complete("b", "i/w0", store.Completion{Version: "v1", At: T0})
+	tagged := h.file("b")
+	changed := NewFile("b")
+	changed.Size = 77
+	h.upsert(changed, NewFile("b"))
+	h.wantFile("b", tagged)
+	// And the unchanged entry followed by a change is a change.
+	h.upsert(NewFile("b"), changed)
+	if f := h.file("b"); f.Size != 77 || !f.NeedsTagging || f.Tagged {
+		h.Fatalf("last (changed) entry did not win: %+v", f)
+	}
+	h.wantCounts(store.Counts{Total: 2, Pending: 2})
+}
+
+func testUpsertEmptyKeyAppliesNothing(h *h) {
+	h.upsertKeys("a")
+	changed := NewFile("a")
+	changed.Size = 7
+	err := h.st.UpsertFiles(h.Context(), []store.File{changed, NewFile("b"), {Key: "", Path: "/x"}, NewFile("c")})
+	if err == nil {
+		h.Fatal("UpsertFiles accepted an empty key")
+	}
+	h.wantFile("a", NewFile("a"))
+	h.wantNoFile("b")
+	h.wantNoFile("c")
+	h.wantCounts(store.Counts{Total: 1, Pending: 1})
+}
+
+// --- Discover ---
+
+func testDiscoverOrderLimitAfter(h *h) {
+	// Inserted out of order, in two batches.
+	h.upsertKeys("f5", "f1", "f3")
+	h.upsertKeys("f4", "f0", "f2", "f6", "f7", "f10")
+	all := []string{"f0", "f1", "f10", "f2", "f3", "f4", "f5", "f6", "f7"}
+	h.wantDiscover(T0, "", 100, all...)
+	h.wantDiscover(T0, "", len(all), all...)
+	h.wantDiscover(T0, "", 1, "f0")
+	h.wantDiscover(T0, "", 3, "f0", "f1", "f10")
+	h.wantDiscover(T0, "f0", 2, "f1", "f10")
+	h.wantDiscover(T0, "f10", 100, "f2", "f3", "f4", "f5", "f6", "f7")
+	h.wantDiscover(T0, "f65", 10, "f7") // a cursor that is not a key
+	h.wantDiscover(T0, "f7", 10)
+	h.wantDiscover(T0, "zzz", 10)
+	// Paging through with the cursor visits every file once, in order.
+	var paged []string
+	after := ""
+	for {
+		got := h.discover(T0, after, 2)
+		if len(got) == 0 {
+			break
+		}
+		if len(got) > 2 {
+			h.Fatalf("page of %d > limit 2", len(got))
+		}
+		paged = append(paged, got...)
+		after = got[len(got)-1]
+	}
+	if !slices.Equal(paged, all) {
+		h.Fatalf("paged = %v, want %v", paged, all)
+	}
+	// Discover returns whole documents.
+	fs, err := h.st.Discover(h.Context(), T0, "f4", 1)
+	if err != nil || len(fs) != 1 {
+		h.Fatalf("Discover = %v %v", fs, err)
+	}
+	if d := DiffFile(fs[0], NewFile("f5")); d != "" {
+		h.Fatalf("discovered file: %s", d)
+	}
+}
+
+func testDiscoverExclusions(h *h) {
+	tagged := NewFile("e-tagged")
+	tagged.NeedsTagging, tagged.Tagged = false, true
+	invalid := NewFile("e-invalid")
+	invalid.IsValid = false
+	failed := NewFile("e-failed")
+	failed.Failed = true
+	retry := NewFile("e-retry")
+	retry.NextRetryAt = At(time.Minute)
+	skip := NewFile("e-skip")
+	skip.SkipUntil = At(2 * time.Minute)
+	h.upsert(NewFile("a"), NewFile("b-claimed"), tagged, invalid, failed, retry, skip, NewFile("z"))
+	h.claim("b-claimed", "i/w0", T0, time.Hour)
+
+	h.wantDiscover(T0, "", 100, "a", "z")
+	// next_retry_at <= now and skip_until <= now are eligible: the bounds.
+	h.wantDiscover(At(time.Minute-time.Millisecond), "", 100, "a", "z")
+	h.wantDiscover(At(time.Minute), "", 100, "a", "e-retry", "z")
+	h.wantDiscover(At(2*time.Minute), "", 100, "a", "e-retry", "e-skip", "z")
+	// The limit counts eligible files only.
+	h.wantDiscover(At(2*time.Minute), "", 2, "a", "e-retry")
+	h.wantDiscover(At(2*time.Minute), "a", 1, "e-retry")
+
+	// The same exclusions reached through the port's operations.
+	h.upsertKeys("p-tagged", "p-failed", "p-retry", "p-skip", "p-quarantined")
+	h.claim("p-tagged", "i/w1", T0, time.Hour)
+	h.complete("p-tagged", "i/w1", store.Completion{Version: "v", At: T0})
+	h.claim("p-failed", "i/w1", T0, time.Hour)
+	h.release("p-failed", "i/w1", &store.FileUpdate{Failed: true, LastError: "permanent"})
+	h.claim("p-retry", "i/w1", T0, time.Hour)
+	h.release("p-retry", "i/w1", &store.FileUpdate{Attempts: 1, NextRetryAt: At(time.Hour)})
+	h.claim("p-skip", "i/w1", T0, time.Hour)
+	h.release("p-skip", "i/w1", &store.FileUpdate{SkipUntil: At(3 * time.Hour)})
+	if err := h.st.Quarantine(h.Context(), "p-quarantined", "crashed a worker"); err != nil {
+		h.Fatal(err)
+	}
+	h.wantDiscover(At(2*time.Minute), "", 100, "a", "e-retry", "e-skip", "z")
+	h.wantDiscover(At(3*time.Hour), "", 100, "a", "e-retry", "e-skip", "p-retry", "p-skip", "z")
+	// A released claim makes its file discoverable again.
+	h.release("b-claimed", "i/w0", nil)
+	h.wantDiscover(T0, "", 100, "a", "b-claimed", "z")
+}
+
+// --- Claim ---
+
+func testClaimUnique(h *h) {
+	h.upsertKeys("a", "b")
+	h.claim("a", "i/w0", T0, 30*time.Second)
+	h.claimErr("a", "i/w1", T0, store.ErrConflict)
+	h.claimErr("a", "j/w1", At(time.Second), store.ErrConflict)
+	// Even the holder cannot claim twice.
+	h.claimErr("a", "i/w0", T0, store.ErrConflict)
+	// The first claim is intact: its holder can complete, nobody else can.
+	err := h.st.Complete(h.Context(), store.Ref{FileKey: "a", WorkerID: "i/w1"}, store.Completion{Version: "v", At: T0})
+	wantSemantic(h.T, "Complete by the loser", err, store.ErrClaimLost)
+	removed := h.cleanup(At(30 * time.Second))
+	if len(removed) != 0 {
+		h.Fatalf("cleanup removed %+v", removed)
+	}
+	removed = h.cleanup(At(31 * time.Second))
+	if len(removed) != 1 || removed[0].WorkerID != "i/w0" || !SameTime(removed[0].LeaseUntil, At(30*time.Second)) ||
+		!SameTime(removed[0].ClaimedAt, T0) || removed[0].Key() != "claim_a" {
+		h.Fatalf("the claim was overwritten: %+v", removed)
+	}
+	// Another file is independent.
+	h.claim("b", "i/w1", T0, time.Minute)
+	h.wantCounts(store.Counts{Total: 2, Pending: 2, Claimed: 1})
+}
+
+func testClaimChecksEligibility(h *h) {
+	tagged := NewFile("tagged")
+	tagged.NeedsTagging, tagged.Tagged = false, true
+	invalid := NewFile("invalid")
+	invalid.IsValid = false
+	failed := NewFile("failed")
+	failed.Failed = true
+	retry := NewFile("retry")
+	retry.NextRetryAt = At(time.Minute)
+	skip := NewFile("skip")
+	skip.SkipUntil = At(time.Minute)
+	h.upsert(NewFile("ok"), tagged, invalid, failed, retry, skip)
+	for _, k := range []string{"tagged", "invalid", "failed", "retry", "skip", "missing"} {
+		h.claimErr(k, "i/w0", T0, store.ErrNotEligible)
+	}
+	h.wantCounts(store.Counts{Total: 6, Tagged: 1, Failed: 1, Pending: 3})
+	// Eligibility is judged at ClaimedAt: retry and skip times reached.
+	h.claim("ok", "i/w0", T0, 30*time.Second)
+	h.claimErr("retry", "i/w0", At(time.Minute-time.Millisecond), store.ErrNotEligible)
+	h.claim("retry", "i/w0", At(time.Minute), 30*time.Second)
+	h.claim("skip", "i/w1", At(time.Minute), 30*time.Second)
+	h.wantCounts(store.Counts{Total: 6, Tagged: 1, Failed: 1, Pending: 3, Claimed: 3})
+	// A file quarantined meanwhile cannot be claimed again.
+	h.release("ok", "i/w0", nil)
+	if err := h.st.Quarantine(h.Context(), "ok", "poison"); err != nil {
+		h.Fatal(err)
+	}
+	h.claimErr("ok", "i/w0", At(time.Hour), store.ErrNotEligible)
+}
+
+// --- Complete ---
+
+func testComplete(h *h) {
+	h.upsertKeys("a", "b")
+	h.claim("a", "i/w0", T0, 30*time.Second)
+	before := h.file("a")
+	tags := map[string]string{"nom:mood_happy": "0.71", "nom:genre": "rock;pop", "empty": ""}
+	want := cloneTags(tags)
+	h.complete("a", "i/w0", store.Completion{Tags: tags, Version: "v9", At: At(5 * time.Second)})
+	tags["nom:genre"] = "mutated by the caller afterwards"
+
+	exp := before
+	exp.Tagged, exp.NeedsTagging, exp.TaggedVersion, exp.LastTaggedAt = true, false, "v9", At(5*time.Second)
+	h.wantFile("a", exp)
+	if got, ok := tagsOf(h.T, h.st, "a"); ok && !mapsEqual(got, want) {
+		h.Fatalf("Tags(a) = %v, want %v", got, want)
+	}
+	// The claim is gone: a second completion is refused and changes nothing.
+	err := h.st.Complete(h.Context(), store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Tags: map[string]string{"x": "y"}, Version: "v10", At: At(time.Minute)})
+	wantSemantic(h.T, "second Complete", err, store.ErrClaimLost)
+	h.wantFile("a", exp)
+	if got, ok := tagsOf(h.T, h.st, "a"); ok && !mapsEqual(got, want) {
+		h.Fatalf("Tags(a) after a refused completion = %v", got)
+	}
+	h.wantCounts(store.Counts{Total: 2, Tagged: 1, Pending: 1})
+	h.wantDiscover(At(time.Minute), "", 10, "b")
+	if removed := h.cleanup(At(time.Hour)); len(removed) != 0 {
+		h.Fatalf("claim kept after completion: %+v", removed)
+	}
+	// Checkpoint and last error of earlier attempts are cleared by success
+	// (as the reference store does).
+	h.claim("b", "i/w0", T0, time.Minute)
+	h.release("b", "i/w0", &store.FileUpdate{Attempts: 1, LastError: "transient: x", Checkpoint: "decode"})
+	h.claim("b", "i/w1", T0, time.Minute)
+	h.complete("b", "i/w1", store.Completion{Version: "v9", At: At(time.Second)})
+	if f := h.file("b"); !f.Tagged || f.NeedsTagging || f.Checkpoint != "" || f.LastError != "" || f.Attempts != 1 {
+		h.Fatalf("completed after a retry = %+v", f)
+	}
+	if got, ok := tagsOf(h.T, h.st, "b"); ok && len(got) != 0 {
+		h.Fatalf("Tags(b) = %v, want none", got)
+	}
+	// A changed file is tagged again: the new completion replaces the tags.
+	a2 := NewFile("a")
+	a2.Size++
+	h.upsert(a2)
+	h.claim("a", "i/w2", At(time.Hour), time.Minute)
+	h.complete("a", "i/w2", store.Completion{Tags: map[string]string{"k": "2"}, Version: "v10", At: At(time.Hour)})
+	if f := h.file("a"); !f.Tagged || f.TaggedVersion != "v10" || !SameTime(f.LastTaggedAt, At(time.Hour)) {
+		h.Fatalf("retagged = %+v", f)
+	}
+	if got, ok := tagsOf(h.T, h.st, "a"); ok && !mapsEqual(got, map[string]string{"k": "2"}) {
+		h.Fatalf("Tags(a) after retagging = %v", got)
+	}
+}
+
+func testCompleteOnlyByHolder(h *h) {
+	h.upsertKeys("a", "b")
+	h.claim("a", "i/w0", T0, 30*time.Second)
+	before := map[string]store.File{"a": h.file("a"), "b": h.file("b")}
+	comp := store.Completion{Tags: map[string]string{"k": "v"}, Version: "v9", At: At(5 * time.Second)}
+	for _, ref := range []store.Ref{
+		{FileKey: "a", WorkerID: "i/w1"},  // another worker
+		{FileKey: "a", WorkerID: "j/w0"},  // same component, other instance
+		{FileKey: "b", WorkerID: "i/w0"},  // unclaimed file
+		{FileKey: "zz", WorkerID: "i/w0"}, // missing file
+	} {
+		err := h.st.Complete(h.Context(), ref, comp)
+		wantSemantic(h.T, fmt.Sprintf("Complete(%+v)", ref), err, store.ErrClaimLost)
+	}
+	for k, f := range before {
+		h.wantFile(k, f)
+		if got, ok := tagsOf(h.T, h.st, k); ok && len(got) != 0 {
+			h.Fatalf("non-holder stored tags for %s: %v", k, got)
+		}
+	}
+	h.wantNoFile("zz")
+	h.wantHeld("a")
+	h.wantCounts(store.Counts{Total: 2, Pending: 2, Claimed: 1})
+	// Lost claim: expired and cleaned up, then the late completion is refused.
+	if removed := h.cleanup(At(31 * time.Second)); !slices.Equal(claimKeys(removed), []string{"a"}) {
+		h.Fatalf("cleanup = %+v", removed)
+	}
+	h.claim("a", "i/w1", At(31*time.Second), 30*time.Second)
+	err := h.st.Complete(h.Context(), store.Ref{FileKey: "a", WorkerID: "i/w0"}, comp)
+	wantSemantic(h.T, "late Complete", err, store.ErrClaimLost)
+	h.wantFile("a", before["a"])
+	h.complete("a", "i/w1", comp)
+	if f := h.file("a"); !f.Tagged {
+		h.Fatalf("new holder's completion lost: %+v", f)
+	}
+}
+
+// --- Release ---
+
+func testReleaseWithoutUpdate(h *h) {
+	h.upsertKeys("a")
+	h.claim("a", "i/w0", T0, time.Minute)
+	h.release("a", "i/w0", &store.FileUpdate{Attempts: 1, LastError: "transient: x", Checkpoint: "decode"})
+	f := h.file("a")
+	h.claim("a", "i/w0", T0, time.Minute)
+	h.wantDiscover(T0, "", 10)
+	h.release("a", "i/w0", nil)
+	h.wantFile("a", f)
+	h.wantDiscover(T0, "", 10, "a")
+	h.wantCounts(store.Counts{Total: 1, Pending: 1})
+	err := h.st.Release(h.Context(), store.Ref{FileKey: "a", WorkerID: "i/w0"}, nil)
+	wantSemantic(h.T, "second Release", err, store.ErrClaimLost)
+}
+
+func testReleaseWithUpdate(h *h) {
+	h.upsertKeys("a", "b")
+	h.claim("a", "i/w0", T0, 30*time.Second)
+	upd := &store.FileUpdate{Attempts: 2, NextRetryAt: At(time.Hour), SkipUntil: At(30 * time.Minute), LastError: "transient: x", Checkpoint: "decode"}
+	h.release("a", "i/w0", upd)
+	exp := NewFile("a")
+	exp.Attempts, exp.NextRetryAt, exp.SkipUntil, exp.LastError, exp.Checkpoint = 2, At(time.Hour), At(30*time.Minute), "transient: x", "decode"
+	h.wantFile("a", exp)
+	h.wantCounts(store.Counts{Total: 2, Pending: 2})
+	h.wantDiscover(At(time.Hour-time.Millisecond), "", 10, "b")
+	h.wantDiscover(At(time.Hour), "", 10, "a", "b")
+
+	// An update replaces all six fields (zero values too).
+	h.claim("a", "i/w0", At(time.Hour), time.Minute)
+	h.release("a", "i/w0", &store.FileUpdate{Attempts: 3})
+	exp.Attempts, exp.NextRetryAt, exp.SkipUntil, exp.LastError, exp.Checkpoint = 3, time.Time{}, time.Time{}, "", ""
+	h.wantFile("a", exp)
+	h.wantDiscover(T0, "", 10, "a", "b")
+
+	// Failed: out of the work queue for good.
+	h.claim("a", "i/w0", At(time.Hour), time.Minute)
+	h.release("a", "i/w0", &store.FileUpdate{Attempts: 5, Failed: true, LastError: "transient: x (after 5 attempts)"})
+	exp.Attempts, exp.Failed, exp.LastError = 5, true, "transient: x (after 5 attempts)"
+	h.wantFile("a", exp)
+	h.wantDiscover(At(100*time.Hour), "", 10, "b")
+	h.claimErr("a", "i/w0", At(100*time.Hour), store.ErrNotEligible)
+	h.wantCounts(store.Counts{Total: 2, Failed: 1, Pending: 1})
+}
+
+func testReleaseOnlyByHolder(h *h) {
+	h.upsertKeys("a", "b")
+	h.claim("a", "i/w0", T0, 30*time.Second)
+	before := h.file("a")
+	upd := &store.FileUpdate{Attempts: 2, NextRetryAt: At(time.Hour), Failed: true, LastError: "x", Checkpoint: "c"}
+	for _, tc := range []struct {
+		ref store.Ref
+		upd *store.FileUpdate
+	}{
+		{store.Ref{FileKey: "a", WorkerID: "i/w1"}, upd},
+		{store.Ref{FileKey: "a", WorkerID: "i/w1"}, nil},
+		{store.Ref{FileKey: "b", WorkerID: "i/w0"}, upd},
+		{store.Ref{FileKey: "zz", WorkerID: "i/w0"}, upd},
+	} {
+		err := h.st.Release(h.Context(), tc.ref, tc.upd)
+		wantSemantic(h.T, fmt.Sprintf("Release(%+v, %v)", tc.ref, tc.upd != nil), err, store.ErrClaimLost)
+	}
+	h.wantFile("a", before)
+	h.wantFile("b", NewFile("b"))
+	h.wantHeld("a")
+	h.wantCounts(store.Counts{Total: 2, Pending: 2, Claimed: 1})
+}
+
+// --- ReleaseWorker, Quarantine ---
+
+func testReleaseWorker(h *h) {
+	h.upsertKeys("a", "b", "c", "d", "e")
+	// Claimed out of key order.
+	h.claim("d", "i/w0", T0, time.Minute)
+	h.claim("b", "i/w0", T0, time.Minute)
+	h.claim("a", "i/w0", T0, time.Minute)
+	h.claim("c", "i/w1", T0, time.Minute)
+	h.claim("e", "j/w0", T0, time.Minute) // same component on another instance
+	rel, err := h.st.ReleaseWorker(h.Context(), "i/w0", true)
+	if err != nil {
+		h.Fatal(err)
+	}
+	want := []store.Released{{FileKey: "a", CrashCount: 1}, {FileKey: "b", CrashCount: 1}, {FileKey: "d", CrashCount: 1}}
+	if !slices.Equal(rel, want) {
+		h.Fatalf("ReleaseWorker = %+v, want %+v", rel, want)
+	}
+	h.wantHeld("c")
+	h.wantHeld("e")
+	if f := h.file("c"); f.CrashCount != 0 {
+		h.Fatalf("another worker's file counted a crash: %+v", f)
+	}
+	h.wantDiscover(T0, "", 10, "a", "b", "d")
+	exp := NewFile("a")
+	exp.CrashCount = 1
+	h.wantFile("a", exp)
+
+	// Second crash on the same file.
+	h.claim("a", "i/w0", T0, time.Minute)
+	rel, err = h.st.ReleaseWorker(h.Context(), "i/w0", true)
+	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "a", CrashCount: 2}}) {
+		h.Fatalf("second crash = %+v %v", rel, err)
+	}
+	// Without countCrash: released, the count reported unchanged.
+	h.claim("a", "i/w0", T0, time.Minute)
+	h.claim("b", "i/w0", T0, time.Minute)
+	rel, err = h.st.ReleaseWorker(h.Context(), "i/w0", false)
+	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "a", CrashCount: 2}, {FileKey: "b", CrashCount: 1}}) {
+		h.Fatalf("release without counting = %+v %v", rel, err)
+	}
+	exp.CrashCount = 2
+	h.wantFile("a", exp)
+	// Releasing does not quarantine by itself (the core decides).
+	h.wantDiscover(T0, "", 10, "a", "b", "d")
+	// Nothing held: empty, no error.
+	rel, err = h.st.ReleaseWorker(h.Context(), "i/none", true)
+	if err != nil || len(rel) != 0 {
+		h.Fatalf("ReleaseWorker of an idle worker = %+v %v", rel, err)
+	}
+	h.wantCounts(store.Counts{Total: 5, Pending: 5, Claimed: 2})
+}
+
+func testQuarantine(h *h) {
+	h.upsertKeys("a", "b", "c")
+	if err := h.st.Quarantine(h.Context(), "a", "crashed a worker"); err != nil {
+		h.Fatal(err)
+	}
+	exp := NewFile("a")
+	exp.Failed, exp.LastError = true, "crashed a worker"
+	h.wantFile("a", exp)
+	h.wantDiscover(T0, "", 10, "b", "c")
+	h.claimErr("a", "i/w0", T0, store.ErrNotEligible)
+	err := h.st.Quarantine(h.Context(), "zz", "x")
+	wantSemantic(h.T, "Quarantine(missing)", err, store.ErrNotFound)
+	h.wantNoFile("zz")
+	// A claimed file: quarantined; its claim goes at the next cleanup.
+	h.claim("b", "i/w0", T0, time.Hour)
+	if err := h.st.Quarantine(h.Context(), "b", "poison"); err != nil {
+		h.Fatal(err)
+	}
+	if f := h.file("b"); !f.Failed || f.LastError != "poison" {
+		h.Fatalf("quarantined = %+v", f)
+	}
+	if removed := h.cleanup(T0); !slices.Equal(claimKeys(removed), []string{"b"}) {
+		h.Fatalf("cleanup after quarantine = %+v", removed)
+	}
+	h.wantCounts(store.Counts{Total: 3, Failed: 2, Pending: 1})
+}
+
+// --- Leases and cleanup ---
+
+func testRenewLeases(h *h) {
+	h.upsertKeys("a", "b", "c", "d")
+	h.claim("a", "i/w0", T0, 30*time.Second)
+	h.claim("b", "i/w1", T0, 30*time.Second)
+	h.claim("c", "i/w2", T0, 30*time.Second)
+	h.claim("d", "i/w0", T0, 30*time.Second)
+	renew := func(ids []string, until time.Time, want int) {
+		h.Helper()
+		n, err := h.st.RenewLeases(h.Context(), ids, until)
+		if err != nil || n != want {
+			h.Fatalf("RenewLeases(%v, T0%+v) = %d %v, want %d", ids, until.Sub(T0), n, err, want)
+		}
+	}
+	renew([]string{"i/w0", "i/w1", "i/nobody"}, At(40*time.Second), 3)
+	// Never shortens a lease; an equal lease is not renewed either.
+	renew([]string{"i/w0"}, At(35*time.Second), 0)
+	renew([]string{"i/w0", "i/w1"}, At(40*time.Second), 0)
+	renew(nil, At(time.Hour), 0)
+	renew([]string{}, At(time.Hour), 0)
+	renew([]string{"j/w0"}, At(time.Hour), 0)
+	// Leases as seen by cleanup.
+	removed := h.cleanup(At(30*time.Second + time.Millisecond))
+	if len(removed) != 1 || removed[0].FileKey != "c" || !SameTime(removed[0].LeaseUntil, At(30*time.Second)) {
+		h.Fatalf("cleanup at 30.001s = %+v, want only c", removed)
+	}
+	if removed := h.cleanup(At(40 * time.Second)); len(removed) != 0 {
+		h.Fatalf("cleanup at 40s = %+v, want none", removed)
+	}
+	removed = h.cleanup(At(40*time.Second + time.Millisecond))
+	if !slices.Equal(claimKeys(removed), []string{"a", "b", "d"}) {
+		h.Fatalf("cleanup at 40.001s = %+v", removed)
+	}
+	for _, c := range removed {
+		if !SameTime(c.LeaseUntil, At(40*time.Second)) || !SameTime(c.ClaimedAt, T0) {
+			h.Fatalf("renewed claim = %+v", c)
+		}
+	}
+}
+
+func testCleanupClaims(h *h) {
+	h.upsertKeys("expired", "live", "renewed", "quarantined", "invalid", "edge", "released")
+	h.claim("live", "i/w1", T0, time.Minute)
+	h.claim("expired", "i/w0", T0, 10*time.Second)
+	h.claim("renewed", "i/w2", T0, 10*time.Second)
+	h.claim("quarantined", "i/w1", T0, time.Minute)
+	h.claim("invalid", "i/w1", T0, time.Minute)
+	h.claim("edge", "i/w3", T0, 20*time.Second)
+	h.claim("released", "i/w4", T0, 10*time.Second)
+	if n, err := h.st.RenewLeases(h.Context(), []string{"i/w2"}, At(40*time.Second)); err != nil || n != 1 {
+		h.Fatalf("RenewLeases = %d %v", n, err)
+	}
+	if err := h.st.Quarantine(h.Context(), "quarantined", "crashed a worker"); err != nil {
+		h.Fatal(err)
+	}
+	// The file changed on disk and is no longer a valid audio file.
+	inv := NewFile("invalid")
+	inv.Size, inv.IsValid = 5, false
+	h.upsert(inv)
+	h.release("released", "i/w4", nil)
+
+	removed := h.cleanup(At(20 * time.Second))
+	want := []store.Claim{
+		claimOf("expired", "i/w0", T0, 10*time.Second),
+		claimOf("invalid", "i/w1", T0, time.Minute),
+		claimOf("quarantined", "i/w1", T0, time.Minute),
+	}
+	if len(removed) != len(want) {
+		h.Fatalf("removed %v, want %v", claimKeys(removed), claimKeys(want))
+	}
+	for i, c := range removed {
+		w := want[i]
+		if c.FileKey != w.FileKey || c.WorkerID != w.WorkerID || !SameTime(c.ClaimedAt, w.ClaimedAt) || !SameTime(c.LeaseUntil, w.LeaseUntil) {
+			h.Fatalf("removed[%d] = %+v, want %+v", i, c, w)
+		}
+	}
+	// Kept: live, renewed, and edge (lease_until == now is not yet expired).
+	for _, k := range []string{"edge", "live", "renewed"} {
+		h.wantHeld(k)
+	}
+	h.wantCounts(store.Counts{Total: 7, Failed: 1, Pending: 5, Claimed: 3})
+	h.wantDiscover(At(20*time.Second), "", 10, "expired", "released")
+	if removed := h.cleanup(At(20 * time.Second)); len(removed) != 0 {
+		h.Fatalf("second cleanup at the same time = %+v", removed)
+	}
+	removed = h.cleanup(At(20*time.Second + time.Millisecond))
+	if !slices.Equal(claimKeys(removed), []string{"edge"}) {
+		h.Fatalf("cleanup at 20.001s = %v", claimKeys(removed))
+	}
+	// A claim completed meanwhile is not reported; the holder of an expired
+	// and cleaned-up claim has lost it.
+	h.complete("live", "i/w1", store.Completion{Version: "v", At: At(21 * time.Second)})
+	err := h.st.Complete(h.Context(), store.Ref{FileKey: "edge", WorkerID: "i/w3"}, store.Completion{Version: "v"})
+	wantSemantic(h.T, "Complete after cleanup", err, store.ErrClaimLost)
+	removed = h.cleanup(At(time.Hour))
+	if !slices.Equal(claimKeys(removed), []string{"renewed"}) {
+		h.Fatalf("final cleanup = %v", claimKeys(removed))
+	}
+	h.wantCounts(store.Counts{Total: 7, Tagged: 1, Failed: 1, Pending: 4})
+}
+
+// --- Counts ---
+
+func testCounts(h *h) {
+	h.wantCounts(store.Counts{})
+	tagged := NewFile("t1")
+	tagged.NeedsTagging, tagged.Tagged = false, true
+	invalid := NewFile("x1")
+	invalid.IsValid, invalid.NeedsTagging = false, false
+	failed := NewFile("f1")
+	failed.Failed = true
+	retry := NewFile("r1")
+	retry.NextRetryAt = At(time.Hour)
+	h.upsert(tagged, invalid, failed, retry, NewFile("p1"), NewFile("p2"), NewFile("p3"))
+	// Tagged, failed, pending (needs tagging, valid, not failed: claimed and
+	// retry-pending files included); invalid files count only in Total.
+	h.wantCounts(store.Counts{Total: 7, Tagged: 1, Failed: 1, Pending: 4})
+	h.claim("p1", "i/w0", T0, time.Minute)
+	h.claim("p2", "i/w1", T0, time.Minute)
+	h.wantCounts(store.Counts{Total: 7, Tagged: 1, Failed: 1, Pending: 4, Claimed: 2})
+	h.complete("p1", "i/w0", store.Completion{Version: "v", At: T0})
+	h.release("p2", "i/w1", &store.FileUpdate{Failed: true})
+	h.wantCounts(store.Counts{Total: 7, Tagged: 2, Failed: 2, Pending: 2})
+}
+
+// --- Meta, restart states, history ---
+
+func testMeta(h *h) {
+	ctx := h.Context()
+	if v, ok, err := h.st.GetMeta(ctx, store.MetaWorkerEnabled); ok || err != nil || v != "" {
+		h.Fatalf("GetMeta of nothing = %q %v %v", v, ok, err)
+	}
+	for _, kv := range [][2]string{
+		{store.MetaWorkerEnabled, "false"},
+		{store.MetaGPUHealth, `{"available":true,"at_ms":1767225600000}`},
+		{"empty", ""},
+		{store.MetaWorkerEnabled, "true"}, // overwrite
+	} {
+		if err := h.st.SetMeta(ctx, kv[0], kv[1]); err != nil {
+			h.Fatalf("SetMeta(%s): %v", kv[0], err)
+		}
+	}
+	for k, want := range map[string]string{store.MetaWorkerEnabled: "true", store.MetaGPUHealth: `{"available":true,"at_ms":1767225600000}`, "empty": ""} {
+		if v, ok, err := h.st.GetMeta(ctx, k); !ok || err != nil || v != want {
+			h.Fatalf("GetMeta(%s) = %q %v %v, want %q", k, v, ok, err, want)
+		}
+	}
+	if _, ok, err := h.st.GetMeta(ctx, "nope"); ok || err != nil {
+		h.Fatalf("GetMeta(nope) = %v %v", ok, err)
+	}
+}
+
+func testRestartState(h *h) {
+	ctx := h.Context()
+	if st, ok, err := h.st.LoadRestart(ctx, "n/worker:discovery:0"); ok || err != nil || st.RestartCount != 0 || len(st.Recent) != 0 {
+		h.Fatalf("LoadRestart of nothing = %+v %v %v", st, ok, err)
+	}
+	s := restart.State{
+		Component: "worker:discovery:0", RestartCount: 7, Consecutive: 3,
+		Recent:            []int64{At(-4 * time.Minute).UnixMilli(), At(-time.Minute).UnixMilli(), At(0).UnixMilli()},
+		LastRestartWallMs: At(0).UnixMilli(), FailedAtWallMs: At(time.Second).UnixMilli(),
+		FailureReason: "5 restarts within 5m0s", UpdatedAtWallMs: At(2 * time.Second).UnixMilli(),
+	}
+	if err := h.st.SaveRestart(ctx, "n/worker:discovery:0", s); err != nil {
+		h.Fatal(err)
+	}
+	want := s
+	want.Recent = slices.Clone(s.Recent)
+	s.Recent[0] = 99 // the caller's slice is not aliased
+	got, ok, err := h.st.LoadRestart(ctx, "n/worker:discovery:0")
+	if err != nil || !ok || !restartEqual(got, want) {
+		h.Fatalf("LoadRestart = %+v %v %v, want %+v", got, ok, err, want)
+	}
+	got.Recent[1] = 77
+	if again, _, _ := h.st.LoadRestart(ctx, "n/worker:discovery:0"); !restartEqual(again, want) {
+		h.Fatalf("loaded state aliases the stored one: %+v", again)
+	}
+	// Overwrite: a manual reset clears everything.
+	reset := restart.State{Component: "worker:discovery:0", UpdatedAtWallMs: At(time.Hour).UnixMilli()}
+	if err := h.st.SaveRestart(ctx, "n/worker:discovery:0", reset); err != nil {
+		h.Fatal(err)
+	}
+	if got, ok, err := h.st.LoadRestart(ctx, "n/worker:discovery:0"); err != nil || !ok || !restartEqual(got, reset) {
+		h.Fatalf("after reset = %+v %v %v", got, ok, err)
+	}
+	// Keys are independent.
+	other := restart.State{Component: "worker:discovery:1", RestartCount: 1, Recent: []int64{5}}
+	if err := h.st.SaveRestart(ctx, "n/worker:discovery:1", other); err != nil {
+		h.Fatal(err)
+	}
+	if got, ok, _ := h.st.LoadRestart(ctx, "n/worker:discovery:1"); !ok || !restartEqual(got, other) {
+		h.Fatalf("other key = %+v", got)
+	}
+	if got, _, _ := h.st.LoadRestart(ctx, "n/worker:discovery:0"); !restartEqual(got, reset) {
+		h.Fatalf("first key changed: %+v", got)
+	}
+}
+
+func restartEqual(a, b restart.State) bool {
+	return a.Component == b.Component && a.RestartCount == b.RestartCount && a.Consecutive == b.Consecutive &&
+		slices.Equal(a.Recent, b.Recent) && a.LastRestartWallMs == b.LastRestartWallMs &&
+		a.FailedAtWallMs == b.FailedAtWallMs && a.FailureReason == b.FailureReason && a.UpdatedAtWallMs == b.UpdatedAtWallMs
+}
+
+func testHistory(h *h) {
+	ctx := h.Context()
+	if err := h.st.AppendHistory(ctx, nil); err != nil {
+		h.Fatalf("AppendHistory(nil) = %v", err)
+	}
+	rows := []store.HistoryRow{
+		{At: T0, Instance: "host:1:0", Component: "worker:discovery:0", Status: "healthy"},
+		{At: T0, Instance: "host:1:0", Component: "worker:discovery:1", Status: "pending"},
+	}
+	if err := h.st.AppendHistory(ctx, rows); err != nil {
+		h.Fatal(err)
+	}
+	rows[0].Status = "mutated" // rows are only valid during the call
+	if err := h.st.AppendHistory(ctx, []store.HistoryRow{{At: At(30 * time.Second), Instance: "host:1:0", Component: "worker:discovery:0", Status: "failed"}}); err != nil {
+		h.Fatal(err)
+	}
+	got, ok := historyOf(h.T, h.st, 100)
+	if !ok {
+		return
+	}
+	want := []store.HistoryRow{
+		{At: T0, Instance: "host:1:0", Component: "worker:discovery:0", Status: "healthy"},
+		{At: T0, Instance: "host:1:0", Component: "worker:discovery:1", Status: "pending"},
+		{At: At(30 * time.Second), Instance: "host:1:0", Component: "worker:discovery:0", Status: "failed"},
+	}
+	if len(got) != len(want) {
+		h.Fatalf("history = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if !SameTime(g.At, w.At) || g.Instance != w.Instance || g.Component != w.Component || g.Status != w.Status {
+			h.Fatalf("history[%d] = %+v, want %+v", i, g, w)
+		}
+	}
+	if last, _ := historyOf(h.T, h.st, 1); len(last) != 1 || last[0].Status != "failed" {
+		h.Fatalf("RecentHistory(1) = %+v", last)
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
