@@ -38,12 +38,15 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 		default:
 		}
 	}
+	var diedOnce sync.Once
 	mainDied := func(why string) {
-		mu.Lock()
-		w.MainDied()
-		mu.Unlock()
-		log.Warn("main process gone: finishing the current job, then exiting", "why", why)
-		poke()
+		diedOnce.Do(func() {
+			mu.Lock()
+			w.MainDied()
+			mu.Unlock()
+			log.Warn("main process gone: finishing the current job, then exiting", "why", why)
+			poke()
+		})
 	}
 	stopFrames := make(chan struct{})
 	framesDone := make(chan struct{})
@@ -121,7 +124,10 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 			mu.Unlock()
 		case worker.Exit:
 			close(stopFrames)
-			<-framesDone
+			select { // a frame write blocked on a stopped parent must not keep us
+			case <-framesDone:
+			case <-clk.After(time.Second):
+			}
 			log.Info("worker exiting", "code", s.Code, "reason", s.Reason)
 			return s.Code
 		}

@@ -1,0 +1,457 @@
+// Package realproc runs scenario files with real worker processes, the real
+// SQLite store and real signals (`nomarr drill`), and compares what happened
+// with the simulator's trace of the same file: the same status transitions,
+// restarts, kills and failures, in the same order, at times within a
+// tolerance. Real and simulated behaviour must not drift apart.
+package realproc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/sim"
+)
+
+// tolerance is how far a real event may be from its simulated twin.
+const tolerance = 800 * time.Millisecond
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "nomarr-realproc")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "nomarr")
+	out, err := exec.Command("go", "build", "-o", binary, "github.com/nomarr/nomarr/cmd/nomarr").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building nomarr: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type summary struct {
+	Files         int               `json:"files"`
+	Tagged        int               `json:"tagged"`
+	Failed        int               `json:"failed"`
+	ClaimsLeft    int               `json:"claims_left"`
+	FailedWorkers []string          `json:"failed_workers"`
+	Status        map[string]string `json:"status"`
+}
+
+type run struct {
+	sum    summary
+	trace  []sim.Rec
+	stderr string
+}
+
+func scenario(name string) string { return filepath.Join("..", "..", "scenarios", "real", name) }
+
+// drill plays a scenario for real on the store at db.
+func drill(t *testing.T, file, db string) run {
+	t.Helper()
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	cmd := exec.Command(binary, "drill", file, "--db", "sqlite:"+db, "--trace", trace)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("nomarr drill %s: %v\n%s", file, err, stderr.String())
+	}
+	var r run
+	r.stderr = stderr.String()
+	if err := json.Unmarshal(stdout.Bytes(), &r.sum); err != nil {
+		t.Fatalf("drill summary: %v: %q", err, stdout.String())
+	}
+	r.trace = readTrace(t, trace)
+	return r
+}
+
+func readTrace(t *testing.T, path string) []sim.Rec {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []sim.Rec
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var r sim.Rec
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("trace line %q: %v", sc.Text(), err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func simulate(t *testing.T, file string) (*sim.Scenario, *sim.Result) {
+	t.Helper()
+	sc, err := sim.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(sc, sim.Options{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) > 0 {
+		t.Fatalf("simulation of %s fails its expectations: %v", file, res.Failures)
+	}
+	return sc, res
+}
+
+// key is the comparable part of an event.
+func key(r sim.Rec) string {
+	e := r.Event
+	switch e.Event {
+	case "restart_scheduled":
+		return fmt.Sprintf("restart_scheduled %s %dms", e.Component, e.BackoffMs)
+	case "restart", "reset":
+		return e.Event + " " + e.Component
+	case "failed":
+		reason, _, _ := strings.Cut(e.Reason, ":")
+		return "failed " + e.Component + " " + reason
+	case "kill":
+		reason, _, _ := strings.Cut(e.Reason, ":")
+		return "kill " + e.Component + " " + reason
+	case "quarantined":
+		return "quarantined " + e.File
+	}
+	return ""
+}
+
+// keyed returns the comparable events other than status changes, before until.
+func keyed(trace []sim.Rec, until time.Duration) []sim.Rec {
+	var out []sim.Rec
+	for _, r := range trace {
+		if time.Duration(r.TMs)*time.Millisecond >= until {
+			break
+		}
+		if r.Event.Event != "status" && key(r) != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// stable is how long a status must hold to be compared. Statuses come from
+// frames (every frame_interval, 200 ms here) sampled by the monitor (every
+// 100 ms): a shorter one may be seen in one world and missed in the other.
+const stable = time.Second
+
+// statusAt returns the status of comp at ms, per the trace.
+func statusAt(trace []sim.Rec, comp string, ms int64) string {
+	st := ""
+	for _, r := range trace {
+		if r.TMs > ms {
+			break
+		}
+		if r.Event.Event == "status" && r.Event.Component == comp {
+			st = r.Event.To
+		}
+	}
+	return st
+}
+
+// compareStatuses checks that every status held for at least `stable` in one
+// trace is also the status of that component in the other, half-way through.
+func compareStatuses(t *testing.T, a, b []sim.Rec, aName, bName string, until int64) int {
+	t.Helper()
+	n := 0
+	for i, r := range a {
+		if r.Event.Event != "status" || r.TMs >= until {
+			continue
+		}
+		end := until
+		for _, x := range a[i+1:] {
+			if x.Event.Event == "status" && x.Event.Component == r.Event.Component {
+				end = x.TMs
+				break
+			}
+		}
+		if time.Duration(end-r.TMs)*time.Millisecond < stable {
+			continue
+		}
+		mid := (r.TMs + end) / 2
+		if got := statusAt(b, r.Event.Component, mid); got != r.Event.To {
+			t.Errorf("%s is %s from %d to %d ms in the %s trace, but %q at %d ms in the %s trace", r.Event.Component, r.Event.To, r.TMs, end, aName, got, mid, bName)
+		}
+		n++
+	}
+	return n
+}
+
+// compare requires, for each component (and for file events), the same
+// sequence of key events, each within tolerance of its twin, and returns the
+// largest time difference. Events of different components that happen at
+// about the same time may come in either order.
+func compare(t *testing.T, sc *sim.Scenario, simTrace, realTrace []sim.Rec) time.Duration {
+	t.Helper()
+	// Events in the last tolerance before the end may fall on either side.
+	until := sc.Duration.D() - tolerance
+	s, r := byComponent(keyed(simTrace, until)), byComponent(keyed(realTrace, until))
+	var worst time.Duration
+	n := 0
+	for _, comp := range unionKeys(s, r) {
+		ss, rs := s[comp], r[comp]
+		for i := 0; i < len(ss) || i < len(rs); i++ {
+			if i >= len(ss) || i >= len(rs) || key(ss[i]) != key(rs[i]) {
+				t.Fatalf("%s: real and simulated traces diverge at its event %d:\nsimulated: %s\nreal:      %s", comp, i, lines(ss), lines(rs))
+			}
+			d := time.Duration(rs[i].TMs-ss[i].TMs) * time.Millisecond
+			if d < 0 {
+				d = -d
+			}
+			if d > tolerance {
+				t.Errorf("%s: real at %d ms, simulated at %d ms (more than %s apart)", key(ss[i]), rs[i].TMs, ss[i].TMs, tolerance)
+			}
+			worst = max(worst, d)
+			n++
+		}
+	}
+	// After a stop the real main process exits as soon as its workers are
+	// gone, so statuses are compared up to the stop.
+	limit := until.Milliseconds()
+	for _, r := range simTrace {
+		if r.Event.Event == "stop" && r.TMs < limit {
+			limit = r.TMs
+		}
+	}
+	statuses := compareStatuses(t, simTrace, realTrace, "simulated", "real", limit) +
+		compareStatuses(t, realTrace, simTrace, "real", "simulated", limit)
+	t.Logf("%d key events match (largest real-vs-simulated difference %s); %d stable statuses agree", n, worst, statuses)
+	return worst
+}
+
+func byComponent(rs []sim.Rec) map[string][]sim.Rec {
+	out := map[string][]sim.Rec{}
+	for _, r := range rs {
+		c := r.Event.Component
+		if c == "" {
+			c = "files"
+		}
+		out[c] = append(out[c], r)
+	}
+	return out
+}
+
+func unionKeys(a, b map[string][]sim.Rec) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range []map[string][]sim.Rec{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func lines(rs []sim.Rec) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "\n  %6d ms  %s", r.TMs, key(r))
+	}
+	return b.String()
+}
+
+func check(t *testing.T, file string) run {
+	t.Helper()
+	sc, res := simulate(t, file)
+	r := drill(t, file, filepath.Join(t.TempDir(), "nomarr.db"))
+	compare(t, sc, res.Trace, r.trace)
+	return r
+}
+
+func TestKillWorkerMidJob(t *testing.T) {
+	r := check(t, scenario("kill-worker.yaml"))
+	if r.sum.Tagged != r.sum.Files || r.sum.ClaimsLeft != 0 {
+		t.Errorf("summary %+v: want every file tagged and no claim left", r.sum)
+	}
+	// The dead worker's claim is released at once (< 1 s after the SIGKILL).
+	var crash, release int64 = -1, -1
+	for _, e := range r.trace {
+		if e.Event.Event == "fault" && e.Event.Reason == "crash" && crash < 0 {
+			crash = e.TMs
+		}
+		if e.Event.Event == "release" && e.Event.Reason == "worker died" && release < 0 {
+			release = e.TMs
+		}
+	}
+	if crash < 0 || release < 0 || release-crash >= 1000 {
+		t.Errorf("claim released %d ms after the SIGKILL at %d ms, want < 1000 ms", release-crash, crash)
+	} else {
+		t.Logf("claim released %d ms after the SIGKILL", release-crash)
+	}
+}
+
+func TestHungWorkerKilled(t *testing.T) {
+	r := check(t, scenario("hang.yaml"))
+	if r.sum.Tagged != r.sum.Files {
+		t.Errorf("summary %+v", r.sum)
+	}
+}
+
+func TestStopDuringPendingRestart(t *testing.T) {
+	r := check(t, scenario("stop-pending-restart.yaml"))
+	for _, e := range r.trace {
+		if e.Event.Event == "restart" || (e.Event.Event == "spawn" && e.TMs > 1500) {
+			t.Errorf("restarted after the stop: %+v", e)
+		}
+	}
+	if r.sum.ClaimsLeft != 0 {
+		t.Errorf("%d claims left after a graceful stop", r.sum.ClaimsLeft)
+	}
+}
+
+func TestPoisonFileQuarantined(t *testing.T) {
+	r := check(t, scenario("poison.yaml"))
+	if r.sum.Tagged != 4 || r.sum.Failed != 1 || len(r.sum.FailedWorkers) != 0 {
+		t.Errorf("summary %+v: want 4 tagged, the poison file failed, no failed worker", r.sum)
+	}
+}
+
+func TestPauseResume(t *testing.T) {
+	r := check(t, scenario("pause-resume.yaml"))
+	if r.sum.Tagged != r.sum.Files {
+		t.Errorf("summary %+v", r.sum)
+	}
+}
+
+// A crash loop marks the worker failed; it stays failed when the main
+// process starts again on the same store, until a manual reset.
+func TestCrashLoopFailedSurvivesRestartUntilReset(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "nomarr.db")
+	sc, res := simulate(t, scenario("crash-loop.yaml"))
+	first := drill(t, scenario("crash-loop.yaml"), db)
+	compare(t, sc, res.Trace, first.trace)
+	if len(first.sum.FailedWorkers) != 1 || first.sum.FailedWorkers[0] != "worker:discovery:0" {
+		t.Fatalf("first run: failed workers %v", first.sum.FailedWorkers)
+	}
+	second := drill(t, scenario("after-crash-loop.yaml"), db)
+	var persisted, spawnBeforeReset, spawnAfterReset bool
+	reset := int64(-1)
+	for _, e := range second.trace {
+		ev := e.Event
+		switch {
+		case ev.Event == "failed" && ev.Component == "worker:discovery:0" && strings.Contains(ev.Reason, "persisted"):
+			persisted = true
+		case ev.Event == "reset":
+			reset = e.TMs
+		case ev.Event == "spawn" && ev.Component == "worker:discovery:0":
+			if reset < 0 {
+				spawnBeforeReset = true
+			} else {
+				spawnAfterReset = true
+			}
+		}
+	}
+	if !persisted || spawnBeforeReset || !spawnAfterReset {
+		t.Errorf("second run: persisted failure %v, spawned before reset %v, spawned after reset %v", persisted, spawnBeforeReset, spawnAfterReset)
+	}
+	if got := second.sum.Status["worker:discovery:0"]; len(second.sum.FailedWorkers) != 0 {
+		t.Errorf("after the reset the worker is %s, failed workers %v", got, second.sum.FailedWorkers)
+	}
+}
+
+// SIGKILL of the main process: every worker finishes its current job,
+// completes its claim, exits 0, and no process is left behind.
+func TestMainProcessKilled(t *testing.T) {
+	dir := t.TempDir()
+	db, trace := filepath.Join(dir, "nomarr.db"), filepath.Join(dir, "trace.jsonl")
+	file := filepath.Join(dir, "long-jobs.yaml")
+	body := `name: real-main-killed
+duration: 30s
+config: {workers: 2, frame_interval: 200ms, stale_after: 1s, hang_after: 3s, check_interval: 100ms, lease_ttl: 3s, cleanup_period: 1s, idle_poll_min: 100ms, idle_poll_max: 500ms}
+library: {files: 20, job_time: 2s, model_load: 200ms}
+`
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(binary, "drill", file, "--db", "sqlite:"+db, "--trace", trace)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // both workers are mid-job
+	killedAt := time.Now()
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	var pids []int
+	for _, e := range readTrace(t, trace) {
+		if e.Event.Event == "spawn" {
+			pids = append(pids, e.Event.PID)
+		}
+	}
+	if len(pids) != 2 {
+		t.Fatalf("spawned %v", pids)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("worker %d still running 10 s after the main process died", pid)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Logf("workers gone %s after the main process was killed", time.Since(killedAt).Round(10*time.Millisecond))
+	ctx := context.Background()
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := st.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Claimed != 0 || c.Tagged < 2 {
+		t.Errorf("after the main process died: %+v; want no claim left and each worker's job completed", c)
+	}
+	logs := stderr.String()
+	exits := 0
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, `msg="worker exiting"`) && strings.Contains(l, "code=0") && strings.Contains(l, `reason="main process gone"`) {
+			exits++
+		}
+	}
+	if exits != 2 {
+		t.Errorf("want 2 workers exiting 0 because the main process is gone; logs:\n%s", logs)
+	}
+}
+
+// alive reports whether pid runs (a zombie counts as gone).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) == 0 || f[0] != "Z"
+}
