@@ -103,6 +103,9 @@ func (s *Supervisor) Components() []string {
 	return ids
 }
 
+// Instance returns the id of this running supervisor.
+func (s *Supervisor) Instance() string { return s.cfg.Instance }
+
 // WorkerID returns the instance-qualified worker id of a component.
 func (s *Supervisor) WorkerID(id string) string { return s.cfg.Instance + "/" + id }
 

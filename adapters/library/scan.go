@@ -1,0 +1,63 @@
+// Package library finds audio files on disk and describes them as store
+// documents. It reads the file system and decides nothing about tagging.
+package library
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// Extensions are the audio formats Nomarr looks at.
+var Extensions = map[string]bool{
+	".mp3": true, ".flac": true, ".ogg": true, ".oga": true, ".opus": true, ".m4a": true,
+	".mp4": true, ".aac": true, ".wav": true, ".aif": true, ".aiff": true, ".wma": true, ".wv": true, ".ape": true,
+}
+
+// Key is a file's stable document key: a hash of its absolute path, so it is
+// a valid key in every store (ArangoDB's _key included).
+func Key(absPath string) string {
+	sum := sha256.Sum256([]byte(absPath))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Scan walks dir and returns one document per audio file. Unreadable
+// directories are reported in skipped and do not stop the scan.
+func Scan(dir string) (files []store.File, skipped []string, err error) {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("library: %w", err)
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == root {
+				return err
+			}
+			skipped = append(skipped, fmt.Sprintf("%s: %v", path, err))
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !Extensions[strings.ToLower(filepath.Ext(path))] {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: %v", path, err))
+			return nil
+		}
+		files = append(files, store.File{Key: Key(path), Path: path, Size: info.Size(), MtimeMs: info.ModTime().UnixMilli(),
+			NeedsTagging: true, IsValid: info.Size() > 0})
+		return nil
+	})
+	if err != nil {
+		return nil, skipped, fmt.Errorf("library: scan %s: %w", dir, err)
+	}
+	return files, skipped, nil
+}

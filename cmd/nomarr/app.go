@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/library"
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/driver"
+)
+
+// exitUsage is the exit code for invalid configuration or usage.
+const exitUsage = 2
+
+func newLogger(s *settings, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(s.get("log_level")))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+}
+
+// checkAnalyzer says whether the configured analyzer can run in this build.
+func checkAnalyzer(name string) error {
+	switch {
+	case name == "noop", strings.HasPrefix(name, "script:"):
+		return nil
+	case name == "musicnn":
+		return fmt.Errorf("analyzer: the MusiCNN pipeline is not part of this build yet; " +
+			"run with --analyzer noop to exercise the worker system (files are marked in the store, not written)")
+	}
+	return fmt.Errorf("analyzer: unknown analyzer %q (noop, script:SCENARIO)", name)
+}
+
+// logSink turns core events into structured log lines with component ids.
+func logSink(log *slog.Logger) event.Sink {
+	return event.SinkFunc(func(e event.Event) {
+		lvl := slog.LevelDebug
+		switch e.Event {
+		case event.Failed, event.Kill, event.Quarantined:
+			lvl = slog.LevelWarn
+		case event.RestartScheduled, event.Restart, event.Status, event.Exit, event.StoreError, event.Reset, event.Stop:
+			lvl = slog.LevelInfo
+		}
+		if !log.Enabled(context.Background(), lvl) {
+			return
+		}
+		attrs := []any{}
+		add := func(k, v string) {
+			if v != "" {
+				attrs = append(attrs, k, v)
+			}
+		}
+		add("component", e.Component)
+		add("from", e.From)
+		add("to", e.To)
+		add("file", e.File)
+		add("reason", e.Reason)
+		if e.BackoffMs > 0 {
+			attrs = append(attrs, "backoff", time.Duration(e.BackoffMs)*time.Millisecond)
+		}
+		if e.PID > 0 {
+			attrs = append(attrs, "pid", e.PID)
+		}
+		log.Log(context.Background(), lvl, e.Event, attrs...)
+	})
+}
+
+// newMain builds the main process for the settings: store, node, spawner.
+func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver.Main, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding the nomarr binary: %w", err)
+	}
+	instance := fmt.Sprintf("%s:%d:%d", s.get("node"), os.Getpid(), time.Now().UnixMilli())
+	command := func(component string, gen uint64) (string, []string) {
+		return self, []string{"worker", "--component", component, "--worker-id", instance + "/" + component}
+	}
+	m, err := driver.NewMain(s.core.Node(instance, s.get("node")), st, nil, log, sink, command, os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	m.Spawner.Env = workerEnvironment(workerSpec{DB: s.get("db"), Config: s.core.Values(), Analyzer: s.get("analyzer"),
+		StateDir: filepath.Join(s.get("data_dir"), "analyzer-state")})
+	return m, nil
+}
+
+// openForSettings creates the data directory and opens the store.
+func openForSettings(s *settings) (closer, error) {
+	if strings.HasPrefix(s.get("db"), "sqlite:") {
+		if err := os.MkdirAll(filepath.Dir(strings.TrimPrefix(s.get("db"), "sqlite:")), 0o755); err != nil {
+			return nil, fmt.Errorf("data_dir: %w", err)
+		}
+	}
+	return openStore(s.get("db"))
+}
+
+// scanInto scans dir and upserts what it finds.
+func scanInto(ctx context.Context, st closer, dir string, log *slog.Logger) (int, error) {
+	files, skipped, err := library.Scan(dir)
+	if err != nil {
+		return 0, err
+	}
+	for _, sk := range skipped {
+		log.Warn("scan: skipped", "why", sk)
+	}
+	for i := 0; i < len(files); i += 1000 {
+		end := min(i+1000, len(files))
+		if err := st.UpsertFiles(ctx, files[i:end]); err != nil {
+			return i, fmt.Errorf("scan: store: %w", err)
+		}
+	}
+	return len(files), nil
+}
+
+// redact hides the password of a store URL.
+func redact(db string) string {
+	scheme, rest, ok := strings.Cut(db, "://")
+	if !ok {
+		return db
+	}
+	cred, host, ok := strings.Cut(rest, "@")
+	if !ok {
+		return db
+	}
+	user, _, _ := strings.Cut(cred, ":")
+	return scheme + "://" + user + ":***@" + host
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/driver"
+)
+
+// version is set at build time (-ldflags "-X main.version=…").
+var version = "dev"
+
+// runServe implements `nomarr serve`: scan + periodic rescan of
+// library_root, the workers, the HealthMonitor and the HTTP API, until
+// SIGINT/SIGTERM, then a graceful stop.
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	s, rest, err := loadSettings(fs, args)
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr serve:", err)
+		return exitUsage
+	}
+	if len(rest) != 0 {
+		fmt.Fprintln(stderr, "usage: nomarr serve [--library-root DIR] [--http-addr HOST:PORT] …")
+		return exitUsage
+	}
+	if err := checkAnalyzer(s.get("analyzer")); err != nil {
+		fmt.Fprintln(stderr, "nomarr serve:", err)
+		return exitUsage
+	}
+	log := newLogger(s, stderr)
+	st, err := openForSettings(s)
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr serve:", err)
+		return 1
+	}
+	defer st.Close()
+	m, err := newMain(s, st, log, logSink(log))
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr serve:", err)
+		return exitUsage
+	}
+	api, err := httpapi.New(&driver.API{Main: m, StoreID: redact(s.get("db")), Version: version},
+		httpapi.Options{Addr: s.get("http_addr"), Token: s.get("api_token"), Logger: log, Version: version})
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr serve:", err)
+		return exitUsage
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if root := s.get("library_root"); root != "" {
+		rescan, _ := time.ParseDuration(s.get("rescan_interval"))
+		go func() {
+			for {
+				n, err := scanInto(ctx, st, root, log)
+				if err != nil {
+					log.Error("scan failed", "dir", root, "err", err)
+				} else {
+					log.Info("scanned library", "dir", root, "files", n)
+				}
+				if rescan <= 0 {
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(rescan):
+				}
+			}
+		}()
+	}
+	httpDone := make(chan error, 1)
+	httpCtx, stopHTTP := context.WithCancel(context.Background())
+	defer stopHTTP()
+	go func() { httpDone <- api.ListenAndServe(httpCtx) }()
+	go func() {
+		// The address is known once the socket is bound.
+		for i := 0; i < 100 && api.Addr() == ""; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		log.Info("serving", "http", api.Addr(), "workers", s.core.Workers, "store", redact(s.get("db")), "node", s.get("node"))
+	}()
+	runErr := m.Run(ctx, nil)
+	stopHTTP()
+	if err := <-httpDone; err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "nomarr serve: http:", err)
+		return 1
+	}
+	if runErr != nil {
+		fmt.Fprintln(stderr, "nomarr serve:", runErr)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}

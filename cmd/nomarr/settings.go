@@ -1,0 +1,187 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/nomarr/nomarr/config"
+)
+
+// settings is the whole configuration of a nomarr command: the worker-system
+// keys of package config plus the application's own.
+type settings struct {
+	core config.Config
+	app  map[string]string
+}
+
+// appKeys are the application's keys with their defaults ("" = computed).
+var appKeys = map[string]string{
+	"db":              "", // sqlite:<data_dir>/nomarr.db
+	"data_dir":        "", // $XDG_DATA_HOME/nomarr or ~/.local/share/nomarr
+	"library_root":    "",
+	"models_dir":      "",
+	"write_mode":      "full",
+	"http_addr":       "127.0.0.1:8356",
+	"api_token":       "",
+	"node":            "", // host name
+	"analyzer":        "musicnn",
+	"rescan_interval": "1h",
+	"log_level":       "info",
+}
+
+func (s *settings) get(key string) string { return s.app[key] }
+
+// loadSettings applies, in order of increasing precedence: defaults,
+// config.yaml (--config, NOMARR_CONFIG, or ./config.yaml when present),
+// NOMARR_* environment variables, and flags (--key value, dashes or
+// underscores). Errors name the key and its source.
+func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) {
+	s := &settings{core: config.Defaults(), app: map[string]string{}}
+	for k, v := range appKeys {
+		s.app[k] = v
+	}
+	flags := map[string]string{}
+	cfgFile := fs.String("config", "", "configuration file (YAML)")
+	for _, k := range allKeys() {
+		k := k
+		usage := "configuration key " + k
+		fs.Func(strings.ReplaceAll(k, "_", "-"), usage, func(v string) error { flags[k] = v; return nil })
+		if strings.Contains(k, "_") {
+			fs.Func(k, usage, func(v string) error { flags[k] = v; return nil })
+		}
+	}
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		rest, args = append(rest, args[0]), args[1:]
+	}
+	path := *cfgFile
+	if path == "" {
+		path = os.Getenv("NOMARR_CONFIG")
+	}
+	if path == "" {
+		if _, err := os.Stat("config.yaml"); err == nil {
+			path = "config.yaml"
+		}
+	}
+	if path != "" {
+		if err := s.loadFile(path); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, k := range allKeys() {
+		if v, ok := os.LookupEnv("NOMARR_" + strings.ToUpper(k)); ok {
+			if err := s.set(k, v); err != nil {
+				return nil, nil, fmt.Errorf("environment NOMARR_%s: %w", strings.ToUpper(k), err)
+			}
+		}
+	}
+	keys := make([]string, 0, len(flags))
+	for k := range flags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := s.set(k, flags[k]); err != nil {
+			return nil, nil, fmt.Errorf("flag --%s: %w", strings.ReplaceAll(k, "_", "-"), err)
+		}
+	}
+	if err := s.finish(); err != nil {
+		return nil, nil, err
+	}
+	return s, rest, nil
+}
+
+func allKeys() []string {
+	keys := config.Keys()
+	for k := range appKeys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (s *settings) loadFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := s.set(k, fmt.Sprint(m[k])); err != nil {
+			return fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+func (s *settings) set(key, value string) error {
+	if _, ok := appKeys[key]; ok {
+		s.app[key] = value
+		return nil
+	}
+	if config.Known(key) {
+		return s.core.Set(key, value)
+	}
+	return fmt.Errorf("unknown key %q (known: %s)", key, strings.Join(allKeys(), ", "))
+}
+
+// finish fills computed defaults and validates.
+func (s *settings) finish() error {
+	if s.app["data_dir"] == "" {
+		base := os.Getenv("XDG_DATA_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				home = "."
+			}
+			base = filepath.Join(home, ".local", "share")
+		}
+		s.app["data_dir"] = filepath.Join(base, "nomarr")
+	}
+	if s.app["db"] == "" {
+		s.app["db"] = "sqlite:" + filepath.Join(s.app["data_dir"], "nomarr.db")
+	}
+	if s.app["node"] == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "localhost"
+		}
+		s.app["node"] = h
+	}
+	switch s.app["write_mode"] {
+	case "none", "minimal", "full":
+	default:
+		return fmt.Errorf("write_mode: want none, minimal or full, got %q", s.app["write_mode"])
+	}
+	if d, err := time.ParseDuration(s.app["rescan_interval"]); err != nil || d < 0 {
+		return fmt.Errorf("rescan_interval: want a duration such as 1h, got %q", s.app["rescan_interval"])
+	}
+	switch s.app["log_level"] {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log_level: want debug, info, warn or error, got %q", s.app["log_level"])
+	}
+	return s.core.Validate()
+}

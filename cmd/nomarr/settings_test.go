@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSettingsPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.yaml")
+	body := "workers: 3\nhang_after: 40s\nstale_after: 12s\nhttp_addr: 127.0.0.1:9000\nwrite_mode: minimal\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("NOMARR_WORKERS", "5")
+	t.Setenv("NOMARR_HTTP_ADDR", "127.0.0.1:9001")
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	s, rest, err := loadSettings(fs, []string{"--config", file, "DIR", "--workers", "7", "--data-dir", dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rest) != 1 || rest[0] != "DIR" {
+		t.Errorf("positional arguments %v", rest)
+	}
+	if s.core.Workers != 7 {
+		t.Errorf("workers = %d: the flag must win over env and file", s.core.Workers)
+	}
+	if s.get("http_addr") != "127.0.0.1:9001" {
+		t.Errorf("http_addr = %s: env must win over the file", s.get("http_addr"))
+	}
+	if s.core.HangAfter != 40*time.Second || s.get("write_mode") != "minimal" {
+		t.Errorf("file values lost: hang_after %s write_mode %s", s.core.HangAfter, s.get("write_mode"))
+	}
+	if s.get("db") != "sqlite:"+filepath.Join(dir, "nomarr.db") {
+		t.Errorf("db default = %s", s.get("db"))
+	}
+}
+
+func TestInvalidConfigurationExits2NamingTheKey(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(bad, []byte("wrkers: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		env  [2]string
+		want string
+	}{
+		{[]string{"tag", "--workers", "lots", dir}, [2]string{}, "workers"},
+		{[]string{"tag", "--write-mode", "all", "--analyzer", "noop", dir}, [2]string{}, "write_mode"},
+		{[]string{"serve", "--config", bad}, [2]string{}, `"wrkers"`},
+		{[]string{"status"}, [2]string{"NOMARR_HANG_AFTER", "soon"}, "NOMARR_HANG_AFTER"},
+		{[]string{"tag", dir}, [2]string{}, "analyzer"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			if c.env[0] != "" {
+				t.Setenv(c.env[0], c.env[1])
+			}
+			var out, errb bytes.Buffer
+			args := append(c.args, "--data-dir", dir)
+			if code := run(args, &out, &errb); code != 2 {
+				t.Fatalf("exit %d, want 2; stderr %s", code, errb.String())
+			}
+			if !strings.Contains(errb.String(), c.want) {
+				t.Errorf("message %q does not name %s", errb.String(), c.want)
+			}
+		})
+	}
+}
+
+func TestRedact(t *testing.T) {
+	if got := redact("arangodb://root:s3cret@db:8529/nomarr"); strings.Contains(got, "s3cret") {
+		t.Errorf("password leaked: %s", got)
+	}
+	if got := redact("sqlite:/x/y.db"); got != "sqlite:/x/y.db" {
+		t.Errorf("got %s", got)
+	}
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/nomarr/nomarr/core/health"
+)
+
+// runTag implements `nomarr tag DIR`: scan, tag everything with the
+// configured number of worker processes, show progress, print a summary, and
+// exit 1 when files failed.
+func runTag(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tag", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	s, rest, err := loadSettings(fs, args)
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr tag:", err)
+		return exitUsage
+	}
+	if len(rest) != 1 {
+		fmt.Fprintln(stderr, "usage: nomarr tag DIR [--workers N] [--db sqlite:PATH] [--analyzer noop] …")
+		return exitUsage
+	}
+	if err := checkAnalyzer(s.get("analyzer")); err != nil {
+		fmt.Fprintln(stderr, "nomarr tag:", err)
+		return exitUsage
+	}
+	log := newLogger(s, stderr)
+	st, err := openForSettings(s)
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr tag:", err)
+		return 1
+	}
+	defer st.Close()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	n, err := scanInto(ctx, st, rest[0], log)
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr tag:", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "found %d audio files in %s\n", n, rest[0])
+	m, err := newMain(s, st, log, logSink(log))
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr tag:", err)
+		return exitUsage
+	}
+	stop := make(chan struct{})
+	ran := make(chan error, 1)
+	go func() { ran <- m.Run(ctx, stop) }()
+
+	start := time.Now()
+	before, _ := st.Counts(context.Background())
+	total := before.Pending
+	tty := false
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		tty = true
+	}
+	var bar *progressbar.ProgressBar
+	if tty {
+		bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("tagging"),
+			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+	}
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	lastLine := time.Time{}
+	allFailed := false
+loop:
+	for {
+		select {
+		case err := <-ran:
+			if err != nil {
+				fmt.Fprintln(stderr, "nomarr tag:", err)
+				return 1
+			}
+			break loop
+		case <-tick.C:
+		}
+		c, err := st.Counts(context.Background())
+		if err != nil {
+			log.Warn("store unavailable", "err", err)
+			continue
+		}
+		done := total - c.Pending
+		if bar != nil {
+			_ = bar.Set(done)
+		} else if time.Since(lastLine) >= 5*time.Second {
+			fmt.Fprintf(stderr, "tagging: %d/%d done, %d in progress, %d failed\n", done, total, c.Claimed, c.Failed-before.Failed)
+			lastLine = time.Now()
+		}
+		failed := 0
+		_ = m.Do(context.Background(), func(_ context.Context, now time.Time) {
+			for _, id := range m.Node.Sup.Components() {
+				if m.Node.Sup.Status(id, now) == health.Failed {
+					failed++
+				}
+			}
+		})
+		allFailed = failed == s.core.Workers
+		if (c.Pending == 0 && c.Claimed == 0) || allFailed {
+			close(stop)
+			if err := <-ran; err != nil {
+				fmt.Fprintln(stderr, "nomarr tag:", err)
+				return 1
+			}
+			break
+		}
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	c, err := st.Counts(context.Background())
+	if err != nil {
+		fmt.Fprintln(stderr, "nomarr tag:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "tagged %d, failed %d, pending %d of %d files in %s\n", c.Tagged-before.Tagged,
+		c.Failed-before.Failed, c.Pending, c.Total, time.Since(start).Round(100*time.Millisecond))
+	switch {
+	case allFailed:
+		fmt.Fprintln(stderr, "nomarr tag: every worker failed; see the log, fix the cause, and run `nomarr workers reset`")
+		return 1
+	case c.Failed > before.Failed || c.Pending > 0:
+		return 1
+	}
+	return 0
+}

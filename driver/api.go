@@ -1,0 +1,116 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// API answers the HTTP API from a running Main. Node state is read on the
+// main loop; the store is read directly.
+type API struct {
+	Main    *Main
+	StoreID string // redacted store name for /api/v1/info
+	Version string
+}
+
+var _ httpapi.Backend = (*API)(nil)
+
+// Info implements httpapi.Backend.
+func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
+	info := httpapi.Info{Store: a.StoreID, Version: a.Version, WorkerEnabled: true}
+	err := a.Main.Do(ctx, func(_ context.Context, now time.Time) {
+		sup := a.Main.Node.Sup
+		info.Instance = sup.Instance()
+		for _, id := range sup.Components() {
+			in, _ := sup.Info(id)
+			w := httpapi.WorkerInfo{
+				Component: id, Status: string(sup.Status(id, now)), Phase: string(in.Phase), CurrentJob: in.CurrentJob,
+				PID: in.PID, Restarts: in.Policy.RestartCount, LastFrameAgeMs: -1, FailureReason: in.Policy.FailureReason,
+				FilesProcessed: in.Telemetry.FilesProcessed, Errors: in.Telemetry.Errors, ClaimConflicts: in.Telemetry.ClaimConflicts,
+				AvgProcessingMs: in.Telemetry.AvgProcessingMs, FramesDropped: in.FramesDropped,
+			}
+			if !in.LastFrame.IsZero() {
+				w.LastFrameAgeMs = now.Sub(in.LastFrame).Milliseconds()
+			}
+			if in.RestartPending {
+				w.RestartAt = in.RestartAt
+			}
+			if !in.Running && w.Status != string(health.Failed) {
+				w.PID = 0
+			}
+			info.Workers = append(info.Workers, w)
+		}
+	})
+	if err != nil {
+		return info, fmt.Errorf("%w: %v", httpapi.ErrUnavailable, err)
+	}
+	c, err := a.Main.Store.Counts(ctx)
+	if err != nil {
+		return info, fmt.Errorf("%w: store: %v", httpapi.ErrUnavailable, err)
+	}
+	info.Library = c
+	if v, ok, err := a.Main.Store.GetMeta(ctx, store.MetaWorkerEnabled); err == nil && ok {
+		if b, perr := strconv.ParseBool(v); perr == nil {
+			info.WorkerEnabled = b
+		}
+	}
+	return info, nil
+}
+
+// SetEnabled implements httpapi.Backend.
+func (a *API) SetEnabled(ctx context.Context, enabled bool) error {
+	if err := a.Main.Node.SetEnabled(ctx, enabled); err != nil {
+		return fmt.Errorf("%w: %v", httpapi.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Reset implements httpapi.Backend: one component, or every failed one.
+func (a *API) Reset(ctx context.Context, id string) error {
+	var rerr error
+	err := a.Main.Do(ctx, func(ctx context.Context, now time.Time) {
+		sup := a.Main.Node.Sup
+		if id != "" {
+			if _, ok := sup.Info(id); !ok {
+				rerr = fmt.Errorf("%w: no worker %q", httpapi.ErrNotFound, id)
+				return
+			}
+			rerr = a.Main.Node.Reset(ctx, id, now)
+			return
+		}
+		for _, c := range sup.Components() {
+			if sup.Status(c, now) == health.Failed {
+				rerr = errors.Join(rerr, a.Main.Node.Reset(ctx, c, now))
+			}
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", httpapi.ErrUnavailable, err)
+	}
+	return rerr
+}
+
+// HistoryReader is implemented by stores that can read health history back.
+type HistoryReader interface {
+	RecentHistory(ctx context.Context, limit int) ([]store.HistoryRow, error)
+}
+
+// History implements httpapi.Backend.
+func (a *API) History(ctx context.Context, limit int) ([]store.HistoryRow, error) {
+	hr, ok := a.Main.Store.(HistoryReader)
+	if !ok {
+		return nil, fmt.Errorf("%w: this store cannot read health history", httpapi.ErrUnavailable)
+	}
+	rows, err := hr.RecentHistory(ctx, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", httpapi.ErrUnavailable, err)
+	}
+	return rows, nil
+}
