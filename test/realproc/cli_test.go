@@ -1,0 +1,159 @@
+package realproc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func audioDir(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("album%d", i%3), fmt.Sprintf("track%03d.mp3", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("not really audio"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestTagCommand(t *testing.T) {
+	lib, data := audioDir(t, 60), t.TempDir()
+	cmd := exec.Command(binary, "tag", lib, "--analyzer", "noop", "--workers", "3", "--data-dir", data)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("nomarr tag: %v\n%s", err, errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "tagged 60, failed 0, pending 0 of 60 files") {
+		t.Errorf("summary %q", out.String())
+	}
+	// A second run finds nothing to do.
+	out.Reset()
+	cmd = exec.Command(binary, "tag", lib, "--analyzer", "noop", "--workers", "2", "--data-dir", data)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil || !strings.HasPrefix(out.String(), "tagged 0, failed 0, pending 0 of 60") {
+		t.Errorf("second run: %v %q", err, out.String())
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type apiInfo struct {
+	WorkerEnabled bool `json:"worker_enabled"`
+	Workers       []struct {
+		Component, Status, Phase string
+	} `json:"workers"`
+	Library struct{ Total, Tagged, Claimed int } `json:"library"`
+}
+
+func getInfo(t *testing.T, addr string) (apiInfo, bool) {
+	var info apiInfo
+	resp, err := http.Get("http://" + addr + "/api/v1/info")
+	if err != nil {
+		return info, false
+	}
+	defer resp.Body.Close()
+	return info, json.NewDecoder(resp.Body).Decode(&info) == nil
+}
+
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", limit, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Pause and resume over the HTTP API of a running daemon; SIGINT stops it
+// gracefully.
+func TestServePauseResumeOverAPI(t *testing.T) {
+	lib, data, addr := audioDir(t, 40), t.TempDir(), freeAddr(t)
+	cmd := exec.Command(binary, "serve", "--library-root", lib, "--data-dir", data, "--http-addr", addr, "--workers", "2",
+		"--analyzer", "script:"+scenario("pause-resume.yaml"), "--frame-interval", "200ms", "--stale-after", "1s",
+		"--hang-after", "3s", "--check-interval", "100ms", "--idle-poll-min", "100ms", "--idle-poll-max", "500ms")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var info apiInfo
+	waitFor(t, "the API and the first tagged files", 15*time.Second, func() bool {
+		var ok bool
+		info, ok = getInfo(t, addr)
+		return ok && info.Library.Tagged > 0
+	})
+	resp, err := http.Post("http://"+addr+"/api/v1/workers/pause", "", nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("pause: %v %v", err, resp)
+	}
+	paused := time.Now()
+	waitFor(t, "every worker paused with no job", 5*time.Second, func() bool {
+		info, _ = getInfo(t, addr)
+		for _, w := range info.Workers {
+			if w.Phase != "paused" || w.Status != "healthy" {
+				return false
+			}
+		}
+		return !info.WorkerEnabled && info.Library.Claimed == 0
+	})
+	t.Logf("paused within %s", time.Since(paused).Round(10*time.Millisecond))
+	frozen := info.Library.Tagged
+	time.Sleep(1500 * time.Millisecond)
+	if info, _ = getInfo(t, addr); info.Library.Tagged != frozen {
+		t.Errorf("tagging went on while paused: %d → %d", frozen, info.Library.Tagged)
+	}
+	if frozen == info.Library.Total {
+		t.Fatal("the library was done before the pause; the test proves nothing")
+	}
+	resp, err = http.Post("http://"+addr+"/api/v1/workers/resume", "", nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("resume: %v %v", err, resp)
+	}
+	resumed := time.Now()
+	waitFor(t, "work to resume", 2*time.Second, func() bool {
+		info, _ = getInfo(t, addr)
+		return info.Library.Claimed > 0 || info.Library.Tagged > frozen
+	})
+	t.Logf("resumed within %s", time.Since(resumed).Round(10*time.Millisecond))
+	waitFor(t, "the whole library", 30*time.Second, func() bool {
+		info, _ = getInfo(t, addr)
+		return info.Library.Tagged == info.Library.Total
+	})
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve exited with %v after SIGINT\n%s", err, errb.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop within 15 s of SIGINT")
+	}
+}
