@@ -64,7 +64,7 @@ type run struct {
 func scenario(name string) string { return filepath.Join("..", "..", "scenarios", "real", name) }
 
 // drill plays a scenario for real on the store at db.
-func drill(t *testing.T, file, db string) run {
+func drill(t testing.TB, file, db string) run {
 	t.Helper()
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	cmd := exec.Command(binary, "drill", file, "--db", "sqlite:"+db, "--trace", trace)
@@ -82,7 +82,7 @@ func drill(t *testing.T, file, db string) run {
 	return r
 }
 
-func readTrace(t *testing.T, path string) []sim.Rec {
+func readTrace(t testing.TB, path string) []sim.Rec {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
