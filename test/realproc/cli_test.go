@@ -98,6 +98,7 @@ func TestServePauseResumeOverAPI(t *testing.T) {
 		"--hang-after", "3s", "--check-interval", "100ms", "--idle-poll-min", "100ms", "--idle-poll-max", "500ms")
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // like a shell's foreground job
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,10 @@ func TestServePauseResumeOverAPI(t *testing.T) {
 		info, _ = getInfo(t, addr)
 		return info.Library.Tagged == info.Library.Total
 	})
-	_ = cmd.Process.Signal(syscall.SIGINT)
+	// Ctrl-C on a terminal signals the whole foreground process group: the
+	// workers, in their own groups, must not get it; the supervisor stops
+	// them gracefully (SIGTERM, exit 0).
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -155,5 +159,14 @@ func TestServePauseResumeOverAPI(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop within 15 s of SIGINT")
+	}
+	graceful := 0
+	for _, l := range strings.Split(errb.String(), "\n") {
+		if strings.Contains(l, `msg="worker exiting"`) && strings.Contains(l, "code=0") && strings.Contains(l, `reason="stop requested"`) {
+			graceful++
+		}
+	}
+	if graceful != 2 {
+		t.Errorf("want both workers to exit 0 on the supervisor's stop request, got %d\n%s", graceful, errb.String())
 	}
 }
