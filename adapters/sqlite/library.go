@@ -80,7 +80,7 @@ func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit
 	defer rows.Close()
 	var out []store.File
 	if limit > 0 {
-		out = make([]store.File, 0, limit)
+		out = make([]store.File, 0, min(limit, 256))
 	}
 	for rows.Next() {
 		f, err := scanFile(rows)
@@ -160,7 +160,7 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 	if errors.Is(err, errGone) {
 		// The file vanished under its claim: drop the claim, as the
 		// reference store does, and report the file missing.
-		if _, derr := s.ws[sDeleteHeld].ExecContext(ctx, ref.FileKey, ref.WorkerID); derr != nil {
+		if _, derr := s.exec(ctx, sDeleteHeld, ref.FileKey, ref.WorkerID); derr != nil {
 			return s.fail("complete", ref.FileKey, derr)
 		}
 		return s.fail("complete", ref.FileKey, store.ErrNotFound)
@@ -172,6 +172,17 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 }
 
 var errGone = errors.New("file gone")
+
+// exec runs one prepared write statement in its own write transaction.
+func (s *Store) exec(ctx context.Context, id int, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = tx.StmtContext(ctx, s.ws[id]).ExecContext(ctx, args...)
+		return err
+	})
+	return res, err
+}
 
 // deleteHeld deletes ref's claim; ErrClaimLost when ref does not hold it.
 func deleteHeld(ctx context.Context, st *sql.Stmt, ref store.Ref) error {
@@ -191,19 +202,14 @@ func deleteHeld(ctx context.Context, st *sql.Stmt, ref store.Ref) error {
 
 // Release implements store.Library.
 func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdate) error {
-	var err error
-	if upd == nil {
-		err = deleteHeld(ctx, s.ws[sDeleteHeld], ref)
-	} else {
-		err = s.withTx(ctx, func(tx *sql.Tx) error {
-			if err := deleteHeld(ctx, tx.StmtContext(ctx, s.ws[sDeleteHeld]), ref); err != nil {
-				return err
-			}
-			_, err := tx.StmtContext(ctx, s.ws[sReleaseUpdate]).ExecContext(ctx, ref.FileKey, upd.Attempts,
-				ms(upd.NextRetryAt), ms(upd.SkipUntil), b2i(upd.Failed), upd.LastError, upd.Checkpoint)
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		if err := deleteHeld(ctx, tx.StmtContext(ctx, s.ws[sDeleteHeld]), ref); err != nil || upd == nil {
 			return err
-		})
-	}
+		}
+		_, err := tx.StmtContext(ctx, s.ws[sReleaseUpdate]).ExecContext(ctx, ref.FileKey, upd.Attempts,
+			ms(upd.NextRetryAt), ms(upd.SkipUntil), b2i(upd.Failed), upd.LastError, upd.Checkpoint)
+		return err
+	})
 	if err != nil {
 		return s.fail("release", ref.FileKey, err)
 	}
@@ -262,7 +268,7 @@ func (s *Store) ReleaseWorker(ctx context.Context, workerID string, countCrash b
 
 // Quarantine implements store.Library.
 func (s *Store) Quarantine(ctx context.Context, fileKey, reason string) error {
-	res, err := s.ws[sQuarantine].ExecContext(ctx, fileKey, reason)
+	res, err := s.exec(ctx, sQuarantine, fileKey, reason)
 	if err != nil {
 		return s.fail("quarantine", fileKey, err)
 	}
@@ -404,7 +410,7 @@ func (s *Store) GetMeta(ctx context.Context, key string) (string, bool, error) {
 
 // SetMeta implements store.Meta.
 func (s *Store) SetMeta(ctx context.Context, key, value string) error {
-	if _, err := s.ws[sSetMeta].ExecContext(ctx, key, value); err != nil {
+	if _, err := s.exec(ctx, sSetMeta, key, value); err != nil {
 		return s.fail("set meta", key, err)
 	}
 	return nil
@@ -438,7 +444,7 @@ func (s *Store) SaveRestart(ctx context.Context, key string, st restart.State) e
 	if err != nil {
 		return s.fail("save restart", key, err)
 	}
-	_, err = s.ws[sSaveRestart].ExecContext(ctx, key, st.Component, st.RestartCount, st.Consecutive, string(doc),
+	_, err = s.exec(ctx, sSaveRestart, key, st.Component, st.RestartCount, st.Consecutive, string(doc),
 		st.LastRestartWallMs, st.FailedAtWallMs, st.FailureReason, st.UpdatedAtWallMs)
 	if err != nil {
 		return s.fail("save restart", key, err)

@@ -218,12 +218,13 @@ func (st *stmts) prepare(ctx context.Context, db *sql.DB, src map[int]string) er
 	return nil
 }
 
+// close closes the statements; they stay in place, so that a call after
+// Close gets "statement is closed" rather than a nil dereference.
 func (st *stmts) close() error {
 	var errs []error
-	for i, p := range st {
+	for _, p := range st {
 		if p != nil {
 			errs = append(errs, p.Close())
-			st[i] = nil
 		}
 	}
 	return errors.Join(errs...)

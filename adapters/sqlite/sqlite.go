@@ -25,10 +25,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	msqlite "modernc.org/sqlite"
@@ -91,6 +93,11 @@ type Store struct {
 	r    *sql.DB // query-only connections
 	ws   stmts   // prepared on w
 	rs   stmts   // prepared on r
+
+	closed      atomic.Bool
+	busyRetries atomic.Int64 // write attempts that found the lock taken
+	busyWaitNs  atomic.Int64 // time spent waiting for the write lock
+	busyMaxNs   atomic.Int64 // longest wait of one operation
 }
 
 var _ store.Store = (*Store)(nil)
@@ -120,8 +127,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 // Path returns the database file's absolute path.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the store's connections.
+// Close closes the store's connections. Calls after Close fail with an
+// error (they do not panic); a second Close does nothing.
 func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
 	if err := s.closeDBs(); err != nil {
 		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
 	}
@@ -138,13 +149,16 @@ func (s *Store) closeDBs() error {
 			errs = append(errs, db.Close())
 		}
 	}
-	s.w, s.r = nil, nil
 	return errors.Join(errs...)
 }
 
 func (s *Store) dsn(write bool) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(s.cfg.busyTimeout.Milliseconds(), 10)+")")
+	busy := s.cfg.busyTimeout
+	if write && !s.cfg.readOnly {
+		busy = 0 // withTx waits for the write lock itself
+	}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(0)")
 	for _, p := range s.cfg.pragmas {
@@ -286,7 +300,67 @@ func (s *Store) checkWAL(ctx context.Context) error {
 
 // withTx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it, or
 // rolls it back when fn or the commit fails.
+//
+// While another connection or process holds the write lock, it tries again
+// after short randomized sleeps (50 µs, doubling up to 1 ms) until the busy
+// timeout: the writer connection has SQLite's busy timeout at 0, because
+// SQLite's own busy handler sleeps 1, 2, 5, 10, … 100 ms between tries, which
+// lets a busy neighbour starve everyone else. fn may therefore run more than
+// once; every failed attempt has been rolled back, so it starts afresh.
 func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	var first, deadline time.Time
+	wait := 50 * time.Microsecond
+	for {
+		err := s.tryTx(ctx, fn)
+		if err == nil || !isBusy(err) {
+			if !first.IsZero() {
+				s.noteWait(time.Since(first))
+			}
+			return err
+		}
+		s.busyRetries.Add(1)
+		now := time.Now()
+		if deadline.IsZero() {
+			first, deadline = now, now.Add(s.cfg.busyTimeout)
+		}
+		if !now.Before(deadline) {
+			s.noteWait(now.Sub(first))
+			return err
+		}
+		d := min(wait/2+rand.N(wait), deadline.Sub(now))
+		if ctx.Done() == nil {
+			time.Sleep(d)
+		} else {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		wait = min(2*wait, time.Millisecond)
+	}
+}
+
+func (s *Store) noteWait(d time.Duration) {
+	s.busyWaitNs.Add(int64(d))
+	for {
+		m := s.busyMaxNs.Load()
+		if int64(d) <= m || s.busyMaxNs.CompareAndSwap(m, int64(d)) {
+			return
+		}
+	}
+}
+
+// LockStats reports how often this handle's writes found the write lock
+// taken by another connection or process, the total time they waited for it
+// and the longest single wait.
+func (s *Store) LockStats() (retries int64, total, longest time.Duration) {
+	return s.busyRetries.Load(), time.Duration(s.busyWaitNs.Load()), time.Duration(s.busyMaxNs.Load())
+}
+
+func (s *Store) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -295,7 +369,13 @@ func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		_ = tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		// A COMMIT that failed may leave the transaction open on the
+		// connection: end it (an error here means it was not open).
+		_, _ = s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	return nil
 }
 
 // describe adds what a SQLite fault means to its message; semantic errors and
@@ -327,11 +407,7 @@ func (s *Store) describe(err error) error {
 
 func isBusy(err error) bool {
 	var se *msqlite.Error
-	if !errors.As(err, &se) {
-		return false
-	}
-	c := se.Code() & 0xff
-	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // fail wraps err with the operation's context: "sqlite: claim f0001: ...".

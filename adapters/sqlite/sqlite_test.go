@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/storetest"
+	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -85,7 +86,7 @@ func TestSchemaAndPragmas(t *testing.T) {
 	if err := s.r.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 		t.Fatalf("journal_mode = %q %v", mode, err)
 	}
-	for _, db := range []*sql.DB{s.w, s.r} {
+	for i, db := range []*sql.DB{s.w, s.r} {
 		var sync, fk, busy int
 		if err := db.QueryRow(`PRAGMA synchronous`).Scan(&sync); err != nil || sync != 1 {
 			t.Fatalf("synchronous = %d %v, want 1 (NORMAL)", sync, err)
@@ -93,8 +94,12 @@ func TestSchemaAndPragmas(t *testing.T) {
 		if err := db.QueryRow(`PRAGMA foreign_keys`).Scan(&fk); err != nil || fk != 0 {
 			t.Fatalf("foreign_keys = %d %v", fk, err)
 		}
-		if err := db.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 5000 {
-			t.Fatalf("busy_timeout = %d %v", busy, err)
+		// The writer waits for the lock in Go (withTx), readers in SQLite.
+		if err := db.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{0, 5000}[i]; busy != want {
+			t.Fatalf("busy_timeout = %d, want %d", busy, want)
 		}
 	}
 	var tables []string
@@ -122,7 +127,7 @@ func TestSchemaAndPragmas(t *testing.T) {
 		t.Fatalf("reopened: %+v %v", f, err)
 	}
 	var busy int
-	if err := s2.w.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 1000 {
+	if err := s2.r.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 1000 || s2.cfg.busyTimeout != time.Second {
 		t.Fatalf("configured busy_timeout = %d %v", busy, err)
 	}
 	// A newer schema is refused.
@@ -324,8 +329,10 @@ func TestLocked(t *testing.T) {
 	}
 	start := time.Now()
 	writes := map[string]func() error{
-		"claim":    func() error { return s.Claim(bg, claim("b", "i/w0", t0, time.Hour)) },
-		"complete": func() error { return s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Version: "v"}) },
+		"claim": func() error { return s.Claim(bg, claim("b", "i/w0", t0, time.Hour)) },
+		"complete": func() error {
+			return s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Version: "v"})
+		},
 		"upsert":   func() error { return s.UpsertFiles(bg, []store.File{mkf("c")}) },
 		"set meta": func() error { return s.SetMeta(bg, "k", "v") },
 		"cleanup":  func() error { _, err := s.CleanupClaims(bg, t0); return err },
@@ -512,5 +519,65 @@ func TestTagWritesCounter(t *testing.T) {
 	var writes int
 	if err := s.r.QueryRow(`SELECT writes FROM file_tags WHERE file_key = 'a'`).Scan(&writes); err != nil || writes != 2 {
 		t.Fatalf("writes = %d %v", writes, err)
+	}
+}
+
+func TestUseAfterClose(t *testing.T) {
+	s, err := Open(tempDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, s, "a")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+	calls := map[string]func() error{
+		"UpsertFiles":   func() error { return s.UpsertFiles(bg, []store.File{mkf("b")}) },
+		"Discover":      func() error { _, err := s.Discover(bg, t0, "", 1); return err },
+		"Claim":         func() error { return s.Claim(bg, claim("a", "i/w0", t0, time.Hour)) },
+		"Complete":      func() error { return s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}) },
+		"Release":       func() error { return s.Release(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, nil) },
+		"ReleaseWorker": func() error { _, err := s.ReleaseWorker(bg, "i/w0", true); return err },
+		"Quarantine":    func() error { return s.Quarantine(bg, "a", "x") },
+		"RenewLeases":   func() error { _, err := s.RenewLeases(bg, []string{"i/w0"}, t0); return err },
+		"CleanupClaims": func() error { _, err := s.CleanupClaims(bg, t0); return err },
+		"File":          func() error { _, err := s.File(bg, "a"); return err },
+		"Counts":        func() error { _, err := s.Counts(bg); return err },
+		"GetMeta":       func() error { _, _, err := s.GetMeta(bg, "k"); return err },
+		"SetMeta":       func() error { return s.SetMeta(bg, "k", "v") },
+		"LoadRestart":   func() error { _, _, err := s.LoadRestart(bg, "k"); return err },
+		"SaveRestart":   func() error { return s.SaveRestart(bg, "k", restart.State{}) },
+		"AppendHistory": func() error { return s.AppendHistory(bg, []store.HistoryRow{{At: t0}}) },
+	}
+	for name, call := range calls {
+		if err := call(); err == nil || !store.IsFault(err) || !strings.HasPrefix(err.Error(), "sqlite: ") {
+			t.Errorf("%s after Close = %v, want a fault", name, err)
+		}
+	}
+}
+
+// TestOddPath: the file name travels in a URI; odd characters survive.
+func TestOddPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a dir?with#odd%20chars&ü")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "my db?.sqlite")
+	s := openT(t, path)
+	seed(t, s, "a")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not at %q: %v", path, err)
+	}
+	if s.Path() != path {
+		t.Fatalf("Path = %q", s.Path())
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "my db?.sqlite") {
+			t.Errorf("stray file %q", e.Name())
+		}
 	}
 }

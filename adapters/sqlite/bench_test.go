@@ -1,0 +1,218 @@
+package sqlite
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// benchLibrary is the 100,000-file database BenchmarkDiscover reads, built
+// once per test binary: 30% tagged, 2% failed, 1% waiting for a retry, 1%
+// invalid, and 16 claims on the first pending files (workers busy with them).
+var benchLibrary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+const benchFiles = 100_000
+
+func libraryDB(b *testing.B) string {
+	benchLibrary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "nomarr-sqlite-bench-")
+		if err != nil {
+			benchLibrary.err = err
+			return
+		}
+		benchLibrary.dir, benchLibrary.path = dir, filepath.Join(dir, "library.db")
+		s, err := Open(benchLibrary.path)
+		if err != nil {
+			benchLibrary.err = err
+			return
+		}
+		defer s.Close()
+		files := make([]store.File, 0, benchFiles)
+		for i := range benchFiles {
+			f := mkf(fmt.Sprintf("lib/%07d", i))
+			switch h := (i * 7919) % 100; {
+			case h < 30:
+				f.NeedsTagging, f.Tagged = false, true
+			case h < 32:
+				f.Failed = true
+			case h < 33:
+				f.NextRetryAt = at(time.Hour)
+			case h < 34:
+				f.IsValid = false
+			}
+			files = append(files, f)
+		}
+		for chunk := range slices.Chunk(files, 10_000) {
+			if benchLibrary.err = s.UpsertFiles(bg, chunk); benchLibrary.err != nil {
+				return
+			}
+		}
+		pending, err := s.Discover(bg, t0, "", 16)
+		if err != nil {
+			benchLibrary.err = err
+			return
+		}
+		for i, f := range pending {
+			if benchLibrary.err = s.Claim(bg, claim(f.Key, fmt.Sprintf("i/w%d", i), t0, time.Hour)); benchLibrary.err != nil {
+				return
+			}
+		}
+	})
+	if benchLibrary.err != nil {
+		b.Fatal(benchLibrary.err)
+	}
+	return benchLibrary.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchLibrary.dir != "" {
+		os.RemoveAll(benchLibrary.dir)
+	}
+	os.Exit(code)
+}
+
+// percentile returns the q-quantile of ds (sorted in place).
+func percentile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	i := int(q * float64(len(ds)-1))
+	return ds[i]
+}
+
+// BenchmarkDiscover: the worker's discovery query (a batch of 8 from the
+// start) on a 100,000-file library; reports p50 and p99 latency.
+func BenchmarkDiscover(b *testing.B) {
+	s := openT(b, libraryDB(b))
+	for _, tc := range []struct {
+		name   string
+		after  func(i int) string
+		writer bool
+	}{
+		{"from-start", func(int) string { return "" }, false},
+		{"cursor", func(i int) string { return fmt.Sprintf("lib/%07d", (i*7717)%benchFiles) }, false},
+		// Another handle (another process, as far as SQLite is concerned)
+		// claims and releases the first pending files all the while.
+		{"from-start-with-writer", func(int) string { return "" }, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			if tc.writer {
+				stop := churn(b, libraryDB(b))
+				defer stop()
+			}
+			ds := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				fs, err := s.Discover(bg, t0, tc.after(i), 8)
+				ds = append(ds, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(fs) == 0 && tc.after(i) == "" {
+					b.Fatal("no files discovered")
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(percentile(ds, 0.50).Nanoseconds())/1e3, "p50-µs")
+			b.ReportMetric(float64(percentile(ds, 0.99).Nanoseconds())/1e3, "p99-µs")
+		})
+	}
+}
+
+// churn claims and releases pending files on its own handle until stopped.
+func churn(b *testing.B, path string) (stop func()) {
+	w := openT(b, path)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			fs, err := w.Discover(bg, t0, "", 4)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			for _, f := range fs {
+				worker := fmt.Sprintf("churn/w%d", i%4)
+				if err := w.Claim(bg, claim(f.Key, worker, t0, time.Hour)); err != nil {
+					b.Error(err)
+					return
+				}
+				if err := w.Release(bg, store.Ref{FileKey: f.Key, WorkerID: worker}, nil); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// BenchmarkCycle: discover+claim+complete cycles in one process, one worker;
+// b.N files; reports files/s.
+func BenchmarkCycle(b *testing.B) {
+	s := openT(b, tempDB(b))
+	seedN(b, s, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	done, _, err := workLoop(bg, s, "i/worker:discovery:0")
+	el := time.Since(start)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if done != b.N {
+		b.Fatalf("completed %d of %d", done, b.N)
+	}
+	b.ReportMetric(float64(done)/el.Seconds(), "files/s")
+}
+
+// BenchmarkCycleProcs: the same cycle in 1, 2 and 4 child processes sharing
+// one database file; b.N files in all; reports files/s for the whole group
+// (process start-up and opening excluded).
+func BenchmarkCycleProcs(b *testing.B) {
+	for _, procs := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
+			b.StopTimer()
+			path := tempDB(b)
+			s := openT(b, path)
+			seedN(b, s, b.N)
+			kids := startChildren(b, path, procs)
+			b.StartTimer()
+			start := time.Now()
+			res, total, conflicts := runChildren(b, kids)
+			el := time.Since(start)
+			b.StopTimer()
+			var maxWait time.Duration
+			for _, r := range res {
+				maxWait = max(maxWait, r.maxWait)
+			}
+			if total != b.N {
+				b.Fatalf("completed %d of %d", total, b.N)
+			}
+			b.ReportMetric(float64(total)/el.Seconds(), "files/s")
+			b.ReportMetric(float64(conflicts)/float64(total), "conflicts/file")
+			b.ReportMetric(float64(maxWait.Microseconds())/1e3, "max-lock-wait-ms")
+		})
+	}
+}
