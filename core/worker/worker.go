@@ -31,6 +31,10 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
+// ConflictRetry is how soon a worker that lost every candidate of its
+// discovery looks again.
+const ConflictRetry = 100 * time.Millisecond
+
 // Worker is one worker's loop state.
 type Worker struct {
 	cfg     Config
@@ -260,6 +264,11 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 		return w.storeFault(ctx, now, err)
 	}
 	w.storeOK()
+	if !res.Found && len(res.Conflicts) > 0 {
+		// Every candidate went to someone else: there may well be more work.
+		// Look again soon, without entering idle or growing the idle poll.
+		return Step{Kind: Wait, Until: now.Add(min(w.cfg.IdlePollMin, ConflictRetry))}
+	}
 	if !res.Found {
 		if w.phase != health.Idle {
 			w.idleSince = now

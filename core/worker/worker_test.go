@@ -794,3 +794,31 @@ func TestGPUBreakerOpensAfterFivePreflightFailures(t *testing.T) {
 	}
 	r.wantStep(now.Add(30*time.Second), worker.LoadModels)
 }
+
+// A worker whose every cached candidate went to someone else looks again
+// soon instead of waiting a (growing) idle poll.
+func TestAllCandidatesLostRetriesSoon(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a", "b", "c")
+	if got := r.job(at(0), time.Second, worker.Result{Tags: map[string]string{"k": "v"}}); got != "a" {
+		t.Fatalf("first job %s", got)
+	}
+	for _, k := range []string{"b", "c"} { // another worker takes the rest
+		if err := r.st.Claim(r.ctx, store.Claim{FileKey: k, WorkerID: "other/w", ClaimedAt: at(time.Second), LeaseUntil: at(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := r.wantStep(at(2*time.Second), worker.Wait)
+	if d := s.Until.Sub(at(2 * time.Second)); d > worker.ConflictRetry {
+		t.Errorf("waits %s after losing every candidate, want <= %s", d, worker.ConflictRetry)
+	}
+	// Nothing left at all now: the idle poll starts at its minimum (it was
+	// not grown by the lost race).
+	s = r.wantStep(s.Until, worker.Wait)
+	if d := s.Until.Sub(at(2*time.Second + worker.ConflictRetry)); d > time.Second {
+		t.Errorf("first idle wait %s, want the minimum idle poll (1s)", d)
+	}
+	if n := len(r.ev.of(event.ClaimConflict)); n != 2 {
+		t.Errorf("%d conflicts recorded, want 2", n)
+	}
+}
