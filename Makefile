@@ -37,10 +37,16 @@ SCENARIO ?=
 SIMFLAGS ?=
 SCENARIOS := $(sort $(wildcard scenarios/*.yaml scenarios/*.yml scenarios/*.json))
 
-# `make run` runs RUN_TARGET; point it at the real tagging job when it lands.
-RUN_TARGET ?= run-scenarios
+# `make run LIBRARY=DIR` tags DIR with real worker processes (ANALYZER=noop
+# until the ML pipeline lands; DATA_DIR holds the store); without LIBRARY it
+# runs every scenario in the simulator.
+LIBRARY ?=
+ANALYZER ?= noop
+WORKERS ?= 2
+DATA_DIR ?= $(CURDIR)/.nomarr
+RUN_TARGET ?= $(if $(LIBRARY),run-library,run-scenarios)
 
-.PHONY: test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios fmt-check
+.PHONY: test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library fmt-check
 
 test: vet unit fuzz-smoke
 
@@ -98,6 +104,9 @@ sim:
 	$(GO) run ./cmd/nomarr sim $(SCENARIO) $(SIMFLAGS)
 
 run: $(RUN_TARGET)
+
+run-library: build
+	bin/nomarr tag "$(LIBRARY)" --analyzer "$(ANALYZER)" --workers "$(WORKERS)" --data-dir "$(DATA_DIR)"
 
 # Every scenario through the simulator with its summary; fails at the end
 # when any scenario failed.
