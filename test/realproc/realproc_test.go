@@ -373,6 +373,24 @@ func TestCrashLoopFailedSurvivesRestartUntilReset(t *testing.T) {
 	if got := second.sum.Status["worker:discovery:0"]; len(second.sum.FailedWorkers) != 0 {
 		t.Errorf("after the reset the worker is %s, failed workers %v", got, second.sum.FailedWorkers)
 	}
+
+	// The same through the CLI with no daemon running: fail it again, then
+	// `nomarr workers reset` clears the persisted state for the next start.
+	third := drill(t, scenario("crash-loop.yaml"), db)
+	if len(third.sum.FailedWorkers) != 1 {
+		t.Fatalf("third run: failed workers %v", third.sum.FailedWorkers)
+	}
+	out, err := exec.Command(binary, "workers", "reset", "worker:discovery:0", "--db", "sqlite:"+db, "--node", "a",
+		"--http-addr", freeAddr(t)).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "done in the store") {
+		t.Fatalf("nomarr workers reset: %v\n%s", err, out)
+	}
+	fourth := drill(t, scenario("stop-pending-restart.yaml"), db)
+	for _, e := range fourth.trace {
+		if e.Event.Event == "failed" {
+			t.Errorf("still failed after nomarr workers reset: %+v", e)
+		}
+	}
 }
 
 // SIGKILL of the main process: every worker finishes its current job,
