@@ -51,11 +51,12 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 	if err != nil {
 		return info, fmt.Errorf("%w: %v", httpapi.ErrUnavailable, err)
 	}
-	c, err := a.Main.Store.Counts(ctx)
-	if err != nil {
-		return info, fmt.Errorf("%w: store: %v", httpapi.ErrUnavailable, err)
+	// Workers are shown even while the store is down: that is when they matter.
+	if c, err := a.Main.Store.Counts(ctx); err != nil {
+		info.StoreError = err.Error()
+	} else {
+		info.Library = c
 	}
-	info.Library = c
 	if v, ok, err := a.Main.Store.GetMeta(ctx, store.MetaWorkerEnabled); err == nil && ok {
 		if b, perr := strconv.ParseBool(v); perr == nil {
 			info.WorkerEnabled = b

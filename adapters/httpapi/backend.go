@@ -91,6 +91,8 @@ type Info struct {
 	WorkerEnabled bool         `json:"worker_enabled"`
 	Workers       []WorkerInfo `json:"workers"`
 	Library       store.Counts `json:"library"`
+	// StoreError says why Library is empty: the store is unreachable.
+	StoreError string `json:"store_error,omitempty"`
 }
 
 // libraryJSON is store.Counts with snake_case keys.

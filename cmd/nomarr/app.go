@@ -89,12 +89,20 @@ func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver
 	return m, nil
 }
 
-// openForSettings creates the data directory and opens the store.
-func openForSettings(s *settings) (closer, error) {
+// ensureDataDir creates the directory of a SQLite store.
+func ensureDataDir(s *settings) error {
 	if strings.HasPrefix(s.get("db"), "sqlite:") {
 		if err := os.MkdirAll(filepath.Dir(strings.TrimPrefix(s.get("db"), "sqlite:")), 0o755); err != nil {
-			return nil, fmt.Errorf("data_dir: %w", err)
+			return fmt.Errorf("data_dir: %w", err)
 		}
+	}
+	return nil
+}
+
+// openForSettings creates the data directory and opens the store.
+func openForSettings(s *settings) (closer, error) {
+	if err := ensureDataDir(s); err != nil {
+		return nil, err
 	}
 	return openStore(s.get("db"))
 }

@@ -38,12 +38,16 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	log := newLogger(s, stderr)
-	st, err := openForSettings(s)
-	if err != nil {
-		fmt.Fprintln(stderr, "nomarr serve:", err)
-		return 1
+	// The daemon starts even when the store is down (or its directory is not
+	// there yet); it retries and its workers back off meanwhile.
+	if err := ensureDataDir(s); err != nil {
+		log.Error("cannot create the store's directory; retrying the store", "err", err)
 	}
+	st := lazyStore(s.get("db"))
 	defer st.Close()
+	if _, err := st.Counts(context.Background()); err != nil {
+		log.Error("store unavailable; retrying", "db", redact(s.get("db")), "err", err)
+	}
 	m, err := newMain(s, st, log, logSink(log))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr serve:", err)

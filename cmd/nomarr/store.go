@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/reconnect"
 
 	"github.com/nomarr/nomarr/adapters/sqlite"
 	"github.com/nomarr/nomarr/core/store"
@@ -26,4 +30,10 @@ func openStore(db string) (closer, error) {
 	default:
 		return sqlite.Open(db)
 	}
+}
+
+// lazyStore opens db on first use and retries every 2 s while it fails; until
+// then every call fails as service_down.
+func lazyStore(db string) *reconnect.Store {
+	return reconnect.New(func(context.Context) (store.Store, error) { return openStore(db) }, 2*time.Second)
 }

@@ -70,11 +70,9 @@ func runWorker(args []string, stderr io.Writer) int {
 	termed := make(chan struct{})
 	go func() { <-term; close(termed) }()
 
-	st, err := openStore(spec.DB)
-	if err != nil {
-		fmt.Fprintln(stderr, "nomarr worker:", err)
-		return 2
-	}
+	// An unreachable store is service_down for the worker (back off, keep
+	// framing), never a reason to exit and crash-loop.
+	st := lazyStore(spec.DB)
 	defer st.Close()
 	an, err := newAnalyzer(spec)
 	if err != nil {

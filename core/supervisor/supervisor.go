@@ -473,10 +473,10 @@ func (s *Supervisor) Status(id string, now time.Time) health.Status {
 	case c.failed:
 		return health.Failed
 	case !c.running:
-		if c.gen == 0 {
-			return health.Pending
+		if c.gen == 0 && !c.loadPending {
+			return health.Pending // about to be spawned
 		}
-		return health.Unhealthy
+		return health.Unhealthy // dead, or waiting for the store to start it
 	case c.killing || !c.pipeClosedAt.IsZero():
 		return health.Unhealthy
 	case !c.hasFrame:

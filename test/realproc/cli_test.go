@@ -170,3 +170,60 @@ func TestServePauseResumeOverAPI(t *testing.T) {
 		t.Errorf("want both workers to exit 0 on the supervisor's stop request, got %d\n%s", graceful, errb.String())
 	}
 }
+
+// A store that cannot be opened is service_down: workers are unhealthy
+// (not started until the restart state can be read, or backing off), never
+// restarted for it and never failed; the API still shows them.
+func TestUnreachableStoreIsNotACrashLoop(t *testing.T) {
+	data, addr := t.TempDir(), freeAddr(t)
+	blocker := filepath.Join(data, "not-a-dir")
+	if err := os.WriteFile(blocker, []byte("x"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "serve", "--data-dir", data, "--db", "sqlite:"+filepath.Join(blocker, "nomarr.db"),
+		"--http-addr", addr, "--workers", "2", "--analyzer", "noop", "--frame-interval", "200ms", "--stale-after", "1s",
+		"--hang-after", "3s", "--check-interval", "100ms", "--breaker-cooldown", "2s")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var info struct {
+		StoreError string `json:"store_error"`
+		Workers    []struct {
+			Status, Phase string
+			Restarts      int `json:"restarts"`
+		} `json:"workers"`
+	}
+	waitFor(t, "the API", 10*time.Second, func() bool {
+		resp, err := http.Get("http://" + addr + "/api/v1/info")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		return json.NewDecoder(resp.Body).Decode(&info) == nil && len(info.Workers) == 2
+	})
+	time.Sleep(6 * time.Second) // long enough for a crash loop to show
+	resp, err := http.Get("http://" + addr + "/api/v1/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		t.Fatal(err)
+	}
+	if info.StoreError == "" {
+		t.Error("info does not say the store is unavailable")
+	}
+	for _, w := range info.Workers {
+		// Without its restart state the owner does not spawn the worker (a
+		// crash loop must not escape its limits through a store outage).
+		if w.Restarts != 0 || w.Status != "unhealthy" || (w.Phase != "" && w.Phase != "backing_off") {
+			t.Errorf("worker %+v: want unhealthy, not started or backing off, never restarted\n%s", w, errb.String())
+		}
+	}
+	if strings.Contains(errb.String(), "restart_scheduled") {
+		t.Errorf("a restart was scheduled:\n%s", errb.String())
+	}
+}

@@ -1,0 +1,219 @@
+// Package reconnect wraps a store that may be unreachable when the process
+// starts: the connection is opened on first use and retried on later calls,
+// and until it succeeds every call fails with a fault (store.IsFault), which
+// the core treats as service_down — back off, never crash-loop.
+package reconnect
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/nomarr/nomarr/core/restart"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// Opener opens the real store.
+type Opener func(ctx context.Context) (store.Store, error)
+
+// Store opens lazily. It is safe for concurrent use.
+type Store struct {
+	open     Opener
+	minRetry time.Duration
+	now      func() time.Time
+
+	mu      sync.Mutex
+	st      store.Store
+	lastErr error
+	lastTry time.Time
+}
+
+// New returns a lazily opened store; failed opens are retried at most every
+// minRetry.
+func New(open Opener, minRetry time.Duration) *Store {
+	return &Store{open: open, minRetry: minRetry, now: time.Now}
+}
+
+// get returns the open store or a fault error.
+func (s *Store) get(ctx context.Context) (store.Store, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st != nil {
+		return s.st, nil
+	}
+	if s.lastErr != nil && s.now().Sub(s.lastTry) < s.minRetry {
+		return nil, fmt.Errorf("store unavailable: %w", s.lastErr)
+	}
+	s.lastTry = s.now()
+	st, err := s.open(ctx)
+	if err != nil {
+		s.lastErr = err
+		return nil, fmt.Errorf("store unavailable: %w", err)
+	}
+	s.st, s.lastErr = st, nil
+	return st, nil
+}
+
+// Underlying returns the open store, if any (for optional interfaces).
+func (s *Store) Underlying() store.Store {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+
+// Close closes the underlying store if it was opened.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.st.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
+	st, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return st.UpsertFiles(ctx, files)
+}
+
+func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.Discover(ctx, now, after, limit)
+}
+
+func (s *Store) Claim(ctx context.Context, c store.Claim) error {
+	st, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return st.Claim(ctx, c)
+}
+
+func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion) error {
+	st, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return st.Complete(ctx, ref, c)
+}
+
+func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdate) error {
+	st, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return st.Release(ctx, ref, upd)
+}
+
+func (s *Store) ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]store.Released, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.ReleaseWorker(ctx, workerID, countCrash)
+}
+
+func (s *Store) Quarantine(ctx context.Context, fileKey, reason string) error {
+	st, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return st.Quarantine(ctx, fileKey, reason)
+}
+
+func (s *Store) RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return st.RenewLeases(ctx, workerIDs, until)
+}
+
+func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.CleanupClaims(ctx, now)
+}
+
+func (s *Store) File(ctx context.Context, key string) (store.File, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return store.File{}, err
+	}
+	return st.File(ctx, key)
+}
+
+func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return store.Counts{}, err
+	}
+	return st.Counts(ctx)
+}
+
+func (s *Store) GetMeta(ctx context.Context, key string) (string, bool, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	return st.GetMeta(ctx, key)
+}
+
+func (s *Store) SetMeta(ctx context.Context, key, value string) error {
+	st, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return st.SetMeta(ctx, key, value)
+}
+
+func (s *Store) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return restart.State{}, false, err
+	}
+	return st.LoadRestart(ctx, key)
+}
+
+func (s *Store) SaveRestart(ctx context.Context, key string, rs restart.State) error {
+	st, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return st.SaveRestart(ctx, key, rs)
+}
+
+func (s *Store) AppendHistory(ctx context.Context, rows []store.HistoryRow) error {
+	st, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return st.AppendHistory(ctx, rows)
+}
+
+// RecentHistory forwards to the underlying store when it can read history.
+func (s *Store) RecentHistory(ctx context.Context, limit int) ([]store.HistoryRow, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hr, ok := st.(interface {
+		RecentHistory(context.Context, int) ([]store.HistoryRow, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("store cannot read health history")
+	}
+	return hr.RecentHistory(ctx, limit)
+}
+
+var _ store.Store = (*Store)(nil)
