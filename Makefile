@@ -46,9 +46,15 @@ WORKERS ?= 2
 DATA_DIR ?= $(CURDIR)/.nomarr
 RUN_TARGET ?= $(if $(LIBRARY),run-library,run-scenarios)
 
-.PHONY: test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library fmt-check
+.PHONY: deps test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library fmt-check
 
-test: vet unit fuzz-smoke
+test: deps vet unit fuzz-smoke
+
+# System packages (ffmpeg, TagLib, sox, espeak-ng) and the ONNX Runtime
+# library; idempotent and quick when everything is there.
+deps:
+	scripts/deps.sh
+	@if [ -x scripts/fetch-ort.sh ]; then scripts/fetch-ort.sh; fi
 
 vet:
 	$(GO) vet ./...
@@ -96,7 +102,7 @@ fuzz-list:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(if $(BENCHTIME),-benchtime $(BENCHTIME)) ./... | tee bench.out
 
-build:
+build: deps
 	$(GO) build -o bin/nomarr ./cmd/nomarr
 
 sim:
@@ -105,7 +111,7 @@ sim:
 
 run: $(RUN_TARGET)
 
-run-library: build
+run-library: deps build
 	bin/nomarr tag "$(LIBRARY)" --analyzer "$(ANALYZER)" --workers "$(WORKERS)" --data-dir "$(DATA_DIR)"
 
 # Every scenario through the simulator with its summary; fails at the end

@@ -12,8 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -290,13 +288,4 @@ func historyOf(t *testing.T, st store.Store, limit int) ([]store.HistoryRow, boo
 		t.Fatalf("RecentHistory: %v", err)
 	}
 	return rows, true
-}
-
-// clone helpers used by checks.
-func cloneTags(m map[string]string) map[string]string { return maps.Clone(m) }
-
-func sortedStrings(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -493,7 +494,7 @@ func testComplete(h *h) {
 	h.claim("a", "i/w0", T0, 30*time.Second)
 	before := h.file("a")
 	tags := map[string]string{"nom:mood_happy": "0.71", "nom:genre": "rock;pop", "empty": ""}
-	want := cloneTags(tags)
+	want := maps.Clone(tags)
 	h.complete("a", "i/w0", store.Completion{Tags: tags, Version: "v9", At: At(5 * time.Second)})
 	tags["nom:genre"] = "mutated by the caller afterwards"
 

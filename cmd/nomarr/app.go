@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/arangodb"
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/driver"
@@ -127,6 +128,9 @@ func scanInto(ctx context.Context, st closer, dir string, log *slog.Logger) (int
 
 // redact hides the password of a store URL.
 func redact(db string) string {
+	if strings.HasPrefix(db, "arangodb") {
+		return arangodb.Redacted(db)
+	}
 	scheme, rest, ok := strings.Cut(db, "://")
 	if !ok {
 		return db

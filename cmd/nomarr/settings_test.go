@@ -85,3 +85,19 @@ func TestRedact(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+func TestUnreachableArangoDBNeverShowsThePassword(t *testing.T) {
+	_, err := openStore("arangodb://nomarr:s3cret-pw@127.0.0.1:1/nomarr")
+	if err == nil {
+		t.Fatal("opening an unreachable ArangoDB succeeded")
+	}
+	if strings.Contains(err.Error(), "s3cret-pw") {
+		t.Errorf("password in the error: %v", err)
+	}
+	if !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Errorf("the error does not name the server: %v", err)
+	}
+	if got := redact("arangodb://nomarr:s3cret-pw@db:8529/nomarr"); strings.Contains(got, "s3cret-pw") {
+		t.Errorf("redact: %s", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/arangodb"
 	"github.com/nomarr/nomarr/adapters/reconnect"
 
 	"github.com/nomarr/nomarr/adapters/sqlite"
@@ -19,14 +20,19 @@ type closer interface {
 }
 
 // openStore opens the store named by a --db value: sqlite:PATH (or a bare
-// path). The error never contains a password.
+// path) or arangodb://USER:PASS@HOST:8529/DB. The error never contains a
+// password.
 func openStore(db string) (closer, error) {
 	switch {
 	case strings.HasPrefix(db, "sqlite:"):
 		return sqlite.Open(strings.TrimPrefix(db, "sqlite:"))
+	case strings.HasPrefix(db, "arangodb://"), strings.HasPrefix(db, "arangodbs://"):
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		return arangodb.Open(ctx, db)
 	case strings.Contains(db, "://"):
 		scheme, _, _ := strings.Cut(db, "://")
-		return nil, fmt.Errorf("db: unsupported store %q (supported: sqlite:PATH)", scheme+"://…")
+		return nil, fmt.Errorf("db: unsupported store %q (supported: sqlite:PATH, arangodb://USER:PASS@HOST:8529/DB)", scheme+"://…")
 	default:
 		return sqlite.Open(db)
 	}

@@ -1,0 +1,644 @@
+package arangodb
+
+import (
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeServer emulates the few ArangoDB HTTP endpoints this package uses,
+// on the wire: database, collection and index creation, AQL cursors (with
+// batches) and stream transactions. It knows each of the package's AQL
+// queries by its text and runs an emulation of it written against the
+// attribute names the AQL uses, on documents kept as generic JSON maps — so
+// the adapter's bind parameters, document shapes and result decoding are
+// checked for real; the AQL itself is checked only against a real server
+// (TestContract with NOMARR_TEST_ARANGO_URL or Docker).
+//
+// Isolation is serial: a stream transaction holds the whole fake from begin
+// to commit/abort (abort restores the snapshot taken at begin); a query
+// outside a transaction holds it for its duration.
+type fakeServer struct {
+	t   testing.TB
+	srv *httptest.Server
+
+	user, pass  string // expected credentials; empty user: no auth
+	canCreateDB bool
+
+	sem chan struct{} // serializes transactions and standalone queries
+
+	mu       sync.Mutex
+	db       string
+	dbExists bool
+	colls    map[string]map[string]doc // collection → _key → document
+	indexes  map[string][]string       // collection/name → fields
+	seq      int                       // padded key generator of health_history
+	txs      map[string]map[string]map[string]doc
+	txSeq    int
+	cursors  map[string][]any
+	curSeq   int
+	batch    int // result batch size override (0: the client's)
+	reqs     []string
+	// hook, when set, may answer a request instead of the emulation
+	// (fault injection): it gets "METHOD /path" and the AQL (cursor
+	// requests) and returns nil to let the request through.
+	hook func(route, aql string) *fakeErr
+}
+
+type doc = map[string]any
+
+type fakeErr struct {
+	status, num int
+	msg         string
+}
+
+func newFake(t testing.TB, db string) *fakeServer {
+	f := &fakeServer{
+		t: t, canCreateDB: true, sem: make(chan struct{}, 1), db: db,
+		colls: map[string]map[string]doc{}, indexes: map[string][]string{},
+		txs: map[string]map[string]map[string]doc{}, cursors: map[string][]any{},
+	}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// newFakeTLS is newFake serving HTTPS; roots trusts its certificate.
+func newFakeTLS(t testing.TB, db string) (f *fakeServer, roots *x509.CertPool) {
+	f = newFake(t, db)
+	f.srv.Close()
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
+	f.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted-certificate test's handshake errors
+	f.srv.StartTLS()
+	t.Cleanup(f.srv.Close)
+	roots = x509.NewCertPool()
+	roots.AddCert(f.srv.Certificate())
+	return f, roots
+}
+
+// url returns the store URL of the fake.
+func (f *fakeServer) url() string {
+	u, _ := url.Parse(f.srv.URL)
+	u.Scheme, u.Path = map[string]string{"http": "arangodb", "https": "arangodbs"}[u.Scheme], "/"+f.db
+	if f.user != "" {
+		u.User = url.UserPassword(f.user, f.pass)
+	}
+	return u.String()
+}
+
+func (f *fakeServer) setHook(h func(route, aql string) *fakeErr) {
+	f.mu.Lock()
+	f.hook = h
+	f.mu.Unlock()
+}
+
+func (f *fakeServer) requests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.reqs)
+}
+
+func (f *fakeServer) locked(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn()
+}
+
+// wantNoTx checks that no stream transaction is left open.
+func (f *fakeServer) wantNoTx(t testing.TB) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.txs) != 0 || len(f.sem) != 0 {
+		t.Fatalf("transactions left open: %v (sem %d)", slices.Collect(maps.Keys(f.txs)), len(f.sem))
+	}
+}
+
+func (f *fakeServer) coll(name string) map[string]doc {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.colls[name])
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, e *fakeErr) {
+	writeJSON(w, e.status, map[string]any{"error": true, "code": e.status, "errorNum": e.num, "errorMessage": e.msg})
+}
+
+var routeRE = regexp.MustCompile(`^/_db/([^/]+)/_api/(.*)$`)
+
+func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		Query     string         `json:"query"`
+		BindVars  map[string]any `json:"bindVars"`
+		BatchSize int            `json:"batchSize"`
+		Name      string         `json:"name"`
+		Fields    []string       `json:"fields"`
+		Coll      struct {
+			Write []string `json:"write"`
+		} `json:"collections"`
+	}
+	if len(body) > 0 {
+		if err := json.Unmarshal(body, &req); err != nil {
+			writeErr(w, &fakeErr{400, 600, "invalid JSON: " + err.Error()})
+			return
+		}
+	}
+	route := r.Method + " " + r.URL.Path
+	f.mu.Lock()
+	f.reqs = append(f.reqs, route)
+	hook := f.hook
+	f.mu.Unlock()
+	if hook != nil {
+		if e := hook(route, req.Query); e != nil {
+			writeErr(w, e)
+			return
+		}
+	}
+	if f.user != "" {
+		want := "Basic " + base64.StdEncoding.EncodeToString([]byte(f.user+":"+f.pass))
+		if r.Header.Get("Authorization") != want {
+			writeErr(w, &fakeErr{401, 11, "not authorized to execute this request"})
+			return
+		}
+	}
+	m := routeRE.FindStringSubmatch(r.URL.Path)
+	if m == nil {
+		writeErr(w, &fakeErr{404, 404, "unknown path " + r.URL.Path})
+		return
+	}
+	db, api := m[1], m[2]
+	if db == "_system" && api == "database" && r.Method == http.MethodPost {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		switch {
+		case !f.canCreateDB:
+			writeErr(w, &fakeErr{403, 11, "forbidden"})
+		case req.Name != f.db:
+			writeErr(w, &fakeErr{400, 1229, "unexpected database name " + req.Name})
+		case f.dbExists:
+			writeErr(w, &fakeErr{409, 1207, "duplicate database name"})
+		default:
+			f.dbExists = true
+			writeJSON(w, 201, map[string]any{"error": false, "code": 201, "result": true})
+		}
+		return
+	}
+	f.mu.Lock()
+	ok := db == f.db && f.dbExists
+	f.mu.Unlock()
+	if !ok {
+		writeErr(w, &fakeErr{404, 1228, "database not found"})
+		return
+	}
+	switch {
+	case api == "collection" && r.Method == http.MethodPost:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if _, dup := f.colls[req.Name]; dup {
+			writeErr(w, &fakeErr{409, 1207, "duplicate name"})
+			return
+		}
+		f.colls[req.Name] = map[string]doc{}
+		writeJSON(w, 200, map[string]any{"error": false, "code": 200, "name": req.Name})
+	case api == "index" && r.Method == http.MethodPost:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		c := r.URL.Query().Get("collection")
+		if _, ok := f.colls[c]; !ok {
+			writeErr(w, &fakeErr{404, 1203, "collection or view not found"})
+			return
+		}
+		id := c + "/" + req.Name
+		status := 201
+		if _, ok := f.indexes[id]; ok {
+			status = 200
+		}
+		f.indexes[id] = req.Fields
+		writeJSON(w, status, map[string]any{"error": false, "code": status, "id": id, "name": req.Name, "type": "persistent", "fields": req.Fields, "isNewlyCreated": status == 201})
+	case api == "transaction/begin" && r.Method == http.MethodPost:
+		select {
+		case f.sem <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
+		f.mu.Lock()
+		f.txSeq++
+		id := strconv.Itoa(f.txSeq)
+		snap := map[string]map[string]doc{}
+		for k, v := range f.colls {
+			snap[k] = maps.Clone(v)
+		}
+		f.txs[id] = snap
+		f.mu.Unlock()
+		writeJSON(w, 201, map[string]any{"error": false, "code": 201, "result": map[string]any{"id": id, "status": "running"}})
+	case strings.HasPrefix(api, "transaction/") && (r.Method == http.MethodPut || r.Method == http.MethodDelete):
+		id := strings.TrimPrefix(api, "transaction/")
+		f.mu.Lock()
+		snap, ok := f.txs[id]
+		if ok {
+			delete(f.txs, id)
+			if r.Method == http.MethodDelete {
+				f.colls = snap
+			}
+		}
+		f.mu.Unlock()
+		if !ok {
+			writeErr(w, &fakeErr{404, 1655, "transaction not found"})
+			return
+		}
+		<-f.sem
+		status := map[string]string{http.MethodPut: "committed", http.MethodDelete: "aborted"}[r.Method]
+		writeJSON(w, 200, map[string]any{"error": false, "code": 200, "result": map[string]any{"id": id, "status": status}})
+	case api == "cursor" && r.Method == http.MethodPost:
+		if tx := r.Header.Get("x-arango-trx-id"); tx != "" {
+			f.mu.Lock()
+			_, ok := f.txs[tx]
+			f.mu.Unlock()
+			if !ok {
+				writeErr(w, &fakeErr{404, 1655, "transaction not found"})
+				return
+			}
+		} else {
+			select {
+			case f.sem <- struct{}{}:
+			case <-r.Context().Done():
+				return
+			}
+			defer func() { <-f.sem }()
+		}
+		rows, e := f.run(req.Query, req.BindVars)
+		if e != nil {
+			writeErr(w, e)
+			return
+		}
+		f.answerCursor(w, 201, rows, req.BatchSize)
+	case strings.HasPrefix(api, "cursor/") && r.Method == http.MethodPost:
+		id := strings.Split(strings.TrimPrefix(api, "cursor/"), "/")[0]
+		f.mu.Lock()
+		rows, ok := f.cursors[id]
+		delete(f.cursors, id)
+		f.mu.Unlock()
+		if !ok {
+			writeErr(w, &fakeErr{404, 1600, "cursor not found"})
+			return
+		}
+		f.answerCursor(w, 200, rows, 0)
+	case strings.HasPrefix(api, "cursor/") && r.Method == http.MethodDelete:
+		f.mu.Lock()
+		delete(f.cursors, strings.TrimPrefix(api, "cursor/"))
+		f.mu.Unlock()
+		writeJSON(w, 202, map[string]any{"error": false, "code": 202})
+	default:
+		writeErr(w, &fakeErr{405, 405, "not emulated: " + route})
+	}
+}
+
+func (f *fakeServer) answerCursor(w http.ResponseWriter, status int, rows []any, batch int) {
+	f.mu.Lock()
+	if f.batch > 0 {
+		batch = f.batch
+	}
+	if rows == nil {
+		rows = []any{}
+	}
+	resp := map[string]any{"error": false, "code": status, "result": rows, "hasMore": false, "cached": false, "extra": map[string]any{}}
+	if batch > 0 && len(rows) > batch {
+		f.curSeq++
+		id := "c" + strconv.Itoa(f.curSeq)
+		f.cursors[id] = rows[batch:]
+		resp["result"], resp["hasMore"], resp["id"] = rows[:batch], true, id
+	}
+	f.mu.Unlock()
+	writeJSON(w, status, resp)
+}
+
+var bindRE = regexp.MustCompile(`@([A-Za-z_][A-Za-z0-9_]*)`)
+
+// run executes one query's emulation, after checking its bind parameters as
+// the server does (every one used, none missing).
+func (f *fakeServer) run(aql string, bind map[string]any) ([]any, *fakeErr) {
+	emu, ok := emulations[aql]
+	if !ok {
+		return nil, &fakeErr{400, 1501, "fake: unknown query: " + aql}
+	}
+	used := map[string]bool{}
+	for _, m := range bindRE.FindAllStringSubmatch(aql, -1) {
+		used[m[1]] = true
+	}
+	for name := range used {
+		if _, ok := bind[name]; !ok {
+			return nil, &fakeErr{400, 1551, "no value specified for declared bind parameter '" + name + "'"}
+		}
+	}
+	for name := range bind {
+		if !used[name] {
+			return nil, &fakeErr{400, 1552, "bind parameter '" + name + "' was not declared in the query"}
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range collections {
+		if _, ok := f.colls[c]; !ok {
+			return nil, &fakeErr{404, 1203, "collection or view not found: " + c}
+		}
+	}
+	return emu(f, bind)
+}
+
+func num(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	}
+	return 0
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func isTrue(v any) bool { b, _ := v.(bool); return b }
+
+func with(d doc, kv ...any) doc {
+	n := maps.Clone(d)
+	for i := 0; i < len(kv); i += 2 {
+		n[kv[i].(string)] = kv[i+1]
+	}
+	return n
+}
+
+func pending(d doc) bool {
+	return isTrue(d["needs_tagging"]) && isTrue(d["is_valid"]) && d["failed"] == false
+}
+
+// emulations of the package's queries, written against the attribute names
+// the AQL uses.
+var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeErr){
+	qUpsertFiles: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		files := f.colls[colFiles]
+		var out []any
+		for _, v := range b["docs"].([]any) {
+			d := v.(map[string]any)
+			k := str(d["_key"])
+			prev, ok := files[k]
+			if ok && num(prev["size"]) == num(d["size"]) && num(prev["mtime_ms"]) == num(d["mtime_ms"]) {
+				continue
+			}
+			if !ok {
+				files[k] = maps.Clone(d)
+			} else {
+				files[k] = with(prev, "path", d["path"], "size", d["size"], "mtime_ms", d["mtime_ms"], "is_valid", d["is_valid"],
+					"needs_tagging", true, "tagged", false, "failed", false, "attempts", 0.0, "next_retry_at", 0.0,
+					"skip_until", 0.0, "crash_count", 0.0, "last_error", "", "checkpoint", "")
+			}
+			out = append(out, 1)
+		}
+		return out, nil
+	},
+	qDiscover: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		return f.discover(b, int(num(b["limit"]))), nil
+	},
+	qDiscoverAll: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		return f.discover(b, -1), nil
+	},
+	qClaim: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		fd, ok := f.colls[colFiles][str(b["file"])]
+		_, held := f.colls[colClaims][str(b["claim"])]
+		at := num(b["at"])
+		eligible := !held && ok && pending(fd) && num(fd["next_retry_at"]) <= at && num(fd["skip_until"]) <= at
+		switch {
+		case held:
+			return []any{"conflict"}, nil
+		case !eligible:
+			return []any{"not_eligible"}, nil
+		}
+		f.colls[colClaims][str(b["claim"])] = doc{"_key": b["claim"], "file_key": b["file"], "worker_id": b["worker"],
+			"claimed_at": b["at"], "lease_until": b["until"]}
+		return []any{"claimed"}, nil
+	},
+	qRemoveHeld: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		c, ok := f.colls[colClaims][str(b["claim"])]
+		if !ok || c["worker_id"] != b["worker"] {
+			return nil, nil
+		}
+		delete(f.colls[colClaims], str(b["claim"]))
+		return []any{1}, nil
+	},
+	qCompleteFile: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		fd, ok := f.colls[colFiles][str(b["file"])]
+		if !ok {
+			return nil, nil
+		}
+		f.colls[colFiles][str(b["file"])] = with(fd, "tagged", true, "needs_tagging", false, "tagged_version", b["version"],
+			"last_tagged_at", b["at"], "checkpoint", "", "last_error", "")
+		return []any{1}, nil
+	},
+	qPutTags: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		k := str(b["file"])
+		writes := 1.0
+		if old, ok := f.colls[colTags][k]; ok {
+			writes = num(old["writes"]) + 1
+		}
+		f.colls[colTags][k] = doc{"_key": k, "tags": b["tags"], "version": b["version"], "written_at": b["at"], "writes": writes}
+		return []any{1}, nil
+	},
+	qReleaseFile: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		fd, ok := f.colls[colFiles][str(b["file"])]
+		if !ok {
+			return nil, nil
+		}
+		f.colls[colFiles][str(b["file"])] = with(fd, "attempts", b["attempts"], "next_retry_at", b["retry"], "skip_until", b["skip"],
+			"failed", b["failed"], "last_error", b["error"], "checkpoint", b["checkpoint"])
+		return []any{1}, nil
+	},
+	qRemoveWorkerClaims: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		var out []any
+		for k, c := range f.colls[colClaims] {
+			if c["worker_id"] == b["worker"] {
+				delete(f.colls[colClaims], k)
+				out = append(out, c["file_key"])
+			}
+		}
+		return out, nil
+	},
+	qCountCrashes: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		var out []any
+		for _, k := range b["keys"].([]any) {
+			if fd, ok := f.colls[colFiles][str(k)]; ok {
+				n := num(fd["crash_count"]) + 1
+				f.colls[colFiles][str(k)] = with(fd, "crash_count", n)
+				out = append(out, doc{"key": k, "crash_count": n})
+			}
+		}
+		return out, nil
+	},
+	qCrashCounts: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		var out []any
+		for _, k := range b["keys"].([]any) {
+			if fd, ok := f.colls[colFiles][str(k)]; ok {
+				out = append(out, doc{"key": k, "crash_count": fd["crash_count"]})
+			}
+		}
+		return out, nil
+	},
+	qQuarantine: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		fd, ok := f.colls[colFiles][str(b["file"])]
+		if !ok {
+			return nil, nil
+		}
+		f.colls[colFiles][str(b["file"])] = with(fd, "failed", true, "last_error", b["reason"])
+		return []any{1}, nil
+	},
+	qRenewLeases: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		var out []any
+		for k, c := range f.colls[colClaims] {
+			if slices.Contains(b["ids"].([]any), c["worker_id"]) && num(c["lease_until"]) < num(b["until"]) {
+				f.colls[colClaims][k] = with(c, "lease_until", b["until"])
+				out = append(out, 1)
+			}
+		}
+		return out, nil
+	},
+	qCleanupClaims: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		var out []any
+		for k, c := range f.colls[colClaims] {
+			fd, ok := f.colls[colFiles][str(c["file_key"])]
+			if num(c["lease_until"]) < num(b["now"]) || !ok || !isTrue(fd["needs_tagging"]) || !isTrue(fd["is_valid"]) || isTrue(fd["failed"]) {
+				delete(f.colls[colClaims], k)
+				out = append(out, c)
+			}
+		}
+		return out, nil
+	},
+	qFile: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		if fd, ok := f.colls[colFiles][str(b["key"])]; ok {
+			return []any{with(fd, "_id", colFiles+"/"+str(b["key"]), "_rev", "_rev1")}, nil
+		}
+		return nil, nil
+	},
+	qCounts: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		n := map[string]int{}
+		for _, fd := range f.colls[colFiles] {
+			switch {
+			case isTrue(fd["tagged"]):
+				n["tagged"]++
+			case isTrue(fd["failed"]):
+				n["failed"]++
+			case isTrue(fd["needs_tagging"]) && isTrue(fd["is_valid"]):
+				n["pending"]++
+			default:
+				n["other"]++
+			}
+		}
+		classes := []any{}
+		for _, k := range slices.Sorted(maps.Keys(n)) {
+			classes = append(classes, doc{"cls": k, "n": n[k]})
+		}
+		return []any{doc{"classes": classes, "claimed": len(f.colls[colClaims])}}, nil
+	},
+	qGetMeta: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		if m, ok := f.colls[colMeta][str(b["key"])]; ok {
+			return []any{m["value"]}, nil
+		}
+		return nil, nil
+	},
+	qSetMeta: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		k := str(b["key"])
+		if m, ok := f.colls[colMeta][k]; ok {
+			f.colls[colMeta][k] = with(m, "value", b["value"])
+		} else {
+			f.colls[colMeta][k] = doc{"_key": k, "name": b["name"], "value": b["value"]}
+		}
+		return []any{1}, nil
+	},
+	qInitMeta: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		k := str(b["key"])
+		if _, ok := f.colls[colMeta][k]; !ok {
+			f.colls[colMeta][k] = doc{"_key": k, "name": k, "value": b["value"]}
+		}
+		return nil, nil
+	},
+	qLoadRestart: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		if r, ok := f.colls[colRestart][str(b["key"])]; ok {
+			return []any{r}, nil
+		}
+		return nil, nil
+	},
+	qSaveRestart: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		d := b["doc"].(map[string]any)
+		if d["_key"] != b["key"] {
+			return nil, &fakeErr{400, 1221, "_key of @doc differs from @key"}
+		}
+		f.colls[colRestart][str(b["key"])] = d
+		return []any{1}, nil
+	},
+	qAppendHistory: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		for _, r := range b["rows"].([]any) {
+			f.seq++
+			k := fmt.Sprintf("%016x", f.seq)
+			f.colls[colHistory][k] = with(r.(map[string]any), "_key", k)
+		}
+		return nil, nil
+	},
+	qRecentHistory: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		hs := slices.Collect(maps.Values(f.colls[colHistory]))
+		slices.SortFunc(hs, func(x, y doc) int {
+			if d := num(y["at_ms"]) - num(x["at_ms"]); d != 0 {
+				return map[bool]int{true: 1, false: -1}[d > 0]
+			}
+			return strings.Compare(str(y["_key"]), str(x["_key"]))
+		})
+		var out []any
+		for _, h := range hs[:min(len(hs), int(num(b["limit"])))] {
+			out = append(out, h)
+		}
+		return out, nil
+	},
+	qTags: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		if t, ok := f.colls[colTags][str(b["key"])]; ok {
+			return []any{t["tags"]}, nil
+		}
+		return nil, nil
+	},
+}
+
+func (f *fakeServer) discover(b map[string]any, limit int) []any {
+	now, after := num(b["now"]), str(b["after"])
+	var out []any
+	for _, k := range slices.Sorted(maps.Keys(f.colls[colFiles])) {
+		fd := f.colls[colFiles][k]
+		if !pending(fd) || k <= after || num(fd["next_retry_at"]) > now || num(fd["skip_until"]) > now {
+			continue
+		}
+		if _, held := f.colls[colClaims][claimPrefix+k]; held {
+			continue
+		}
+		if limit >= 0 && len(out) == limit {
+			break
+		}
+		out = append(out, with(fd, "_id", colFiles+"/"+k, "_rev", "_r"))
+	}
+	return out
+}

@@ -1,0 +1,622 @@
+package arangodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arangodb/go-driver/v2/arangodb"
+
+	"github.com/nomarr/nomarr/core/restart"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// fileDoc is a library_files document.
+type fileDoc struct {
+	Key           string `json:"_key"`
+	Path          string `json:"path"`
+	Size          num64  `json:"size"`
+	MtimeMs       num64  `json:"mtime_ms"`
+	NeedsTagging  bool   `json:"needs_tagging"`
+	IsValid       bool   `json:"is_valid"`
+	Tagged        bool   `json:"tagged"`
+	TaggedVersion string `json:"tagged_version"`
+	LastTaggedAt  num64  `json:"last_tagged_at"`
+	Attempts      num64  `json:"attempts"`
+	NextRetryAt   num64  `json:"next_retry_at"`
+	SkipUntil     num64  `json:"skip_until"`
+	CrashCount    num64  `json:"crash_count"`
+	Failed        bool   `json:"failed"`
+	LastError     string `json:"last_error"`
+	Checkpoint    string `json:"checkpoint"`
+}
+
+func toDoc(f store.File) fileDoc {
+	return fileDoc{
+		Key: f.Key, Path: f.Path, Size: num64(f.Size), MtimeMs: num64(f.MtimeMs), NeedsTagging: f.NeedsTagging,
+		IsValid: f.IsValid, Tagged: f.Tagged, TaggedVersion: f.TaggedVersion, LastTaggedAt: num64(ms(f.LastTaggedAt)),
+		Attempts: num64(f.Attempts), NextRetryAt: num64(ms(f.NextRetryAt)), SkipUntil: num64(ms(f.SkipUntil)), CrashCount: num64(f.CrashCount),
+		Failed: f.Failed, LastError: f.LastError, Checkpoint: f.Checkpoint,
+	}
+}
+
+func (d fileDoc) file() store.File {
+	return store.File{
+		Key: d.Key, Path: d.Path, Size: int64(d.Size), MtimeMs: int64(d.MtimeMs), NeedsTagging: d.NeedsTagging,
+		IsValid: d.IsValid, Tagged: d.Tagged, TaggedVersion: d.TaggedVersion, LastTaggedAt: tm(int64(d.LastTaggedAt)),
+		Attempts: int(d.Attempts), NextRetryAt: tm(int64(d.NextRetryAt)), SkipUntil: tm(int64(d.SkipUntil)), CrashCount: int(d.CrashCount),
+		Failed: d.Failed, LastError: d.LastError, Checkpoint: d.Checkpoint,
+	}
+}
+
+// num64 is a stored number. AQL computes in doubles: a value written by
+// arithmetic (crash_count + 1) may come back as 2.0, which encoding/json
+// refuses for an integer; num64 takes any JSON number (and null, as 0).
+type num64 int64
+
+func (n *num64) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "null" {
+		*n = 0
+		return nil
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*n = num64(i)
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return fmt.Errorf("not a number: %.40s", s)
+	}
+	*n = num64(math.Round(f))
+	return nil
+}
+
+// claimDoc is a worker_claims document, keyed claim_<file_key>.
+type claimDoc struct {
+	Key        string `json:"_key"`
+	FileKey    string `json:"file_key"`
+	WorkerID   string `json:"worker_id"`
+	ClaimedAt  num64  `json:"claimed_at"`
+	LeaseUntil num64  `json:"lease_until"`
+}
+
+// upsertChunk bounds the files of one UPSERT statement; a larger batch runs
+// as several statements in one stream transaction.
+const upsertChunk = 1000
+
+// UpsertFiles implements store.Library. The batch is validated first (an
+// empty key, or one ArangoDB cannot take as a document key, rejects it
+// whole), a key given twice counts once (the last entry wins), and it is
+// applied atomically: one statement, or one stream transaction for more than
+// 1000 files. Callers with very large libraries should pass batches of a few
+// thousand files.
+func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
+	last := make(map[string]int, len(files))
+	for i, f := range files {
+		if f.Key == "" {
+			return fmt.Errorf("arangodb: upsert: file %d (path %q) has an empty key", i, f.Path)
+		}
+		if !validFileKey(f.Key) {
+			return fmt.Errorf("arangodb: upsert: file %d (path %q) has key %q, not a valid document key "+
+				"(letters, digits and _-:.@()+,=;$!*'%%, at most %d bytes)", i, f.Path, f.Key, maxKeyLen-len(claimPrefix))
+		}
+		last[f.Key] = i
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	docs := make([]fileDoc, 0, len(last))
+	for i, f := range files {
+		if last[f.Key] == i {
+			docs = append(docs, toDoc(f))
+		}
+	}
+	// Concurrent upserts of the same new key: the loser's insert violates
+	// the unique key and runs again, then finds the file unchanged.
+	err := s.write(ctx, true, func(ctx context.Context) error {
+		if len(docs) <= upsertChunk {
+			_, err := queryAll[int](ctx, s.db, qUpsertFiles, map[string]any{"docs": docs})
+			return err
+		}
+		return s.withTx(ctx, []string{colFiles}, func(ctx context.Context, tx arangodb.Transaction) error {
+			for chunk := range slices.Chunk(docs, upsertChunk) {
+				if _, err := queryAll[int](ctx, tx, qUpsertFiles, map[string]any{"docs": chunk}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return s.fail("upsert", fmt.Sprintf("(%d files)", len(files)), err)
+	}
+	return nil
+}
+
+// Discover implements store.Library. A limit <= 0 means no limit.
+func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
+	q, bind := qDiscover, map[string]any{"after": after, "now": ms(now), "limit": limit}
+	if limit <= 0 {
+		q = qDiscoverAll
+		delete(bind, "limit")
+	}
+	var docs []fileDoc
+	err := s.read(ctx, func(ctx context.Context) error {
+		var err error
+		docs, err = queryAll[fileDoc](ctx, s.db, q, bind)
+		return err
+	})
+	if err != nil {
+		return nil, s.fail("discover", "", err)
+	}
+	out := make([]store.File, len(docs))
+	for i, d := range docs {
+		out[i] = d.file()
+	}
+	return out, nil
+}
+
+// Claim implements store.Library: one query checks that no claim exists and
+// that the file is eligible at c.ClaimedAt, and inserts the claim document
+// claim_<file_key>; its unique key makes exactly one of racing claims win.
+func (s *Store) Claim(ctx context.Context, c store.Claim) error {
+	if !validFileKey(c.FileKey) {
+		return s.fail("claim", c.FileKey, store.ErrNotEligible) // no such file can exist
+	}
+	bind := map[string]any{
+		"file": c.FileKey, "claim": c.Key(), "worker": c.WorkerID,
+		"at": ms(c.ClaimedAt), "until": ms(c.LeaseUntil),
+	}
+	err := s.write(ctx, false, func(ctx context.Context) error {
+		res, err := queryAll[string](ctx, s.db, qClaim, bind)
+		switch {
+		case hasErrorNum(err, errUniqueViolate):
+			return store.ErrConflict
+		case err != nil:
+			return err
+		case len(res) != 1:
+			return fmt.Errorf("claim query returned %d rows", len(res))
+		}
+		switch res[0] {
+		case "claimed":
+			return nil
+		case "conflict":
+			return store.ErrConflict
+		case "not_eligible":
+			return store.ErrNotEligible
+		}
+		return fmt.Errorf("claim query returned %q", res[0])
+	})
+	if err != nil {
+		return s.fail("claim", c.FileKey, err)
+	}
+	return nil
+}
+
+// errFileGone: the claimed file vanished under its claim.
+var errFileGone = errors.New("file gone")
+
+// Complete implements store.Library in one stream transaction writing
+// worker_claims, library_files and file_tags: delete the claim only if ref
+// holds it (ErrClaimLost otherwise: the transaction is aborted, nothing
+// changed), mark the file tagged, store the tags, commit. A file that
+// vanished under its claim: the claim is dropped all the same and
+// ErrNotFound returned (as the reference store does).
+func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion) error {
+	if !validFileKey(ref.FileKey) {
+		return s.fail("complete", ref.FileKey, store.ErrClaimLost)
+	}
+	tags := c.Tags
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	held := map[string]any{"claim": claimPrefix + ref.FileKey, "worker": ref.WorkerID}
+	file := map[string]any{"file": ref.FileKey, "version": c.Version, "at": ms(c.At)}
+	putTags := map[string]any{"file": ref.FileKey, "version": c.Version, "at": ms(c.At), "tags": tags}
+	err := s.write(ctx, true, func(ctx context.Context) error {
+		return s.withTx(ctx, []string{colClaims, colFiles, colTags}, func(ctx context.Context, tx arangodb.Transaction) error {
+			if n, err := queryAll[int](ctx, tx, qRemoveHeld, held); err != nil {
+				return err
+			} else if len(n) == 0 {
+				return store.ErrClaimLost
+			}
+			if n, err := queryAll[int](ctx, tx, qCompleteFile, file); err != nil {
+				return err
+			} else if len(n) == 0 {
+				return &commitAnyway{store.ErrNotFound}
+			}
+			_, err := queryAll[int](ctx, tx, qPutTags, putTags)
+			return err
+		})
+	})
+	if err != nil {
+		if hasErrorNum(err, errDocNotFound) {
+			err = store.ErrClaimLost // removed under us
+		}
+		return s.fail("complete", ref.FileKey, err)
+	}
+	return nil
+}
+
+// Release implements store.Library: without an update one conditional
+// delete; with one, a stream transaction that deletes the claim only if ref
+// holds it and applies upd to the file.
+func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdate) error {
+	if !validFileKey(ref.FileKey) {
+		return s.fail("release", ref.FileKey, store.ErrClaimLost)
+	}
+	held := map[string]any{"claim": claimPrefix + ref.FileKey, "worker": ref.WorkerID}
+	err := s.write(ctx, false, func(ctx context.Context) error {
+		if upd == nil {
+			n, err := queryAll[int](ctx, s.db, qRemoveHeld, held)
+			if err == nil && len(n) == 0 {
+				return store.ErrClaimLost
+			}
+			return err
+		}
+		return s.withTx(ctx, []string{colClaims, colFiles}, func(ctx context.Context, tx arangodb.Transaction) error {
+			if n, err := queryAll[int](ctx, tx, qRemoveHeld, held); err != nil {
+				return err
+			} else if len(n) == 0 {
+				return store.ErrClaimLost
+			}
+			_, err := queryAll[int](ctx, tx, qReleaseFile, map[string]any{
+				"file": ref.FileKey, "attempts": upd.Attempts, "retry": ms(upd.NextRetryAt), "skip": ms(upd.SkipUntil),
+				"failed": upd.Failed, "error": upd.LastError, "checkpoint": upd.Checkpoint,
+			})
+			return err
+		})
+	})
+	if err != nil {
+		if hasErrorNum(err, errDocNotFound) {
+			err = store.ErrClaimLost
+		}
+		return s.fail("release", ref.FileKey, err)
+	}
+	return nil
+}
+
+// ReleaseWorker implements store.Library: one stream transaction deletes
+// the worker's claims and (with countCrash) increments the crash counts.
+func (s *Store) ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]store.Released, error) {
+	type crash struct {
+		Key        string `json:"key"`
+		CrashCount num64  `json:"crash_count"`
+	}
+	var out []store.Released
+	err := s.write(ctx, false, func(ctx context.Context) error {
+		out = out[:0]
+		return s.withTx(ctx, []string{colClaims, colFiles}, func(ctx context.Context, tx arangodb.Transaction) error {
+			keys, err := queryAll[string](ctx, tx, qRemoveWorkerClaims, map[string]any{"worker": workerID})
+			if err != nil || len(keys) == 0 {
+				return err
+			}
+			q := qCrashCounts
+			if countCrash {
+				q = qCountCrashes
+			}
+			counts, err := queryAll[crash](ctx, tx, q, map[string]any{"keys": keys})
+			if err != nil {
+				return err
+			}
+			byKey := make(map[string]num64, len(counts))
+			for _, c := range counts {
+				byKey[c.Key] = c.CrashCount
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				out = append(out, store.Released{FileKey: k, CrashCount: int(byKey[k])})
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, s.fail("release worker", workerID, err)
+	}
+	if out == nil {
+		out = []store.Released{}
+	}
+	return out, nil
+}
+
+// Quarantine implements store.Library.
+func (s *Store) Quarantine(ctx context.Context, fileKey, reason string) error {
+	if !validFileKey(fileKey) {
+		return s.fail("quarantine", fileKey, store.ErrNotFound)
+	}
+	err := s.write(ctx, false, func(ctx context.Context) error {
+		n, err := queryAll[int](ctx, s.db, qQuarantine, map[string]any{"file": fileKey, "reason": reason})
+		if err == nil && len(n) == 0 {
+			return store.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		if hasErrorNum(err, errDocNotFound) {
+			err = store.ErrNotFound
+		}
+		return s.fail("quarantine", fileKey, err)
+	}
+	return nil
+}
+
+// RenewLeases implements store.Library: one conditional UPDATE over the
+// claims of all the workers; a lease is only ever extended.
+func (s *Store) RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error) {
+	if len(workerIDs) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.write(ctx, false, func(ctx context.Context) error {
+		rows, err := queryAll[int](ctx, s.db, qRenewLeases, map[string]any{"ids": workerIDs, "until": ms(until)})
+		n = len(rows)
+		return err
+	})
+	if err != nil {
+		return 0, s.fail("renew leases", fmt.Sprintf("(%d workers)", len(workerIDs)), err)
+	}
+	return n, nil
+}
+
+// CleanupClaims implements store.Library: one query that re-checks the
+// condition (expired lease; file gone, tagged, failed or invalid) and
+// removes the claims it holds for, in one transaction.
+func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim, error) {
+	var docs []claimDoc
+	err := s.write(ctx, false, func(ctx context.Context) error {
+		var err error
+		docs, err = queryAll[claimDoc](ctx, s.db, qCleanupClaims, map[string]any{"now": ms(now)})
+		return err
+	})
+	if err != nil {
+		return nil, s.fail("cleanup claims", "", err)
+	}
+	out := make([]store.Claim, 0, len(docs))
+	for _, d := range docs {
+		out = append(out, store.Claim{FileKey: d.FileKey, WorkerID: d.WorkerID, ClaimedAt: tm(int64(d.ClaimedAt)), LeaseUntil: tm(int64(d.LeaseUntil))})
+	}
+	slices.SortFunc(out, func(a, b store.Claim) int { return strings.Compare(a.FileKey, b.FileKey) })
+	return out, nil
+}
+
+// File implements store.Library.
+func (s *Store) File(ctx context.Context, key string) (store.File, error) {
+	if !validFileKey(key) {
+		return store.File{}, s.fail("file", key, store.ErrNotFound)
+	}
+	var docs []fileDoc
+	err := s.read(ctx, func(ctx context.Context) error {
+		var err error
+		docs, err = queryAll[fileDoc](ctx, s.db, qFile, map[string]any{"key": key})
+		return err
+	})
+	if err != nil {
+		return store.File{}, s.fail("file", key, err)
+	}
+	if len(docs) == 0 {
+		return store.File{}, s.fail("file", key, store.ErrNotFound)
+	}
+	return docs[0].file(), nil
+}
+
+// Counts implements store.Library (one query, one snapshot; a scan of the
+// library, meant for status displays rather than hot paths).
+func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
+	type result struct {
+		Classes []struct {
+			Cls string `json:"cls"`
+			N   num64  `json:"n"`
+		} `json:"classes"`
+		Claimed num64 `json:"claimed"`
+	}
+	var rows []result
+	err := s.read(ctx, func(ctx context.Context) error {
+		var err error
+		rows, err = queryAll[result](ctx, s.db, qCounts, nil)
+		return err
+	})
+	if err != nil {
+		return store.Counts{}, s.fail("counts", "", err)
+	}
+	var c store.Counts
+	if len(rows) != 1 {
+		return c, s.fail("counts", "", fmt.Errorf("counts query returned %d rows", len(rows)))
+	}
+	for _, cl := range rows[0].Classes {
+		n := int(cl.N)
+		c.Total += n
+		switch cl.Cls {
+		case "tagged":
+			c.Tagged = n
+		case "failed":
+			c.Failed = n
+		case "pending":
+			c.Pending = n
+		}
+	}
+	c.Claimed = int(rows[0].Claimed)
+	return c, nil
+}
+
+// GetMeta implements store.Meta.
+func (s *Store) GetMeta(ctx context.Context, key string) (string, bool, error) {
+	dk, err := docKey(key)
+	if err != nil {
+		return "", false, nil // no such key can have been stored
+	}
+	var rows []string
+	err = s.read(ctx, func(ctx context.Context) error {
+		var err error
+		rows, err = queryAll[string](ctx, s.db, qGetMeta, map[string]any{"key": dk})
+		return err
+	})
+	if err != nil {
+		return "", false, s.fail("get meta", key, err)
+	}
+	if len(rows) == 0 {
+		return "", false, nil
+	}
+	return rows[0], true, nil
+}
+
+// SetMeta implements store.Meta.
+func (s *Store) SetMeta(ctx context.Context, key, value string) error {
+	dk, err := docKey(key)
+	if err != nil {
+		return s.fail("set meta", key, err)
+	}
+	err = s.write(ctx, true, func(ctx context.Context) error {
+		_, err := queryAll[int](ctx, s.db, qSetMeta, map[string]any{"key": dk, "name": key, "value": value})
+		return err
+	})
+	if err != nil {
+		return s.fail("set meta", key, err)
+	}
+	return nil
+}
+
+// restartDoc is a worker_restart_policy document.
+type restartDoc struct {
+	Key               string  `json:"_key"`
+	Name              string  `json:"name"`
+	Component         string  `json:"component"`
+	RestartCount      num64   `json:"restart_count"`
+	Consecutive       num64   `json:"consecutive"`
+	Recent            []num64 `json:"recent"`
+	LastRestartWallMs num64   `json:"last_restart_wall_ms"`
+	FailedAtWallMs    num64   `json:"failed_at_wall_ms"`
+	FailureReason     string  `json:"failure_reason"`
+	UpdatedAtWallMs   num64   `json:"updated_at_wall_ms"`
+}
+
+// LoadRestart implements store.RestartStates.
+func (s *Store) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
+	dk, err := docKey(key)
+	if err != nil {
+		return restart.State{}, false, nil
+	}
+	var rows []restartDoc
+	err = s.read(ctx, func(ctx context.Context) error {
+		var err error
+		rows, err = queryAll[restartDoc](ctx, s.db, qLoadRestart, map[string]any{"key": dk})
+		return err
+	})
+	if err != nil {
+		return restart.State{}, false, s.fail("load restart", key, err)
+	}
+	if len(rows) == 0 {
+		return restart.State{}, false, nil
+	}
+	d := rows[0]
+	var recent []int64
+	for _, r := range d.Recent {
+		recent = append(recent, int64(r))
+	}
+	return restart.State{
+		Component: d.Component, RestartCount: int(d.RestartCount), Consecutive: int(d.Consecutive), Recent: recent,
+		LastRestartWallMs: int64(d.LastRestartWallMs), FailedAtWallMs: int64(d.FailedAtWallMs), FailureReason: d.FailureReason,
+		UpdatedAtWallMs: int64(d.UpdatedAtWallMs),
+	}, true, nil
+}
+
+// SaveRestart implements store.RestartStates (the whole document replaced).
+func (s *Store) SaveRestart(ctx context.Context, key string, st restart.State) error {
+	dk, err := docKey(key)
+	if err != nil {
+		return s.fail("save restart", key, err)
+	}
+	recent := make([]num64, len(st.Recent))
+	for i, r := range st.Recent {
+		recent[i] = num64(r)
+	}
+	doc := restartDoc{
+		Key: dk, Name: key, Component: st.Component, RestartCount: num64(st.RestartCount), Consecutive: num64(st.Consecutive),
+		Recent: recent, LastRestartWallMs: num64(st.LastRestartWallMs), FailedAtWallMs: num64(st.FailedAtWallMs),
+		FailureReason: st.FailureReason, UpdatedAtWallMs: num64(st.UpdatedAtWallMs),
+	}
+	err = s.write(ctx, true, func(ctx context.Context) error {
+		_, err := queryAll[int](ctx, s.db, qSaveRestart, map[string]any{"key": dk, "doc": doc})
+		return err
+	})
+	if err != nil {
+		return s.fail("save restart", key, err)
+	}
+	return nil
+}
+
+// historyDoc is a health_history document.
+type historyDoc struct {
+	AtMs      num64  `json:"at_ms"`
+	Instance  string `json:"instance"`
+	Component string `json:"component"`
+	Status    string `json:"status"`
+}
+
+// AppendHistory implements store.History: the batch is one INSERT statement.
+func (s *Store) AppendHistory(ctx context.Context, rows []store.HistoryRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	docs := make([]historyDoc, len(rows))
+	for i, r := range rows {
+		docs[i] = historyDoc{AtMs: num64(ms(r.At)), Instance: r.Instance, Component: r.Component, Status: r.Status}
+	}
+	err := s.write(ctx, false, func(ctx context.Context) error {
+		_, err := queryAll[any](ctx, s.db, qAppendHistory, map[string]any{"rows": docs})
+		return err
+	})
+	if err != nil {
+		return s.fail("append history", fmt.Sprintf("(%d rows)", len(rows)), err)
+	}
+	return nil
+}
+
+// Tags returns the tags stored by the file's last completion (empty when it
+// was never completed). It is not part of the port (the contract suite's
+// storetest.TagReader).
+func (s *Store) Tags(ctx context.Context, key string) (map[string]string, error) {
+	if !validFileKey(key) {
+		return map[string]string{}, nil
+	}
+	var rows []map[string]string
+	err := s.read(ctx, func(ctx context.Context) error {
+		var err error
+		rows, err = queryAll[map[string]string](ctx, s.db, qTags, map[string]any{"key": key})
+		return err
+	})
+	if err != nil {
+		return nil, s.fail("tags", key, err)
+	}
+	if len(rows) == 0 || rows[0] == nil {
+		return map[string]string{}, nil
+	}
+	return rows[0], nil
+}
+
+// RecentHistory returns the newest limit health-history rows, oldest first
+// (storetest.HistoryReader; for the history API).
+func (s *Store) RecentHistory(ctx context.Context, limit int) ([]store.HistoryRow, error) {
+	if limit <= 0 {
+		return []store.HistoryRow{}, nil
+	}
+	var docs []historyDoc
+	err := s.read(ctx, func(ctx context.Context) error {
+		var err error
+		docs, err = queryAll[historyDoc](ctx, s.db, qRecentHistory, map[string]any{"limit": limit})
+		return err
+	})
+	if err != nil {
+		return nil, s.fail("history", "", err)
+	}
+	out := make([]store.HistoryRow, len(docs))
+	for i, d := range docs {
+		out[len(docs)-1-i] = store.HistoryRow{At: tm(int64(d.AtMs)), Instance: d.Instance, Component: d.Component, Status: d.Status}
+	}
+	return out, nil
+}

@@ -1,0 +1,189 @@
+package arangodb
+
+import "strings"
+
+// The AQL of every operation. Each query is one server-side transaction;
+// none reads a collection after writing it (an AQL restriction), and every
+// collection a query touches is named in it (no dynamic DOCUMENT() access,
+// which a cluster would want declared with WITH). Bind parameters: @name.
+//
+// Strings compare with the server's ICU collation in AQL and in persistent
+// indexes alike, so the key order of Discover and its "after" cursor agree
+// with each other; for keys of lower-case hex digits and ASCII letters (the
+// scanner's keys are hex) it is also Go's byte order.
+
+// qUpsertFiles inserts new files and resets the tagging state of files
+// whose size or mtime changed; unchanged files are not written at all (no
+// new revision, no conflict with a concurrent completion). Reading
+// library_files in the subquery before the UPSERT writes it is allowed.
+const qUpsertFiles = `FOR d IN @docs
+  LET prev = FIRST(FOR p IN library_files FILTER p._key == d._key RETURN { size: p.size, mtime_ms: p.mtime_ms })
+  FILTER prev == null OR prev.size != d.size OR prev.mtime_ms != d.mtime_ms
+  UPSERT { _key: d._key }
+    INSERT d
+    UPDATE { path: d.path, size: d.size, mtime_ms: d.mtime_ms, is_valid: d.is_valid,
+             needs_tagging: true, tagged: false, failed: false, attempts: 0, next_retry_at: 0,
+             skip_until: 0, crash_count: 0, last_error: "", checkpoint: "" }
+    IN library_files
+  RETURN 1`
+
+// qDiscover: eligible, unclaimed files after the cursor, in key order.
+//
+// How the index backs it: nomarr_discovery is a persistent index on
+// [needs_tagging, is_valid, failed, _key] with stored values [next_retry_at,
+// skip_until]. The first FILTER is equality on the three leading fields and
+// a range on _key, so the optimizer turns the loop into one index range scan
+// starting just after @after, whose output is already in _key order
+// (use-index-for-sort removes the SORT). The retry/skip condition is
+// evaluated on the stored values, the claim check is one primary-index probe
+// of worker_claims per candidate, and LIMIT ends the scan as soon as @limit
+// files passed — the cost is proportional to the files looked at, not to
+// the library. The index hint keeps the optimizer from preferring a scan
+// of the primary index (also usable for "_key > @after"), which would walk
+// tagged files too.
+const qDiscover = `FOR f IN library_files OPTIONS { indexHint: "nomarr_discovery" }
+  FILTER f.needs_tagging == true AND f.is_valid == true AND f.failed == false AND f._key > @after
+  SORT f._key
+  FILTER f.next_retry_at <= @now AND f.skip_until <= @now
+  FILTER LENGTH(FOR c IN worker_claims FILTER c._key == CONCAT("claim_", f._key) LIMIT 1 RETURN 1) == 0
+  LIMIT @limit
+  RETURN f`
+
+// qDiscoverAll is qDiscover without a limit.
+var qDiscoverAll = strings.Replace(qDiscover, "\n  LIMIT @limit", "", 1)
+
+// qClaim inserts claim_<file> when no claim exists and the file is eligible
+// at @at, and says which case applied. A claim inserted by someone else
+// between the check and the INSERT makes the INSERT fail with a unique
+// constraint violation (1210): the lost race.
+const qClaim = `LET f = FIRST(FOR lf IN library_files FILTER lf._key == @file RETURN lf)
+LET held = LENGTH(FOR wc IN worker_claims FILTER wc._key == @claim LIMIT 1 RETURN 1) > 0
+LET ok = !held AND f != null AND f.needs_tagging == true AND f.is_valid == true AND f.failed == false
+  AND f.next_retry_at <= @at AND f.skip_until <= @at
+LET ins = (
+  FOR one IN (ok ? [1] : [])
+    INSERT { _key: @claim, file_key: @file, worker_id: @worker, claimed_at: @at, lease_until: @until } INTO worker_claims
+    RETURN 1
+)
+RETURN held ? "conflict" : (LENGTH(ins) == 1 ? "claimed" : "not_eligible")`
+
+// qRemoveHeld deletes a claim only if the worker still holds it
+// (conditional delete); the result is empty otherwise.
+const qRemoveHeld = `FOR c IN worker_claims
+  FILTER c._key == @claim AND c.worker_id == @worker
+  REMOVE c IN worker_claims
+  RETURN 1`
+
+// qCompleteFile records a completion on the file (empty: the file is gone).
+const qCompleteFile = `FOR f IN library_files
+  FILTER f._key == @file
+  UPDATE f WITH { tagged: true, needs_tagging: false, tagged_version: @version, last_tagged_at: @at,
+                  checkpoint: "", last_error: "" } IN library_files
+  RETURN 1`
+
+// qPutTags stores the completion's tags, replacing earlier ones; writes
+// counts completions (a safety check: one per tagging).
+const qPutTags = `UPSERT { _key: @file }
+  INSERT { _key: @file, tags: @tags, version: @version, written_at: @at, writes: 1 }
+  REPLACE { _key: @file, tags: @tags, version: @version, written_at: @at, writes: OLD.writes + 1 }
+  IN file_tags
+  RETURN 1`
+
+// qReleaseFile applies a failed job's update to its file.
+const qReleaseFile = `FOR f IN library_files
+  FILTER f._key == @file
+  UPDATE f WITH { attempts: @attempts, next_retry_at: @retry, skip_until: @skip, failed: @failed,
+                  last_error: @error, checkpoint: @checkpoint } IN library_files
+  RETURN 1`
+
+// qRemoveWorkerClaims deletes every claim of a worker (index on worker_id).
+const qRemoveWorkerClaims = `FOR c IN worker_claims
+  FILTER c.worker_id == @worker
+  REMOVE c IN worker_claims
+  RETURN OLD.file_key`
+
+// qCountCrashes increments the crash count of the released files.
+const qCountCrashes = `FOR k IN @keys
+  FOR f IN library_files
+    FILTER f._key == k
+    UPDATE f WITH { crash_count: f.crash_count + 1 } IN library_files
+    RETURN { key: k, crash_count: NEW.crash_count }`
+
+// qCrashCounts reads the crash count of the released files.
+const qCrashCounts = `FOR k IN @keys
+  FOR f IN library_files
+    FILTER f._key == k
+    RETURN { key: k, crash_count: f.crash_count }`
+
+// qQuarantine marks a file failed (empty: no such file).
+const qQuarantine = `FOR f IN library_files
+  FILTER f._key == @file
+  UPDATE f WITH { failed: true, last_error: @reason } IN library_files
+  RETURN 1`
+
+// qRenewLeases extends (never shortens) the leases of the given workers'
+// claims in one statement (index on worker_id).
+const qRenewLeases = `FOR c IN worker_claims
+  FILTER c.worker_id IN @ids AND c.lease_until < @until
+  UPDATE c WITH { lease_until: @until } IN worker_claims
+  RETURN 1`
+
+// qCleanupClaims deletes the claims whose lease expired before @now or
+// whose file is gone or no longer pending (tagged, failed, invalid). The
+// condition is evaluated and the claim removed in the same query, i.e. the
+// same transaction: a claim renewed or completed concurrently makes this
+// query fail with a write-write conflict (and run again), never removes a
+// live claim. Claims number about the workers, so the scan is small; each
+// costs one primary-index probe of library_files.
+const qCleanupClaims = `FOR c IN worker_claims
+  LET f = FIRST(FOR lf IN library_files FILTER lf._key == c.file_key RETURN lf)
+  FILTER c.lease_until < @now OR f == null OR f.needs_tagging != true OR f.is_valid != true OR f.failed == true
+  REMOVE c IN worker_claims
+  RETURN OLD`
+
+// qFile reads one file.
+const qFile = `FOR f IN library_files FILTER f._key == @key RETURN f`
+
+// qCounts summarises the library in one scan (grouped by class) plus the
+// number of claims, in one snapshot.
+const qCounts = `LET classes = (
+  FOR f IN library_files
+    COLLECT cls = (f.tagged == true ? "tagged" : (f.failed == true ? "failed" :
+      ((f.needs_tagging == true AND f.is_valid == true) ? "pending" : "other"))) WITH COUNT INTO n
+    RETURN { cls: cls, n: n }
+)
+LET claimed = LENGTH(FOR c IN worker_claims RETURN 1)
+RETURN { classes: classes, claimed: claimed }`
+
+// qGetMeta / qSetMeta: meta documents are {_key, name, value}.
+const qGetMeta = `FOR m IN meta FILTER m._key == @key RETURN m.value`
+
+const qSetMeta = `UPSERT { _key: @key }
+  INSERT { _key: @key, name: @name, value: @value }
+  UPDATE { value: @value }
+  IN meta
+  RETURN 1`
+
+// qInitMeta inserts a meta value unless the key exists.
+const qInitMeta = `INSERT { _key: @key, name: @key, value: @value } INTO meta OPTIONS { overwriteMode: "ignore" }`
+
+// qLoadRestart / qSaveRestart: one document per component key.
+const qLoadRestart = `FOR r IN worker_restart_policy FILTER r._key == @key RETURN r`
+
+const qSaveRestart = `UPSERT { _key: @key }
+  INSERT @doc
+  REPLACE @doc
+  IN worker_restart_policy
+  RETURN 1`
+
+// qAppendHistory inserts a whole snapshot in one statement.
+const qAppendHistory = `FOR r IN @rows INSERT r INTO health_history`
+
+// qRecentHistory returns the newest rows, newest first (index on at_ms, _key).
+const qRecentHistory = `FOR h IN health_history
+  SORT h.at_ms DESC, h._key DESC
+  LIMIT @limit
+  RETURN h`
+
+// qTags reads a file's tags.
+const qTags = `FOR t IN file_tags FILTER t._key == @key RETURN t.tags`

@@ -1,0 +1,621 @@
+package arangodb
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/storetest"
+	"github.com/nomarr/nomarr/core/restart"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// The password of the tests: it must never show in an error.
+const (
+	secret    = "s3cr3t-P@ss/w0rd"
+	secretEsc = "s3cr3t-P%40ss%2Fw0rd"
+)
+
+var bg = context.Background()
+
+// openFake opens a store on a fake server.
+func openFake(t testing.TB, f *fakeServer, opts ...Option) *Store {
+	t.Helper()
+	s, err := Open(bg, f.url(), append([]Option{withRetryBase(time.Millisecond)}, opts...)...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func noSecret(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	for _, s := range []string{secret, secretEsc, url.QueryEscape(secret)} {
+		if strings.Contains(err.Error(), s) || strings.Contains(fmt.Sprintf("%+v", err), s) {
+			t.Fatalf("%s: the password shows in the error: %v", what, err)
+		}
+	}
+}
+
+func wantFault(t *testing.T, what string, err error, contains ...string) {
+	t.Helper()
+	if err == nil || !store.IsFault(err) {
+		t.Fatalf("%s = %v, want a fault", what, err)
+	}
+	for _, c := range contains {
+		if !strings.Contains(err.Error(), c) {
+			t.Fatalf("%s = %q, want it to contain %q", what, err, c)
+		}
+	}
+	noSecret(t, what, err)
+}
+
+func wantSem(t *testing.T, what string, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) || store.IsFault(err) {
+		t.Fatalf("%s = %v, want %v (not a fault)", what, err, want)
+	}
+	noSecret(t, what, err)
+}
+
+// TestContractFake runs the contract suite over the wire against the
+// emulation: bind parameters, documents and results as the adapter sends
+// and decodes them.
+func TestContractFake(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openFake(t, newFake(t, "nomarr")) })
+}
+
+func TestContractFakeConcurrent(t *testing.T) {
+	f := newFake(t, "nomarr")
+	storetest.RunConcurrent(t, func(t *testing.T) store.Store { return openFake(t, f) })
+}
+
+// TestContractFakeConflicts runs the concurrent suite while every fifth
+// write meets a write-write conflict: operations run again and the suite's
+// exactly-once properties hold.
+func TestContractFakeConflicts(t *testing.T) {
+	f := newFake(t, "nomarr")
+	var n, injected atomic.Int64
+	writes := map[string]bool{qClaim: true, qRemoveHeld: true, qCompleteFile: true, qPutTags: true,
+		qRenewLeases: true, qCleanupClaims: true, qUpsertFiles: true}
+	var handles []*Store
+	storetest.RunConcurrent(t, func(t *testing.T) store.Store {
+		s := openFake(t, f, WithConflictBudget(10*time.Second))
+		handles = append(handles, s)
+		f.setHook(func(route, aql string) *fakeErr {
+			if writes[aql] && n.Add(1)%5 == 0 {
+				injected.Add(1)
+				return &fakeErr{409, errConflict, "write-write conflict"}
+			}
+			return nil
+		})
+		return s
+	})
+	var retries int64
+	for _, s := range handles {
+		c, _ := s.Stats()
+		retries += c
+	}
+	if injected.Load() == 0 || retries != injected.Load() {
+		t.Fatalf("%d conflicts injected, %d retries", injected.Load(), retries)
+	}
+	f.wantNoTx(t)
+}
+
+func TestRedacted(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"arangodb://root:" + secretEsc + "@db.example:8529/nomarr", "arangodb://root:xxxxx@db.example:8529/nomarr"},
+		{"arangodbs://u:pw@h/db", "arangodbs://u:xxxxx@h/db"},
+		{"arangodb://h:8529/db", "arangodb://h:8529/db"},
+		{"arangodb://u@h:8529/db", "arangodb://u@h:8529/db"},
+		// Malformed: an unescaped '/' or '@' in the password.
+		{"arangodb://root:" + secret + "@h:8529/db", "arangodb://root:xxxxx@h:8529/db"},
+		{"arangodb://root:1234/" + secret + "@h/db", "arangodb://root:xxxxx@h/db"},
+		{"root:" + secret + "@h", "root:xxxxx@h"},
+		{"arangodb://" + secret + "@h/db", "arangodb://xxxxx@h/db"},
+	} {
+		got := Redacted(tc.in)
+		if got != tc.want {
+			t.Errorf("Redacted(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		for _, s := range []string{secret, secretEsc, "pw@", "1234/"} {
+			if strings.Contains(got, s) {
+				t.Errorf("Redacted(%q) = %q shows %q", tc.in, got, s)
+			}
+		}
+	}
+}
+
+func TestParseURL(t *testing.T) {
+	tg, err := parseURL("arangodb://root:" + secretEsc + "@db.example/nomarr_prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.endpoint != "http://db.example:8529" || tg.host != "db.example:8529" || tg.user != "root" || tg.password != secret || !tg.auth || tg.db != "nomarr_prod" {
+		t.Fatalf("parseURL = %+v", tg)
+	}
+	tg, err = parseURL("arangodbs://[::1]:9000")
+	if err != nil || tg.endpoint != "https://[::1]:9000" || tg.auth || tg.db != DefaultDatabase {
+		t.Fatalf("parseURL(tls, ipv6, no db) = %+v %v", tg, err)
+	}
+	for _, bad := range []string{
+		"arangodb://root:" + secret + "@h:8529/db", // unescaped '/' and '@'
+		"arangodb://root:1234/" + secret + "@h/db",
+		"arangodb://root:" + secretEsc + "@h:port/db",
+		"arangodb://root:" + secretEsc + "@/db",
+		"sqlite:/tmp/x.db",
+		"arangodb://root:" + secretEsc + "@h/db?x=1",
+		"arangodb://:" + secretEsc + "@h/db",
+		"arangodb://root:" + secretEsc + "@h/a/b",
+		"arangodb://root:" + secret + "\x7f@h/db",
+	} {
+		_, err := parseURL(bad)
+		if err == nil {
+			t.Errorf("parseURL(%q) accepted", bad)
+			continue
+		}
+		noSecret(t, "parseURL("+bad+")", err)
+		_, err = Open(bg, bad)
+		if err == nil {
+			t.Errorf("Open(%q) accepted", bad)
+		}
+		noSecret(t, "Open("+bad+")", err)
+	}
+}
+
+func TestBootstrap(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	f.locked(func() {
+		if got := slices.Sorted(mapsKeys(f.colls)); !slices.Equal(got, slices.Sorted(slices.Values(collections))) {
+			t.Fatalf("collections = %v", got)
+		}
+		for _, ix := range indexes {
+			if got := f.indexes[ix.coll+"/"+ix.name]; !slices.Equal(got, ix.fields) {
+				t.Fatalf("index %s = %v, want %v", ix.name, got, ix.fields)
+			}
+		}
+	})
+	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != "1" {
+		t.Fatalf("schema version = %q %v %v", v, ok, err)
+	}
+	// A second open of a complete database costs one query.
+	n := len(f.requests())
+	openFake(t, f)
+	if got := f.requests()[n:]; len(got) != 1 || got[0] != "POST /_db/nomarr/_api/cursor" {
+		t.Fatalf("second open sent %v", got)
+	}
+	// A newer schema is refused.
+	f.locked(func() { f.colls[colMeta][MetaSchemaVersion] = with(f.colls[colMeta][MetaSchemaVersion], "value", "2") })
+	if _, err := Open(bg, f.url()); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("Open of a newer schema = %v", err)
+	}
+}
+
+func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func TestConcurrentBootstrap(t *testing.T) {
+	f := newFake(t, "nomarr")
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			s, err := Open(bg, f.url())
+			if err == nil {
+				s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+	}
+	var dupes int
+	for _, r := range f.requests() {
+		if r == "POST /_db/_system/_api/database" {
+			dupes++
+		}
+	}
+	t.Logf("%d database creations attempted", dupes)
+}
+
+func TestBootstrapDatabaseMissing(t *testing.T) {
+	f := newFake(t, "nomarr")
+	f.user, f.pass = "nomarr", secret
+	u := f.url()
+	_, err := Open(bg, u, WithoutCreateDatabase())
+	wantFault(t, "Open without create", err, `database "nomarr" not found at 127.0.0.1:`)
+	f.canCreateDB = false
+	_, err = Open(bg, u)
+	wantFault(t, "Open without the right to create", err, "create database", "permission denied", `user "nomarr"`)
+	if !strings.Contains(err.Error(), "arangodb://nomarr:xxxxx@127.0.0.1:") {
+		t.Fatalf("error does not name the redacted URL: %v", err)
+	}
+}
+
+func TestAuth(t *testing.T) {
+	f := newFake(t, "nomarr")
+	f.user, f.pass = "root", secret
+	good := f.url()
+	if !strings.Contains(good, secretEsc) {
+		t.Fatalf("url %q", good)
+	}
+	s, err := Open(bg, good)
+	if err != nil {
+		t.Fatalf("Open with the right password: %v", err)
+	}
+	s.Close()
+	bad := strings.Replace(good, secretEsc, "wrong-"+secretEsc, 1)
+	_, err = Open(bg, bad)
+	wantFault(t, "Open with a wrong password", err, "authentication failed", `user "root"`, "HTTP 401")
+	if strings.Contains(err.Error(), "wrong-") {
+		t.Fatalf("the wrong password shows: %v", err)
+	}
+}
+
+func TestClaimConflict1210(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	storetestSeed(t, s, "a")
+	// The claim query's INSERT meets a claim committed after its check.
+	f.setHook(func(route, aql string) *fakeErr {
+		if aql == qClaim {
+			return &fakeErr{409, errUniqueViolate, "unique constraint violated - in index primary of type primary over '_key'; conflicting key: claim_a"}
+		}
+		return nil
+	})
+	err := s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)})
+	wantSem(t, "Claim meeting 1210", err, store.ErrConflict)
+	if want := "arangodb: claim a: store: claim already exists"; err.Error() != want {
+		t.Fatalf("message = %q, want %q", err, want)
+	}
+}
+
+func storetestSeed(t testing.TB, s *Store, keys ...string) {
+	t.Helper()
+	var fs []store.File
+	for _, k := range keys {
+		fs = append(fs, storetest.NewFile(k))
+	}
+	if err := s.UpsertFiles(bg, fs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWriteConflictRetried(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	storetestSeed(t, s, "a", "b")
+	var left atomic.Int32
+	left.Store(3)
+	f.setHook(func(route, aql string) *fakeErr {
+		if (aql == qClaim || aql == qRemoveHeld) && left.Add(-1) >= 0 {
+			return &fakeErr{409, errConflict, "timeout waiting to lock key - in index primary of type primary over '_key'; conflicting key: claim_a"}
+		}
+		return nil
+	})
+	claim := store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)}
+	if err := s.Claim(bg, claim); err != nil {
+		t.Fatalf("Claim after 3 conflicts: %v", err)
+	}
+	if c, _ := s.Stats(); c != 3 {
+		t.Fatalf("conflict retries = %d, want 3", c)
+	}
+	// In a transaction: the aborted attempts changed nothing.
+	left.Store(2)
+	if err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Version: "v", At: storetest.T0}); err != nil {
+		t.Fatalf("Complete after 2 conflicts: %v", err)
+	}
+	if tags := f.coll(colTags)["a"]; tags == nil || tags["writes"] != 1.0 {
+		t.Fatalf("tags document = %v, want one write", tags)
+	}
+	f.wantNoTx(t)
+	// A conflict that does not go away: a fault after the budget.
+	s2 := openFake(t, f, WithConflictBudget(30*time.Millisecond))
+	left.Store(1 << 30)
+	start := time.Now()
+	err := s2.Claim(bg, store.Claim{FileKey: "b", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)})
+	wantFault(t, "Claim under a lasting conflict", err, "arangodb: claim b: write-write conflict persisted")
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("gave up after %s", d)
+	}
+}
+
+func TestNotFoundDocument(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	storetestSeed(t, s, "a")
+	ref := store.Ref{FileKey: "a", WorkerID: "i/w0"}
+	if err := s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	f.setHook(func(route, aql string) *fakeErr {
+		if aql != "" {
+			return &fakeErr{404, errDocNotFound, "document not found"}
+		}
+		return nil
+	})
+	wantSem(t, "Complete", s.Complete(bg, ref, store.Completion{}), store.ErrClaimLost)
+	wantSem(t, "Release", s.Release(bg, ref, nil), store.ErrClaimLost)
+	wantSem(t, "Release with update", s.Release(bg, ref, &store.FileUpdate{Attempts: 1}), store.ErrClaimLost)
+	wantSem(t, "Quarantine", s.Quarantine(bg, "a", "x"), store.ErrNotFound)
+	f.setHook(nil)
+	f.wantNoTx(t)
+	// Without the fault, the plain answers: missing documents.
+	_, err := s.File(bg, "zz")
+	wantSem(t, "File(zz)", err, store.ErrNotFound)
+	wantSem(t, "Quarantine(zz)", s.Quarantine(bg, "zz", "x"), store.ErrNotFound)
+	wantSem(t, "Complete(zz)", s.Complete(bg, store.Ref{FileKey: "zz", WorkerID: "i/w0"}, store.Completion{}), store.ErrClaimLost)
+	// Keys no document can have are answered without asking the server.
+	n := len(f.requests())
+	for _, k := range []string{"", "a/b", "a b", strings.Repeat("k", 250)} {
+		_, err := s.File(bg, k)
+		wantSem(t, "File(bad key)", err, store.ErrNotFound)
+		wantSem(t, "Claim(bad key)", s.Claim(bg, store.Claim{FileKey: k}), store.ErrNotEligible)
+		wantSem(t, "Release(bad key)", s.Release(bg, store.Ref{FileKey: k}, nil), store.ErrClaimLost)
+	}
+	if got := f.requests()[n:]; len(got) != 0 {
+		t.Fatalf("bad keys sent %v", got)
+	}
+	// A file that vanished under its claim: claim dropped, ErrNotFound.
+	f.locked(func() { delete(f.colls[colFiles], "a") })
+	wantSem(t, "Complete of a vanished file", s.Complete(bg, ref, store.Completion{}), store.ErrNotFound)
+	if c, tg := f.coll(colClaims), f.coll(colTags); len(c) != 0 || len(tg) != 0 {
+		t.Fatalf("claims %v tags %v after completing a vanished file", c, tg)
+	}
+}
+
+func Test503ReadsRetried(t *testing.T) {
+	f := newFake(t, "nomarr")
+	f.user, f.pass = "root", secret
+	s := openFake(t, f)
+	storetestSeed(t, s, "a")
+	var left atomic.Int32
+	f.setHook(func(route, aql string) *fakeErr {
+		if aql != "" && left.Add(-1) >= 0 {
+			return &fakeErr{503, 503, "service unavailable"}
+		}
+		return nil
+	})
+	left.Store(2)
+	if _, err := s.File(bg, "a"); err != nil {
+		t.Fatalf("File after two 503s: %v", err)
+	}
+	if _, r := s.Stats(); r != 2 {
+		t.Fatalf("read retries = %d, want 2", r)
+	}
+	left.Store(1 << 30)
+	n := len(f.requests())
+	_, err := s.Discover(bg, storetest.T0, "", 10)
+	wantFault(t, "Discover under 503", err, "arangodb: discover: server unreachable at "+f.srv.Listener.Addr().String()+": HTTP 503")
+	if got := len(f.requests()) - n; got != DefaultReadAttempts {
+		t.Fatalf("Discover tried %d times, want %d", got, DefaultReadAttempts)
+	}
+	// Writes are not retried: the answer was lost, not the write.
+	n = len(f.requests())
+	err = s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)})
+	wantFault(t, "Claim under 503", err, "arangodb: claim a: server unreachable at ")
+	if got := len(f.requests()) - n; got != 1 {
+		t.Fatalf("Claim tried %d times, want 1", got)
+	}
+	for name, err := range map[string]error{
+		"Counts":        func() error { _, err := s.Counts(bg); return err }(),
+		"GetMeta":       func() error { _, _, err := s.GetMeta(bg, "k"); return err }(),
+		"LoadRestart":   func() error { _, _, err := s.LoadRestart(bg, "n/w"); return err }(),
+		"SaveRestart":   s.SaveRestart(bg, "n/w", restart.State{}),
+		"AppendHistory": s.AppendHistory(bg, []store.HistoryRow{{Status: "x"}}),
+		"RenewLeases":   func() error { _, err := s.RenewLeases(bg, []string{"i/w0"}, storetest.T0); return err }(),
+		"CleanupClaims": func() error { _, err := s.CleanupClaims(bg, storetest.T0); return err }(),
+		"ReleaseWorker": func() error { _, err := s.ReleaseWorker(bg, "i/w0", true); return err }(),
+		"Complete":      s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}),
+		"UpsertFiles":   s.UpsertFiles(bg, []store.File{storetest.NewFile("b")}),
+	} {
+		wantFault(t, name, err, "server unreachable at 127.0.0.1:")
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	start := time.Now()
+	_, err = Open(bg, "arangodb://root:"+secretEsc+"@"+addr+"/nomarr", withRetryBase(time.Millisecond))
+	wantFault(t, "Open", err, "arangodb: open arangodb://root:xxxxx@"+addr+"/nomarr: server unreachable at "+addr+": ", "connection refused")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Open took %s", d)
+	}
+	t.Log(err)
+
+	// A store whose server goes away.
+	f := newFake(t, "nomarr")
+	f.user, f.pass = "root", secret
+	s := openFake(t, f)
+	f.srv.Close()
+	_, err = s.File(bg, "a")
+	wantFault(t, "File", err, "arangodb: file a: server unreachable at "+f.srv.Listener.Addr().String())
+	err = s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "w"})
+	wantFault(t, "Claim", err, "arangodb: claim a: server unreachable at ")
+}
+
+func TestTimeout(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f, WithTimeout(100*time.Millisecond))
+	release := make(chan struct{})
+	defer close(release)
+	f.setHook(func(route, aql string) *fakeErr {
+		if aql != "" {
+			select {
+			case <-release:
+			case <-time.After(2 * time.Second):
+			}
+		}
+		return nil
+	})
+	start := time.Now()
+	_, err := s.File(bg, "a")
+	wantFault(t, "File against a hung server", err, "arangodb: file a: server unreachable at ", "no answer in time")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v does not match context.DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("timed out after %s", d)
+	}
+	// The caller's deadline wins when it is earlier.
+	ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
+	defer cancel()
+	err = s.Claim(ctx, store.Claim{FileKey: "a", WorkerID: "w"})
+	wantFault(t, "Claim with a short deadline", err, "no answer in time")
+}
+
+func TestCursorBatches(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	var keys []string
+	for i := range 25 {
+		keys = append(keys, fmt.Sprintf("f%03d", i))
+	}
+	storetestSeed(t, s, keys...)
+	f.locked(func() { f.batch = 4 })
+	fs, err := s.Discover(bg, storetest.T0, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := storetest.Keys(fs); !slices.Equal(got, keys) {
+		t.Fatalf("Discover over batches = %v", got)
+	}
+	f.locked(func() {
+		if len(f.cursors) != 0 {
+			t.Fatalf("cursors left: %v", f.cursors)
+		}
+	})
+}
+
+func TestLargeUpsertOneTransaction(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	files := make([]store.File, 2500)
+	for i := range files {
+		files[i] = storetest.NewFile(fmt.Sprintf("k%05d", i))
+	}
+	n := len(f.requests())
+	if err := s.UpsertFiles(bg, files); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.requests()[n:]
+	if len(reqs) != 5 || reqs[0] != "POST /_db/nomarr/_api/transaction/begin" || !strings.HasPrefix(reqs[4], "PUT /_db/nomarr/_api/transaction/") {
+		t.Fatalf("large upsert sent %v", reqs)
+	}
+	if c, err := s.Counts(bg); err != nil || c.Total != 2500 || c.Pending != 2500 {
+		t.Fatalf("Counts = %+v %v", c, err)
+	}
+	// Invalid keys reject the batch before anything is sent.
+	bad := []store.File{storetest.NewFile("ok"), storetest.NewFile("has space"), storetest.NewFile("ok2")}
+	n = len(f.requests())
+	if err := s.UpsertFiles(bg, bad); err == nil || !strings.Contains(err.Error(), `key "has space"`) {
+		t.Fatalf("UpsertFiles(bad key) = %v", err)
+	}
+	if len(f.requests()) != n {
+		t.Fatal("a rejected batch was sent")
+	}
+}
+
+func TestTLS(t *testing.T) {
+	f, roots := newFakeTLS(t, "nomarr")
+	f.user, f.pass = "root", secret
+	if !strings.HasPrefix(f.url(), "arangodbs://") {
+		t.Fatalf("url %s", f.url())
+	}
+	s := openFake(t, f, WithTLSConfig(&tls.Config{RootCAs: roots}))
+	storetestSeed(t, s, "a")
+	if _, err := s.File(bg, "a"); err != nil {
+		t.Fatal(err)
+	}
+	// Without trusting the certificate: a fault that says so, no password.
+	_, err := Open(bg, f.url())
+	wantFault(t, "Open with an untrusted certificate", err, "server unreachable at 127.0.0.1:", "certificate")
+}
+
+func TestUseAfterClose(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.File(bg, "a")
+	wantFault(t, "File after Close", err, "store is closed")
+	wantFault(t, "SetMeta after Close", s.SetMeta(bg, "k", "v"), "store is closed")
+}
+
+func TestDocKey(t *testing.T) {
+	seen := map[string]string{}
+	for _, k := range []string{"n/worker:discovery:0", "host:1:2/worker:discovery:0", "a%2Fb", "a/b", "worker_enabled", "gpu:health", "ü"} {
+		dk, err := docKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(dk); i++ {
+			if !keyByteOK(dk[i]) {
+				t.Fatalf("docKey(%q) = %q has %q", k, dk, dk[i])
+			}
+		}
+		if prev, dup := seen[dk]; dup {
+			t.Fatalf("docKey(%q) = docKey(%q) = %q", k, prev, dk)
+		}
+		seen[dk] = k
+	}
+	if dk, _ := docKey("gpu:health"); dk != "gpu:health" {
+		t.Fatalf("docKey(gpu:health) = %q", dk)
+	}
+	if _, err := docKey(""); err == nil {
+		t.Fatal("docKey accepted an empty key")
+	}
+}
+
+func TestNum64(t *testing.T) {
+	var d fileDoc
+	err := json.Unmarshal([]byte(`{"_key":"a","size":1.0,"mtime_ms":1773480413000,"crash_count":2.0,"attempts":null,"next_retry_at":1.773480413e12}`), &d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Size != 1 || d.MtimeMs != 1773480413000 || d.CrashCount != 2 || d.Attempts != 0 || d.NextRetryAt != 1773480413000 {
+		t.Fatalf("decoded %+v", d)
+	}
+	if err := json.Unmarshal([]byte(`{"size":"x"}`), &d); err == nil {
+		t.Fatal("a string decoded as a number")
+	}
+	b, _ := json.Marshal(fileDoc{Size: 5, LastTaggedAt: 1773480413000})
+	if !strings.Contains(string(b), `"size":5,`) || !strings.Contains(string(b), `"last_tagged_at":1773480413000,`) {
+		t.Fatalf("encoded %s", b)
+	}
+}

@@ -1,0 +1,419 @@
+// Package audio decodes any audio file to 16 kHz mono float32 samples
+// (DESIGN §9 step 1) through an ffmpeg subprocess: every format ffmpeg knows,
+// and a decoder crash cannot take the worker down.
+//
+// The command is
+//
+//	ffmpeg -nostdin -hide_banner -v error -protocol_whitelist file -i file:ABS
+//	       -map a:0 -ac 1 -ar 16000 -rematrix_maxval 1 [-t MAX] -f f32le -
+//
+// "file:" plus an absolute path keeps names such as "a:b.mp3" or "-x.mp3"
+// from being read as a protocol or an option, and the whitelist keeps a
+// playlist-like input (HLS, concat) from reaching the network.
+// -rematrix_maxval 1 makes the downmix the average of the channels, as
+// Essentia's MonoLoader does ((L+R)/2); ffmpeg's default stereo→mono downmix
+// is 0.707·(L+R), 3 dB louder (and 5.1 → mono up to 2.4× louder), which
+// would shift every log-mel feature.
+//
+// Like a player, Decode keeps what decodes: a damaged frame ffmpeg skips
+// (it complains on stderr but exits 0) is not an error, so a truncated
+// download yields its first part (or "too short").
+//
+// Failures are *Error values carrying a worker.Class (DESIGN §8): the file's
+// fault is Permanent, a missing or broken ffmpeg is ServiceDown (dependency
+// worker.DepDecoder), a timeout, a cancellation or ffmpeg dying of a signal is
+// Transient.
+package audio
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/nomarr/nomarr/core/worker"
+)
+
+// SampleRate is the rate of the decoded samples (Hz).
+const SampleRate = 16000
+
+// Defaults of Options.
+const (
+	DefaultFFmpeg     = "ffmpeg"
+	DefaultTimeout    = 5 * time.Minute
+	DefaultMaxSeconds = 30 * 60.0
+	// DefaultMinSeconds: one MusiCNN patch is 187 frames of 512 samples at
+	// hop 256, (187-1)·256 + 512 = 48128 samples ≈ 3.0 s at 16 kHz; shorter
+	// audio yields no patch at all.
+	DefaultMinSeconds = 3.0
+)
+
+// waitDelay bounds how long Decode waits, once ffmpeg is killed, for its
+// pipes to close (a grandchild of a wrapper script could hold them).
+const waitDelay = time.Second
+
+// stderrLimit bounds the ffmpeg diagnostics kept for the error reason.
+const stderrLimit = 8 << 10
+
+// chunkSamples is the size of the blocks the output is collected in (1 MiB).
+const chunkSamples = 1 << 18
+
+// Options configure Decode. The zero value uses every default.
+type Options struct {
+	// FFmpeg is the ffmpeg executable: a path, or a name looked up in PATH.
+	// Default "ffmpeg".
+	FFmpeg string
+	// Timeout bounds one decode, ffmpeg start to exit. Default 5 min;
+	// negative: no timeout beyond the context's.
+	Timeout time.Duration
+	// MaxSeconds is the most audio decoded. A longer file is not an error:
+	// ffmpeg stops at MaxSeconds (-t) and Decode returns the first MaxSeconds
+	// of audio (should ffmpeg write more, Decode stops reading and kills it).
+	// Default 30 min (115 MB of samples); negative: no limit.
+	MaxSeconds float64
+	// MinSeconds is the least audio a file must have; shorter is a Permanent
+	// "too short: X s" error. Default 3.0 s (one MusiCNN patch); negative:
+	// no minimum (no samples at all is still "empty").
+	MinSeconds float64
+}
+
+func (o Options) withDefaults() Options {
+	if o.FFmpeg == "" {
+		o.FFmpeg = DefaultFFmpeg
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxSeconds == 0 {
+		o.MaxSeconds = DefaultMaxSeconds
+	}
+	if o.MinSeconds == 0 {
+		o.MinSeconds = DefaultMinSeconds
+	}
+	return o
+}
+
+// Decode decodes the first audio stream of the file at path to 16 kHz mono
+// float32 samples (nominally in [-1, 1]). Errors are *Error. ffmpeg is killed
+// (with any process it started) when ctx ends or the timeout passes; Decode
+// never returns before it has been reaped.
+func Decode(ctx context.Context, path string, opt Options) ([]float32, error) {
+	opt = opt.withDefaults()
+	abs, err := checkFile(path)
+	if err != nil {
+		return nil, err
+	}
+	maxSamples := -1
+	if opt.MaxSeconds > 0 {
+		maxSamples = int(math.Ceil(opt.MaxSeconds * SampleRate))
+	}
+	samples, err := run(ctx, opt, abs, maxSamples)
+	if err != nil {
+		return nil, err
+	}
+	n := len(samples)
+	if n == 0 {
+		return nil, &Error{Class: worker.Permanent, Reason: "empty"}
+	}
+	if opt.MinSeconds > 0 && float64(n) < opt.MinSeconds*SampleRate {
+		return nil, &Error{Class: worker.Permanent,
+			Reason: fmt.Sprintf("too short: %.1f s", float64(n)/SampleRate)}
+	}
+	return samples, nil
+}
+
+// Available checks that ffmpeg (a path or a name in PATH; "" is "ffmpeg")
+// runs and decodes with the options Decode uses, by decoding a
+// 0.1 s WAV it writes to a temporary file. It returns nil or a ServiceDown
+// *Error. Meant as a preflight (startup, half-open circuit breaker).
+func Available(ffmpeg string) error {
+	tmp, err := os.CreateTemp("", "nomarr-audio-probe-*.wav")
+	if err != nil {
+		return &Error{Class: worker.ServiceDown, Reason: "decoder preflight: temporary file", Err: err}
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(probeWAV())
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return &Error{Class: worker.ServiceDown, Reason: "decoder preflight: temporary file", Err: werr}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	samples, err := Decode(ctx, tmp.Name(), Options{FFmpeg: ffmpeg, MinSeconds: -1})
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Class == worker.ServiceDown {
+			return e
+		}
+		return &Error{Class: worker.ServiceDown, Reason: "decoder preflight failed", Err: err}
+	}
+	if want := SampleRate / 10; len(samples) < want*9/10 || len(samples) > want*11/10 {
+		return &Error{Class: worker.ServiceDown,
+			Reason: fmt.Sprintf("decoder preflight: 0.1 s of audio decoded to %d samples, want %d", len(samples), want)}
+	}
+	return nil
+}
+
+// probeWAV is 0.1 s of a 440 Hz tone, 8 kHz stereo 16-bit PCM, so the
+// preflight exercises resampling and downmixing.
+func probeWAV() []byte {
+	const rate, n = 8000, 800
+	data := make([]byte, 0, 44+n*4)
+	le := binary.LittleEndian
+	data = append(data, "RIFF"...)
+	data = le.AppendUint32(data, uint32(36+n*4))
+	data = append(data, "WAVEfmt "...)
+	data = le.AppendUint32(data, 16)
+	data = le.AppendUint16(data, 1) // PCM
+	data = le.AppendUint16(data, 2) // channels
+	data = le.AppendUint32(data, rate)
+	data = le.AppendUint32(data, rate*4)
+	data = le.AppendUint16(data, 4)
+	data = le.AppendUint16(data, 16)
+	data = append(data, "data"...)
+	data = le.AppendUint32(data, n*4)
+	for i := range n {
+		v := int16(8000 * math.Sin(2*math.Pi*440*float64(i)/rate))
+		data = le.AppendUint16(data, uint16(v))
+		data = le.AppendUint16(data, uint16(v))
+	}
+	return data
+}
+
+// checkFile classifies a file ffmpeg could not read before starting it, and
+// returns its absolute path.
+func checkFile(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", &Error{Class: worker.Permanent, Reason: "unreadable", Err: err}
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fileError(err)
+	}
+	if !fi.Mode().IsRegular() { // a FIFO would block the open below forever
+		return "", &Error{Class: worker.Permanent, Reason: "unreadable: not a regular file"}
+	}
+	if fi.Size() == 0 {
+		return "", &Error{Class: worker.Permanent, Reason: "empty"}
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", fileError(err)
+	}
+	f.Close()
+	return abs, nil
+}
+
+// fileError classifies an error of stat or open on the audio file.
+func fileError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return &Error{Class: worker.Permanent, Reason: "missing", Err: err}
+	case isTemporary(err):
+		// A network file system or the machine is in trouble, not the file.
+		return &Error{Class: worker.Transient, Reason: "file temporarily unreadable", Err: err}
+	default:
+		return &Error{Class: worker.Permanent, Reason: "unreadable", Err: err}
+	}
+}
+
+func isTemporary(err error) bool {
+	for _, e := range []error{syscall.EIO, syscall.EAGAIN, syscall.EINTR, syscall.ENOMEM,
+		syscall.EMFILE, syscall.ENFILE, syscall.ESTALE, syscall.ETIMEDOUT,
+		syscall.EHOSTDOWN, syscall.EHOSTUNREACH, syscall.ENOTCONN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// run starts ffmpeg on the file and collects its output.
+func run(parent context.Context, opt Options, abs string, maxSamples int) ([]float32, error) {
+	ctx, cancel := parent, context.CancelFunc(func() {})
+	if opt.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(parent, opt.Timeout)
+	}
+	// stop ends ffmpeg early (enough samples) without looking like a
+	// cancellation of parent or a timeout.
+	ctx, stop := context.WithCancel(ctx)
+	defer cancel()
+	defer stop()
+
+	input := "file:" + abs
+	args := []string{"-nostdin", "-hide_banner", "-v", "error",
+		"-protocol_whitelist", "file", "-i", input,
+		"-map", "a:0", "-ac", "1", "-ar", strconv.Itoa(SampleRate), "-rematrix_maxval", "1"}
+	if maxSamples > 0 {
+		args = append(args, "-t", strconv.FormatFloat(float64(maxSamples)/SampleRate, 'f', -1, 64))
+	}
+	args = append(args, "-f", "f32le", "-")
+
+	cmd := exec.CommandContext(ctx, opt.FFmpeg, args...)
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.Cancel = func() error {
+		// The whole process group: a wrapper script's children too.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = waitDelay
+	stderr := &limitedBuffer{limit: stderrLimit}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, &Error{Class: worker.Transient, Reason: "decoder pipe", Err: err}
+	}
+	// Pdeathsig fires when the thread that started ffmpeg exits; keep it
+	// alive until ffmpeg is reaped (Go issue 27505).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		if e := ctxError(parent, ctx, opt.Timeout); e != nil {
+			return nil, e
+		}
+		return nil, startError(opt.FFmpeg, err)
+	}
+
+	samples, truncated, readErr := collect(stdout, maxSamples)
+	if truncated || readErr != nil {
+		stop() // kill ffmpeg: nobody reads its output any more
+	}
+	waitErr := cmd.Wait()
+	// Kill what a wrapper script may have left behind (ffmpeg itself starts
+	// no process). While a member lives, the group id cannot be reused.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+
+	if truncated {
+		return samples, nil
+	}
+	if waitErr == nil && readErr == nil {
+		return samples, nil
+	}
+	if e := ctxError(parent, ctx, opt.Timeout); e != nil {
+		return nil, e
+	}
+	if waitErr != nil {
+		var ee *exec.ExitError
+		if errors.As(waitErr, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return nil, &Error{Class: worker.Transient,
+					Reason: "ffmpeg killed by signal: " + ws.Signal().String(), Err: waitErr}
+			}
+			return nil, classifyExit(ee.ExitCode(), stderr.Bytes(), input, waitErr)
+		}
+		return nil, &Error{Class: worker.Transient, Reason: "decoder wait", Err: waitErr}
+	}
+	return nil, &Error{Class: worker.Transient, Reason: "reading decoder output", Err: readErr}
+}
+
+// ctxError is the error for a decode whose context ended, or nil.
+func ctxError(parent, ctx context.Context, timeout time.Duration) error {
+	if err := parent.Err(); err != nil {
+		return &Error{Class: worker.Transient, Reason: "decode canceled", Err: err}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &Error{Class: worker.Transient,
+			Reason: fmt.Sprintf("decode timed out after %v", timeout), Err: ctx.Err()}
+	}
+	return nil
+}
+
+// startError classifies a failure to start ffmpeg.
+func startError(ffmpeg string, err error) error {
+	switch {
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, exec.ErrDot),
+		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
+		errors.Is(err, syscall.ENOEXEC), errors.Is(err, syscall.ENOTDIR),
+		errors.Is(err, syscall.EISDIR):
+		return &Error{Class: worker.ServiceDown, Err: err,
+			Reason: fmt.Sprintf("ffmpeg not found or not executable (%q): install ffmpeg "+
+				"(scripts/deps.sh, or apt-get install ffmpeg) or set the ffmpeg path", ffmpeg)}
+	default: // EAGAIN, ENOMEM, EMFILE: the machine is busy
+		return &Error{Class: worker.Transient, Reason: "starting ffmpeg", Err: err}
+	}
+}
+
+// collect reads ffmpeg's f32le output into samples, at most maxSamples
+// (negative: no limit); truncated reports that it stopped at the limit.
+func collect(r io.Reader, maxSamples int) (samples []float32, truncated bool, err error) {
+	var chunks [][]float32
+	total := 0
+	newChunk := func() []float32 {
+		n := chunkSamples
+		if maxSamples >= 0 && maxSamples-total < n {
+			n = maxSamples - total
+		}
+		return make([]float32, 0, n)
+	}
+	cur := newChunk()
+	buf := make([]byte, 64<<10)
+	pending := 0 // bytes of an incomplete sample at the start of buf
+	for !truncated {
+		n, rerr := r.Read(buf[pending:])
+		n += pending
+		whole := n &^ 3
+		for i := 0; i < whole; i += 4 {
+			if maxSamples >= 0 && total == maxSamples {
+				truncated = true
+				break
+			}
+			if len(cur) == cap(cur) {
+				chunks = append(chunks, cur)
+				cur = newChunk()
+			}
+			cur = append(cur, math.Float32frombits(binary.LittleEndian.Uint32(buf[i:])))
+			total++
+		}
+		pending = copy(buf, buf[whole:n])
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			err = rerr
+			break
+		}
+		if maxSamples >= 0 && total == maxSamples {
+			truncated = true
+		}
+	}
+	if len(chunks) == 0 {
+		if cap(cur)-len(cur) > len(cur)/4 { // do not keep 1 MiB for a short file
+			cur = append([]float32(nil), cur...)
+		}
+		return cur, truncated, err
+	}
+	out := make([]float32, 0, total)
+	for _, c := range chunks {
+		out = append(out, c...)
+	}
+	return append(out, cur...), truncated, err
+}
+
+// limitedBuffer keeps the first limit bytes written to it and accepts (and
+// drops) the rest, so the writer is never blocked or failed.
+type limitedBuffer struct {
+	limit int
+	buf   bytes.Buffer
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (b *limitedBuffer) Bytes() []byte { return b.buf.Bytes() }

@@ -1,0 +1,50 @@
+//go:build cgo && !notaglib
+
+// C interface of the TagLib shim (shim.cpp). Both calls work on a file
+// descriptor the Go side opened; they never open, close or rename files.
+//
+// Tags travel as one buffer of records, each a key then a value, each a
+// 4-byte little-endian length followed by that many bytes of UTF-8. Keys are
+// the full names in the file: "nom:<key>" (MP3 TXXX description),
+// "----:com.apple.iTunes:nom:<key>" (MP4) or "NOM_<KEY>" (Vorbis comment);
+// prefix is the part of these names that marks a tag as ours ("nom:",
+// "----:com.apple.iTunes:nom:", "NOM_").
+//
+// Both return 0 on success. On failure they return -1 and set *err_no to the
+// errno of the failed system call (0 when the failure is not an I/O error)
+// and *msg to a malloc'd message the caller frees.
+#ifndef NOMARR_TAGWRITE_SHIM_H
+#define NOMARR_TAGWRITE_SHIM_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Container formats (must match the Go constants).
+enum {
+	NOM_FMT_MP3 = 1,
+	NOM_FMT_MP4 = 2,
+	NOM_FMT_FLAC = 3,
+	NOM_FMT_VORBIS = 4,
+	NOM_FMT_OPUS = 5,
+	NOM_FMT_OGGFLAC = 6
+};
+
+// nom_tag_write removes every tag of ours (names starting with prefix) from
+// the file open read-write on fd, adds the tags of buf and saves, leaving
+// every other tag, picture and the audio as they were. name is for messages.
+int nom_tag_write(int fd, const char *name, int format, const char *prefix, const char *buf, size_t len,
+                  int *err_no, char **msg);
+
+// nom_tag_read returns in *out (malloc'd, *out_len bytes, records as above)
+// the tags of ours in the file open on fd, one record per value.
+int nom_tag_read(int fd, const char *name, int format, const char *prefix, char **out, size_t *out_len,
+                 int *err_no, char **msg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

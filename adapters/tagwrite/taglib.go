@@ -1,0 +1,132 @@
+//go:build cgo && !notaglib
+
+package tagwrite
+
+/*
+#cgo pkg-config: taglib
+#cgo CXXFLAGS: -std=c++17
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+)
+
+// haveTagLib: Read and Write work in this build.
+const haveTagLib = true
+
+// The C format numbers must match Format (a mismatch does not compile).
+var (
+	_ [int(C.NOM_FMT_MP3) - int(MP3)]struct{}         = [0]struct{}{}
+	_ [int(C.NOM_FMT_MP4) - int(MP4)]struct{}         = [0]struct{}{}
+	_ [int(C.NOM_FMT_FLAC) - int(FLAC)]struct{}       = [0]struct{}{}
+	_ [int(C.NOM_FMT_VORBIS) - int(Vorbis)]struct{}   = [0]struct{}{}
+	_ [int(C.NOM_FMT_OPUS) - int(Opus)]struct{}       = [0]struct{}{}
+	_ [int(C.NOM_FMT_OGGFLAC) - int(OggFLAC)]struct{} = [0]struct{}{}
+)
+
+// taglibError is a failure reported by the shim; it unwraps to the errno of
+// a failed system call (syscall.ENOSPC for a full disk, …) when there was one.
+type taglibError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *taglibError) Error() string { return "taglib: " + e.msg }
+
+func (e *taglibError) Unwrap() error {
+	if e.errno == 0 {
+		return nil
+	}
+	return e.errno
+}
+
+func shimError(errNo C.int, msg *C.char) error {
+	e := &taglibError{msg: "failed", errno: syscall.Errno(errNo)}
+	if msg != nil {
+		e.msg = C.GoString(msg)
+		C.free(unsafe.Pointer(msg))
+	}
+	return e
+}
+
+func encodeRecords(recs [][2]string) []byte {
+	var b []byte
+	for _, r := range recs {
+		for _, s := range r {
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(s)))
+			b = append(b, s...)
+		}
+	}
+	return b
+}
+
+func decodeRecords(b []byte) ([][2]string, error) {
+	var out [][2]string
+	field := func() (string, bool) {
+		if len(b) < 4 {
+			return "", false
+		}
+		n := binary.LittleEndian.Uint32(b)
+		b = b[4:]
+		if uint64(len(b)) < uint64(n) {
+			return "", false
+		}
+		s := string(b[:n])
+		b = b[n:]
+		return s, true
+	}
+	for len(b) > 0 {
+		k, ok1 := field()
+		v, ok2 := field()
+		if !ok1 || !ok2 {
+			return nil, errors.New("taglib: malformed reply")
+		}
+		out = append(out, [2]string{k, v})
+	}
+	return out, nil
+}
+
+// taglibWrite replaces the tags whose names start with prefix in the file
+// open read-write as f by recs (full names).
+func taglibWrite(f *os.File, format Format, prefix string, recs [][2]string) error {
+	buf := encodeRecords(recs)
+	cbuf := C.CBytes(append(buf, 0)) // never empty, so never a nil pointer
+	defer C.free(cbuf)
+	cname, cprefix := C.CString(f.Name()), C.CString(prefix)
+	defer C.free(unsafe.Pointer(cname))
+	defer C.free(unsafe.Pointer(cprefix))
+	var errNo C.int
+	var msg *C.char
+	rc := C.nom_tag_write(C.int(f.Fd()), cname, C.int(format), cprefix, (*C.char)(cbuf), C.size_t(len(buf)), &errNo, &msg)
+	runtime.KeepAlive(f)
+	if rc != 0 {
+		return shimError(errNo, msg)
+	}
+	return nil
+}
+
+// taglibRead returns the tags whose names start with prefix in the file open
+// as f, one record (full name, value) per value.
+func taglibRead(f *os.File, format Format, prefix string) ([][2]string, error) {
+	cname, cprefix := C.CString(f.Name()), C.CString(prefix)
+	defer C.free(unsafe.Pointer(cname))
+	defer C.free(unsafe.Pointer(cprefix))
+	var errNo C.int
+	var msg, out *C.char
+	var outLen C.size_t
+	rc := C.nom_tag_read(C.int(f.Fd()), cname, C.int(format), cprefix, &out, &outLen, &errNo, &msg)
+	runtime.KeepAlive(f)
+	if rc != 0 {
+		return nil, shimError(errNo, msg)
+	}
+	defer C.free(unsafe.Pointer(out))
+	return decodeRecords(C.GoBytes(unsafe.Pointer(out), C.int(outLen)))
+}

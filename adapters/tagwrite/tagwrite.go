@@ -1,0 +1,523 @@
+// Package tagwrite writes Nomarr's tags into audio files and reads them back
+// (DESIGN §9 step 5), with TagLib's C++ API through a small cgo shim
+// (shim.cpp; TagLib's C binding cannot write TXXX frames or MP4 free-form
+// atoms). It needs libtag1-dev and pkg-config at build time (scripts/deps.sh);
+// built without cgo, or with the notaglib build tag, Read and Write fail with
+// ErrNoTagLib.
+//
+// # Names
+//
+// A tag key is given without namespace (as core/tags produces it, e.g.
+// "mood-strict", "happy_musicnn_mood_happy") and must match [a-z0-9_-]+. In
+// the file it is:
+//
+//   - MP3: an ID3v2.4 TXXX frame with description "nom:<key>";
+//   - MP4/M4A: the free-form atom "----:com.apple.iTunes:nom:<key>";
+//   - FLAC, Ogg Vorbis, Opus, Ogg FLAC: the Vorbis comment "NOM_<KEY>", the
+//     key upper-cased with every character outside [A-Z0-9_] mapped to '_'.
+//
+// Tags under these names are ours: Write removes those not in the new set and
+// touches nothing else — other tags, pictures and audio are left as they are
+// (TagLib rewrites only the tag blocks). Two normalisations come with
+// TagLib's saving: an MP3's ID3v2 tag is saved as version 2.4 (a 2.3 tag is
+// converted; ID3v1 and APE tags are kept as they are), and Vorbis comment
+// field names are saved upper-case ("title" → "TITLE"; the names are
+// case-insensitive by the Vorbis specification, values are untouched).
+//
+// Read maps names back to keys: "nom:" and the MP4 prefix are removed; a
+// Vorbis name is lower-cased and, where it is the Vorbis name of a key that
+// core/tags produces (tags.Keys), replaced by that key (so "NOM_MOOD_STRICT"
+// reads back as "mood-strict"). Every key round-trips through MP3 and MP4;
+// through a Vorbis comment so does every key of core/tags and every key
+// without '-' (another key's '-' reads back as '_'). Several values under one
+// name are joined with "; ".
+//
+// # Crash safety
+//
+// Write never modifies the original file. It copies it to a temporary file
+// in the same directory (created with O_EXCL, named ".nomarr-tmp-*<ext>",
+// given the original's permission bits and, where they differ, its owner and
+// group), lets TagLib edit the copy, reads the copy's tags back to check
+// them, fsyncs the copy, makes sure the original was not changed meanwhile,
+// renames the copy over the original and fsyncs the directory. On any error
+// the copy is removed and the original is untouched; a crash (or kill) leaves
+// the original intact plus at most one stale copy. Write removes stale copies
+// (our prefix, older than StaleAfter) from the directory before it writes.
+//
+// TagLib's own file stream ignores write errors (TagLib 1.x), so the shim
+// gives TagLib a stream of its own that reports every failed read or write
+// with its errno: a full disk while TagLib edits the copy is an error that
+// wraps syscall.ENOSPC, like one while copying.
+//
+// Write follows a symbolic link and replaces its target. The rename gives the
+// file a new inode: hard links to the old one keep the old content, and
+// extended attributes and ACLs are not copied.
+package tagwrite
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nomarr/nomarr/core/tags"
+)
+
+// Format is an audio container format Read and Write handle.
+type Format int
+
+// Formats, detected from the file's content (not its name).
+const (
+	MP3     Format = 1 // MPEG audio with ID3v2
+	MP4     Format = 2 // MP4/M4A (AAC, ALAC)
+	FLAC    Format = 3
+	Vorbis  Format = 4 // Ogg Vorbis
+	Opus    Format = 5 // Ogg Opus
+	OggFLAC Format = 6
+)
+
+func (f Format) String() string {
+	switch f {
+	case MP3:
+		return "MP3"
+	case MP4:
+		return "MP4"
+	case FLAC:
+		return "FLAC"
+	case Vorbis:
+		return "Ogg Vorbis"
+	case Opus:
+		return "Ogg Opus"
+	case OggFLAC:
+		return "Ogg FLAC"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// Errors.
+var (
+	// ErrUnsupported: the file is not in a format of this package (WAV, AIFF,
+	// raw AAC, …) or not audio at all.
+	ErrUnsupported = errors.New("tagwrite: unsupported audio format")
+	// ErrReadOnly: the file or its directory is read-only (no write
+	// permission bit at all, or not writable by this process). Write checks
+	// permission bits explicitly, so root does not overwrite a file marked
+	// read-only either.
+	ErrReadOnly = errors.New("tagwrite: read-only")
+	// ErrModified: the original changed while Write prepared the copy; the
+	// copy is discarded so that the other change is not lost.
+	ErrModified = errors.New("tagwrite: file changed during the write")
+	// ErrNoTagLib: built without cgo or with the notaglib tag.
+	ErrNoTagLib = errors.New("tagwrite: built without TagLib (needs cgo and libtag1-dev)")
+	// ErrInvalidTag: a key outside [a-z0-9_-]+, two keys with the same
+	// Vorbis name, or a value that is not UTF-8 or contains NUL.
+	ErrInvalidTag = errors.New("tagwrite: invalid tag")
+)
+
+// Name prefixes of our tags per format.
+const (
+	id3Prefix    = "nom:"
+	mp4Prefix    = "----:com.apple.iTunes:nom:"
+	vorbisPrefix = "NOM_"
+)
+
+// TempPrefix starts the name of Write's temporary copies.
+const TempPrefix = ".nomarr-tmp-"
+
+// StaleAfter is the age from which Write removes a temporary copy left in a
+// directory (by a crash or a kill). A live write keeps its copy for
+// seconds; 15 minutes leaves a wide margin for slow disks and big files.
+var StaleAfter = 15 * time.Minute
+
+// testHookAfterCopy, when set (tests only), runs once the original has been
+// copied to tmp and before TagLib edits the copy.
+var testHookAfterCopy func(tmp string)
+
+func prefix(f Format) string {
+	switch f {
+	case MP3:
+		return id3Prefix
+	case MP4:
+		return mp4Prefix
+	}
+	return vorbisPrefix
+}
+
+// VorbisName is the Vorbis comment name of key: "NOM_" and the key upper
+// case, characters outside [A-Z0-9_] mapped to '_'.
+func VorbisName(key string) string {
+	b := []byte(strings.ToUpper(key))
+	for i, c := range b {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return vorbisPrefix + string(b)
+}
+
+// FileName is the name of key's tag in a file of format f.
+func FileName(f Format, key string) string {
+	switch f {
+	case MP3:
+		return id3Prefix + key
+	case MP4:
+		return mp4Prefix + key
+	}
+	return VorbisName(key)
+}
+
+// knownVorbis maps the Vorbis names of the keys of core/tags back to them.
+var knownVorbis = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range tags.Keys() {
+		m[VorbisName(k)] = k
+	}
+	return m
+}()
+
+// keyOf is the key of a name read from a file of format f.
+func keyOf(f Format, name string) string {
+	switch f {
+	case MP3:
+		return strings.TrimPrefix(name, id3Prefix)
+	case MP4:
+		return strings.TrimPrefix(name, mp4Prefix)
+	}
+	up := strings.ToUpper(name)
+	if k, ok := knownVorbis[up]; ok {
+		return k
+	}
+	return strings.ToLower(strings.TrimPrefix(up, vorbisPrefix))
+}
+
+// readForm is t as Read returns it from a file of format f: the same, but
+// for the keys whose Vorbis name does not map back (a '-' outside the keys of
+// core/tags reads back as '_').
+func readForm(f Format, t map[string]string) map[string]string {
+	out := make(map[string]string, len(t))
+	for k, v := range t {
+		out[keyOf(f, FileName(f, k))] = v
+	}
+	return out
+}
+
+func validKey(k string) bool {
+	if k == "" || len(k) > 200 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func validate(t map[string]string) error {
+	vorbis := make(map[string]string, len(t))
+	for k, v := range t {
+		if !validKey(k) {
+			return fmt.Errorf("%w: key %q: want [a-z0-9_-]+, at most 200 bytes", ErrInvalidTag, k)
+		}
+		if other, ok := vorbis[VorbisName(k)]; ok {
+			return fmt.Errorf("%w: keys %q and %q have the same Vorbis comment name %s", ErrInvalidTag, k, other, VorbisName(k))
+		}
+		vorbis[VorbisName(k)] = k
+		if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("%w: value of %q is not UTF-8 text without NUL", ErrInvalidTag, k)
+		}
+	}
+	return nil
+}
+
+// Detect returns the format of the file at path from its content.
+func Detect(path string) (Format, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("tagwrite: %w", err)
+	}
+	defer f.Close()
+	return detect(f)
+}
+
+func detect(f *os.File) (Format, error) {
+	head := make([]byte, 4096)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return 0, fmt.Errorf("tagwrite: detect %s: %w", f.Name(), err)
+	}
+	head = head[:n]
+	switch {
+	case bytes.HasPrefix(head, []byte("ID3")) && len(head) >= 10:
+		// Skip the ID3v2 tag: FLAC files sometimes carry one in front.
+		size := int64(head[6]&0x7f)<<21 | int64(head[7]&0x7f)<<14 | int64(head[8]&0x7f)<<7 | int64(head[9]&0x7f)
+		off := 10 + size
+		if head[5]&0x10 != 0 {
+			off += 10 // footer
+		}
+		magic := make([]byte, 4)
+		if m, _ := f.ReadAt(magic, off); m == 4 && string(magic) == "fLaC" {
+			return FLAC, nil
+		}
+		return MP3, nil
+	case bytes.HasPrefix(head, []byte("fLaC")):
+		return FLAC, nil
+	case len(head) >= 12 && string(head[4:8]) == "ftyp":
+		return MP4, nil
+	case bytes.HasPrefix(head, []byte("OggS")) && len(head) >= 27:
+		// The first packet follows the segment table of the first page.
+		p := 27 + int(head[26])
+		if p >= len(head) {
+			break
+		}
+		pkt := head[p:]
+		switch {
+		case bytes.HasPrefix(pkt, []byte("\x01vorbis")):
+			return Vorbis, nil
+		case bytes.HasPrefix(pkt, []byte("OpusHead")):
+			return Opus, nil
+		case bytes.HasPrefix(pkt, []byte("\x7fFLAC")):
+			return OggFLAC, nil
+		}
+	case len(head) >= 2 && head[0] == 0xff && head[1]&0xe0 == 0xe0 && head[1]>>1&3 != 0:
+		// MPEG audio frame sync, layer I–III (layer bits 00 is ADTS AAC).
+		return MP3, nil
+	}
+	return 0, fmt.Errorf("%w: %s", ErrUnsupported, f.Name())
+}
+
+// Read returns the tags of ours in the file at path, keys in canonical form
+// (see the package comment); an empty map when there are none.
+func Read(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tagwrite: read %s: %w", path, err)
+	}
+	defer f.Close()
+	format, err := detect(f)
+	if err != nil {
+		return nil, err
+	}
+	t, err := readOpen(f, format)
+	if err != nil {
+		return nil, fmt.Errorf("tagwrite: read %s (%s): %w", path, format, err)
+	}
+	return t, nil
+}
+
+func readOpen(f *os.File, format Format) (map[string]string, error) {
+	recs, err := taglibRead(f, format, prefix(format))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(recs))
+	for _, r := range recs {
+		k := keyOf(format, r[0])
+		if old, ok := out[k]; ok {
+			out[k] = old + tags.ListSep + r[1]
+		} else {
+			out[k] = r[1]
+		}
+	}
+	return out, nil
+}
+
+// Write makes the tags of ours in the file at path exactly t: it adds or
+// replaces the tags of t and removes our tags that are not in t, crash-safely
+// (see the package comment). When the file already holds exactly t, Write
+// leaves it alone. An empty t removes all our tags.
+func Write(path string, t map[string]string) (err error) {
+	if err := validate(t); err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("tagwrite: write %s: %w", path, err)
+	}
+	wrap := func(err error) error { return fmt.Errorf("tagwrite: write %s: %w", path, err) }
+
+	orig, err := os.Open(real)
+	if err != nil {
+		return wrap(err)
+	}
+	defer orig.Close()
+	st, err := orig.Stat()
+	if err != nil {
+		return wrap(err)
+	}
+	if !st.Mode().IsRegular() {
+		return wrap(fmt.Errorf("%w: not a regular file", ErrUnsupported))
+	}
+	dir := filepath.Dir(real)
+	if err := checkWritable(real, st, dir); err != nil {
+		return wrap(err)
+	}
+	format, err := detect(orig)
+	if err != nil {
+		return err
+	}
+	cur, err := readOpen(orig, format)
+	if err != nil {
+		return wrap(fmt.Errorf("read current tags (%s): %w", format, err))
+	}
+	want := readForm(format, t)
+	if maps.Equal(cur, want) {
+		return nil
+	}
+
+	cleanStale(dir)
+	tmp, err := os.CreateTemp(dir, TempPrefix+"*"+tempExt(real))
+	if err != nil {
+		return wrap(fmt.Errorf("create temporary copy: %w", err))
+	}
+	tmpName := tmp.Name()
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err := copyInto(tmp, orig, st); err != nil {
+		return wrap(fmt.Errorf("copy to %s: %w", filepath.Base(tmpName), err))
+	}
+	if testHookAfterCopy != nil {
+		testHookAfterCopy(tmpName)
+	}
+
+	recs := make([][2]string, 0, len(t))
+	for _, k := range slices.Sorted(maps.Keys(t)) { // a deterministic layout
+		recs = append(recs, [2]string{FileName(format, k), t[k]})
+	}
+	if err := taglibWrite(tmp, format, prefix(format), recs); err != nil {
+		return wrap(fmt.Errorf("edit copy (%s): %w", format, err))
+	}
+	back, err := readOpen(tmp, format)
+	if err != nil {
+		return wrap(fmt.Errorf("read back copy (%s): %w", format, err))
+	}
+	if !maps.Equal(back, want) {
+		return wrap(fmt.Errorf("copy reads back %d tags of ours, not the %d written", len(back), len(want)))
+	}
+	if err := tmp.Sync(); err != nil {
+		return wrap(fmt.Errorf("fsync copy: %w", err))
+	}
+	if err := tmp.Close(); err != nil {
+		return wrap(fmt.Errorf("close copy: %w", err))
+	}
+	now, err := os.Stat(real)
+	if err != nil {
+		return wrap(err)
+	}
+	if !os.SameFile(st, now) || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime()) {
+		return wrap(ErrModified)
+	}
+	if err := os.Rename(tmpName, real); err != nil {
+		return wrap(fmt.Errorf("replace original: %w", err))
+	}
+	// The new content is in place; a failed directory fsync only means the
+	// rename might not survive a power cut (the original would then remain).
+	if err := syncDir(dir); err != nil {
+		return wrap(fmt.Errorf("fsync directory (the file is written): %w", err))
+	}
+	return nil
+}
+
+// tempExt keeps the original's extension (at most 16 bytes) on the copy, for
+// whoever looks at a stale one.
+func tempExt(path string) string {
+	ext := filepath.Ext(path)
+	if len(ext) > 16 {
+		return ""
+	}
+	return ext
+}
+
+const wOK = 2 // access(2) W_OK
+
+// checkWritable fails with ErrReadOnly when the file or the directory has no
+// write permission bit at all, or access(2) says this process may not write
+// them (a read-only file system included).
+func checkWritable(path string, st fs.FileInfo, dir string) error {
+	if st.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("%w: file mode %v has no write permission", ErrReadOnly, st.Mode().Perm())
+	}
+	if err := syscall.Access(path, wOK); err != nil {
+		return fmt.Errorf("%w: file not writable: %w", ErrReadOnly, err)
+	}
+	dst, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if dst.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("%w: directory mode %v has no write permission", ErrReadOnly, dst.Mode().Perm())
+	}
+	if err := syscall.Access(dir, wOK|1); err != nil {
+		return fmt.Errorf("%w: directory not writable: %w", ErrReadOnly, err)
+	}
+	return nil
+}
+
+// copyInto copies orig into tmp and gives tmp the original's permission bits
+// and, where they differ, its owner and group.
+func copyInto(tmp, orig *os.File, st fs.FileInfo) error {
+	if _, err := io.Copy(tmp, io.NewSectionReader(orig, 0, st.Size())); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+		return err
+	}
+	ost, ok1 := st.Sys().(*syscall.Stat_t)
+	tst, err := tmp.Stat()
+	if err != nil {
+		return err
+	}
+	nst, ok2 := tst.Sys().(*syscall.Stat_t)
+	if ok1 && ok2 && (ost.Uid != nst.Uid || ost.Gid != nst.Gid) {
+		if err := tmp.Chown(int(ost.Uid), int(ost.Gid)); err != nil {
+			return fmt.Errorf("cannot give the copy the original's owner %d:%d: %w", ost.Uid, ost.Gid, err)
+		}
+		// chown clears set-id bits; restore the permission bits.
+		if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// cleanStale removes our temporary copies in dir older than StaleAfter. It is
+// best effort: a copy it cannot remove stays for the next write.
+func cleanStale(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), TempPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || time.Since(info.ModTime()) < StaleAfter {
+			continue
+		}
+		os.Remove(filepath.Join(dir, e.Name()))
+	}
+}
