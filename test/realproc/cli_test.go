@@ -175,12 +175,18 @@ func TestServePauseResumeOverAPI(t *testing.T) {
 // (not started until the restart state can be read, or backing off), never
 // restarted for it and never failed; the API still shows them.
 func TestUnreachableStoreIsNotACrashLoop(t *testing.T) {
-	data, addr := t.TempDir(), freeAddr(t)
+	data := t.TempDir()
 	blocker := filepath.Join(data, "not-a-dir")
 	if err := os.WriteFile(blocker, []byte("x"), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "serve", "--data-dir", data, "--db", "sqlite:"+filepath.Join(blocker, "nomarr.db"),
+	t.Run("sqlite", func(t *testing.T) { unreachable(t, data, "sqlite:"+filepath.Join(blocker, "nomarr.db")) })
+	t.Run("arangodb", func(t *testing.T) { unreachable(t, data, "arangodb://nomarr:s3cret-pw@127.0.0.1:1/nomarr") })
+}
+
+func unreachable(t *testing.T, data, db string) {
+	addr := freeAddr(t)
+	cmd := exec.Command(binary, "serve", "--data-dir", data, "--db", db,
 		"--http-addr", addr, "--workers", "2", "--analyzer", "noop", "--frame-interval", "200ms", "--stale-after", "1s",
 		"--hang-after", "3s", "--check-interval", "100ms", "--breaker-cooldown", "2s")
 	var errb bytes.Buffer
@@ -190,6 +196,7 @@ func TestUnreachableStoreIsNotACrashLoop(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	var info struct {
+		Store      string `json:"store"`
 		StoreError string `json:"store_error"`
 		Workers    []struct {
 			Status, Phase string
@@ -225,5 +232,10 @@ func TestUnreachableStoreIsNotACrashLoop(t *testing.T) {
 	}
 	if strings.Contains(errb.String(), "restart_scheduled") {
 		t.Errorf("a restart was scheduled:\n%s", errb.String())
+	}
+	for _, where := range []string{errb.String(), info.Store, info.StoreError} {
+		if strings.Contains(where, "s3cret-pw") {
+			t.Errorf("the password leaked: %s", where)
+		}
 	}
 }
