@@ -6,11 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/arangodb"
+	"github.com/nomarr/nomarr/adapters/gpu"
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/driver"
@@ -25,16 +28,31 @@ func newLogger(s *settings, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
 }
 
-// checkAnalyzer says whether the configured analyzer can run in this build.
-func checkAnalyzer(name string) error {
+// checkAnalyzer says whether the configured analyzer can run, with one clear
+// message on how to fix what is missing.
+func checkAnalyzer(s *settings) error {
+	name := s.get("analyzer")
 	switch {
 	case name == "noop", strings.HasPrefix(name, "script:"):
 		return nil
 	case name == "musicnn":
-		return fmt.Errorf("analyzer: the MusiCNN pipeline is not part of this build yet; " +
-			"run with --analyzer noop to exercise the worker system (files are marked in the store, not written)")
+		lib := s.get("onnxruntime_lib")
+		if _, err := os.Stat(lib); err != nil {
+			return fmt.Errorf("ONNX Runtime library not found at %s: run `make deps` (scripts/fetch-ort.sh), "+
+				"or set onnxruntime_lib / NOMARR_ONNXRUNTIME_LIB", lib)
+		}
+		for _, f := range gpu.ModelFiles() {
+			if _, err := os.Stat(filepath.Join(s.get("models_dir"), f)); err != nil {
+				return fmt.Errorf("model %s not found in %s: set models_dir (NOMARR_MODELS_DIR) to the folder "+
+					"holding the MusiCNN ONNX models", f, s.get("models_dir"))
+			}
+		}
+		if _, err := exec.LookPath("ffmpeg"); err != nil {
+			return fmt.Errorf("ffmpeg not found on PATH: install it (Debian: apt-get install ffmpeg, or `make deps`)")
+		}
+		return nil
 	}
-	return fmt.Errorf("analyzer: unknown analyzer %q (noop, script:SCENARIO)", name)
+	return fmt.Errorf("analyzer: unknown analyzer %q (musicnn, noop, script:SCENARIO)", name)
 }
 
 // logSink turns core events into structured log lines with component ids.
@@ -85,8 +103,11 @@ func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver
 	if err != nil {
 		return nil, err
 	}
+	threads, _ := strconv.Atoi(s.get("ort_threads"))
+	batch, _ := strconv.Atoi(s.get("batch_size"))
 	m.Spawner.Env = workerEnvironment(workerSpec{DB: s.get("db"), Config: s.core.Values(), Analyzer: s.get("analyzer"),
-		StateDir: filepath.Join(s.get("data_dir"), "analyzer-state")})
+		StateDir: filepath.Join(s.get("data_dir"), "analyzer-state"), ModelsDir: s.get("models_dir"),
+		OrtLib: s.get("onnxruntime_lib"), WriteMode: s.get("write_mode"), Threads: threads, BatchSize: batch, UseGPU: s.core.GPU})
 	return m, nil
 }
 

@@ -33,7 +33,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: nomarr serve [--library-root DIR] [--http-addr HOST:PORT] …")
 		return exitUsage
 	}
-	if err := checkAnalyzer(s.get("analyzer")); err != nil {
+	if err := checkAnalyzer(s); err != nil {
 		fmt.Fprintln(stderr, "nomarr serve:", err)
 		return exitUsage
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,9 @@ var appKeys = map[string]string{
 	"analyzer":        "musicnn",
 	"rescan_interval": "1h",
 	"log_level":       "info",
+	"onnxruntime_lib": "", // NOMARR_ONNXRUNTIME_LIB, or .cache/onnxruntime/libonnxruntime.so.1 (make deps)
+	"ort_threads":     "1",
+	"batch_size":      "8",
 }
 
 func (s *settings) get(key string) string { return s.app[key] }
@@ -163,6 +167,19 @@ func (s *settings) finish() error {
 	if s.app["db"] == "" {
 		s.app["db"] = "sqlite:" + filepath.Join(s.app["data_dir"], "nomarr.db")
 	}
+	if s.app["models_dir"] == "" {
+		s.app["models_dir"] = firstExisting(filepath.Join("..", "shared", "models", "musicnn"),
+			filepath.Join(s.app["data_dir"], "models", "musicnn"))
+	}
+	if s.app["onnxruntime_lib"] == "" {
+		s.app["onnxruntime_lib"] = firstExisting(filepath.Join(".cache", "onnxruntime", "libonnxruntime.so.1"),
+			filepath.Join(s.app["data_dir"], "onnxruntime", "libonnxruntime.so.1"))
+	}
+	for _, k := range []string{"ort_threads", "batch_size"} {
+		if n, err := strconv.Atoi(s.app[k]); err != nil || n < 1 {
+			return fmt.Errorf("%s: want a positive integer, got %q", k, s.app[k])
+		}
+	}
 	if s.app["node"] == "" {
 		h, err := os.Hostname()
 		if err != nil || h == "" {
@@ -184,4 +201,17 @@ func (s *settings) finish() error {
 		return fmt.Errorf("log_level: want debug, info, warn or error, got %q", s.app["log_level"])
 	}
 	return s.core.Validate()
+}
+
+// firstExisting returns the first path that exists (absolute), or the last.
+func firstExisting(paths ...string) string {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				return abs
+			}
+			return p
+		}
+	}
+	return paths[len(paths)-1]
 }

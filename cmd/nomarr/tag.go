@@ -31,7 +31,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: nomarr tag DIR [--workers N] [--db sqlite:PATH] [--analyzer noop] …")
 		return exitUsage
 	}
-	if err := checkAnalyzer(s.get("analyzer")); err != nil {
+	if err := checkAnalyzer(s); err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return exitUsage
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/analyzer"
+	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/core/tags"
 	"github.com/nomarr/nomarr/adapters/process"
 	"github.com/nomarr/nomarr/config"
 	"github.com/nomarr/nomarr/core/event"
@@ -32,6 +34,13 @@ type workerSpec struct {
 	Analyzer  string            `json:"analyzer"` // noop | script:SCENARIO
 	StateDir  string            `json:"state_dir,omitempty"`
 	ModelLoad time.Duration     `json:"model_load,omitempty"`
+	// For the musicnn analyzer.
+	ModelsDir string `json:"models_dir,omitempty"`
+	OrtLib    string `json:"onnxruntime_lib,omitempty"`
+	WriteMode string `json:"write_mode,omitempty"`
+	Threads   int    `json:"ort_threads,omitempty"`
+	BatchSize int    `json:"batch_size,omitempty"`
+	UseGPU    bool   `json:"gpu,omitempty"`
 }
 
 // runWorker implements the hidden `nomarr worker`: it is started by a main
@@ -87,7 +96,10 @@ func runWorker(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr worker:", err)
 		return 2
 	}
-	models := &analyzer.Models{LoadTime: spec.ModelLoad}
+	var models worker.Models = &analyzer.Models{LoadTime: spec.ModelLoad}
+	if m, ok := an.(*analyzer.MusiCNN); ok {
+		models = m.Models
+	}
 	return driver.RunWorker(context.Background(), w, an, models,
 		driver.WorkerIO{Frames: frames, Control: control, Term: termed}, nil, cfg.FrameInterval, log)
 }
@@ -98,8 +110,15 @@ func newAnalyzer(spec workerSpec) (worker.Analyzer, error) {
 		return analyzer.Noop{}, nil
 	case strings.HasPrefix(spec.Analyzer, "script:"):
 		return analyzer.NewScript(strings.TrimPrefix(spec.Analyzer, "script:"), spec.StateDir)
+	case spec.Analyzer == "musicnn":
+		if err := gpu.Init(spec.OrtLib); err != nil {
+			return nil, err
+		}
+		models := gpu.New(gpu.Config{LibraryPath: spec.OrtLib, ModelsDir: spec.ModelsDir, Threads: spec.Threads,
+			BatchSize: spec.BatchSize, UseCUDA: spec.UseGPU})
+		return &analyzer.MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: spec.WriteMode}, nil
 	}
-	return nil, fmt.Errorf("analyzer: unknown analyzer %q (noop, script:SCENARIO)", spec.Analyzer)
+	return nil, fmt.Errorf("analyzer: unknown analyzer %q (musicnn, noop, script:SCENARIO)", spec.Analyzer)
 }
 
 // workerEnvironment returns the environment of worker processes.

@@ -1,0 +1,108 @@
+package analyzer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nomarr/nomarr/adapters/audio"
+	"github.com/nomarr/nomarr/adapters/features"
+	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/tagwrite"
+	"github.com/nomarr/nomarr/core/tags"
+	"github.com/nomarr/nomarr/core/worker"
+)
+
+// MusiCNN is the production analyzer: ffmpeg decode → Essentia-exact mel
+// patches → ONNX backbone and heads → tags → crash-safe write into the file.
+// Its checkpoint after inference holds the derived tags, so a retry after a
+// failed write skips decoding and inference.
+type MusiCNN struct {
+	Models    *gpu.Models
+	Audio     audio.Options
+	Tags      tags.Options
+	WriteMode string // none | minimal | full
+
+	mu  sync.Mutex
+	ext *features.Extractor
+	buf []float32
+}
+
+// checkpoint is what a finished inference leaves for a retry.
+type checkpoint struct {
+	Step string            `json:"step"` // "tags": derived, not yet written
+	Tags map[string]string `json:"tags"`
+}
+
+// Analyze implements worker.Analyzer.
+func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int64)) worker.Result {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var all map[string]string
+	if job.Checkpoint != "" {
+		var cp checkpoint
+		if json.Unmarshal([]byte(job.Checkpoint), &cp) == nil && cp.Step == "tags" && len(cp.Tags) > 0 {
+			all = cp.Tags
+		}
+	}
+	if all == nil {
+		samples, err := audio.Decode(ctx, job.Path, m.Audio)
+		if err != nil {
+			return classify(err, worker.DepDecoder)
+		}
+		progress(1)
+		if m.ext == nil {
+			m.ext = features.NewExtractor()
+		}
+		var n int
+		m.buf, n = m.ext.AppendPatches(m.buf[:0], samples)
+		if n == 0 {
+			return worker.Result{Class: worker.Permanent, Reason: "too short for one patch"}
+		}
+		progress(2)
+		pred, err := m.Models.Predict(m.buf, n)
+		if err != nil {
+			class, dep := gpu.Classify(err)
+			return worker.Result{Class: class, Dependency: dep, Reason: "inference: " + err.Error()}
+		}
+		progress(3)
+		all, err = tags.Derive(pred, m.Models.Version(), m.Tags)
+		if err != nil {
+			return worker.Result{Class: worker.Permanent, Reason: "derive tags: " + err.Error()}
+		}
+	}
+	cp, _ := json.Marshal(checkpoint{Step: "tags", Tags: all})
+	write, err := tags.WriteSet(all, m.WriteMode)
+	if err != nil {
+		return worker.Result{Class: worker.Permanent, Reason: err.Error(), Checkpoint: string(cp)}
+	}
+	if len(write) > 0 {
+		if err := tagwrite.Write(job.Path, write); err != nil {
+			class := worker.Transient // a full disk, a file changed meanwhile: try again later
+			switch {
+			case errors.Is(err, tagwrite.ErrReadOnly), errors.Is(err, tagwrite.ErrUnsupported), errors.Is(err, tagwrite.ErrInvalidTag):
+				class = worker.Permanent
+			case errors.Is(err, tagwrite.ErrNoTagLib):
+				return worker.Result{Class: worker.ServiceDown, Dependency: worker.DepDecoder, Reason: err.Error(), Checkpoint: string(cp)}
+			}
+			return worker.Result{Class: class, Reason: "write tags: " + err.Error(), Checkpoint: string(cp)}
+		}
+	}
+	progress(4)
+	return worker.Result{Tags: all, Version: m.Models.Version()}
+}
+
+// classify maps a decode error to the worker's error classes.
+func classify(err error, dep string) worker.Result {
+	var ae *audio.Error
+	if errors.As(err, &ae) {
+		r := worker.Result{Class: ae.Class, Reason: ae.Reason}
+		if r.Class == worker.ServiceDown {
+			r.Dependency = dep
+		}
+		return r
+	}
+	return worker.Result{Class: worker.Transient, Reason: fmt.Sprint(err)}
+}

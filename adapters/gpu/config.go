@@ -1,0 +1,152 @@
+// Package gpu is the model adapter of the tagging job (DESIGN §9 step 3): it
+// runs Essentia's MusiCNN models, exported to ONNX, through ONNX Runtime
+// (github.com/yalue/onnxruntime_go, which loads libonnxruntime.so at run time
+// — scripts/fetch-ort.sh fetches it), and it probes the GPU with nvidia-smi
+// for the supervisor's `gpu:health` value (DESIGN §8).
+//
+// Models (worker.Models) holds one session for the backbone and one per head:
+//
+//	msd-musicnn-1.onnx:             melspectrogram [n,187,96] → activations [n,50], embeddings [n,200]
+//	<head>-msd-musicnn-1.onnx (×9): embeddings [n,200] → activations [n,2]
+//
+// The backbone's activations end in a Sigmoid (independent tag scores, each
+// in [0,1]); every head ends in a Softmax (its two class scores sum to 1).
+//
+// The ONNX part needs cgo; a binary built with CGO_ENABLED=0 compiles, but
+// Init and Models.Load fail with ErrNoCgo.
+//
+// Errors: Classify maps a Load or Predict error to the worker's error class —
+// a missing or unloadable library or model file (and a build without cgo) is
+// worker.ServiceDown for worker.DepGPU (nothing a retry of the file can fix);
+// any other failure (a Run that failed on the CPU, including after the CUDA →
+// CPU retry) is worker.Transient.
+package gpu
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/nomarr/nomarr/core/tags"
+)
+
+// Model geometry (DESIGN §9).
+const (
+	// PatchFrames and MelBands are the shape of one backbone input patch.
+	PatchFrames = 187
+	MelBands    = 96
+	// PatchSize is the number of float32 values of one patch.
+	PatchSize = PatchFrames * MelBands
+	// MSDClasses is the width of the backbone's activations.
+	MSDClasses = 50
+	// EmbeddingSize is the width of the backbone's embeddings (heads' input).
+	EmbeddingSize = 200
+	// HeadClasses is the width of each head's activations.
+	HeadClasses = 2
+)
+
+// Execution providers as reported by Models.Provider.
+const (
+	ProviderCPU  = "cpu"
+	ProviderCUDA = "cuda"
+)
+
+// Defaults of Config.
+const (
+	DefaultThreads   = 1
+	DefaultBatchSize = 64
+)
+
+// BackboneFile is the backbone's file name inside Config.ModelsDir.
+const BackboneFile = "msd-musicnn-1.onnx"
+
+// HeadFile is the file name of head stem (e.g. "mood_happy").
+func HeadFile(head string) string { return head + "-msd-musicnn-1.onnx" }
+
+// ModelFiles are the model file names in the fixed order Version hashes them:
+// the backbone, then the heads in tags.Heads order.
+func ModelFiles() []string {
+	files := []string{BackboneFile}
+	for _, h := range tags.Heads {
+		files = append(files, HeadFile(h))
+	}
+	return files
+}
+
+// Config configures Models.
+type Config struct {
+	// LibraryPath is the path of libonnxruntime.so.1 (config key
+	// onnxruntime_lib, env NOMARR_ONNXRUNTIME_LIB).
+	LibraryPath string
+	// ModelsDir holds the ONNX files of ModelFiles (config key models_dir).
+	ModelsDir string
+	// Threads is ONNX Runtime's intra-op thread count; ≤ 0 means
+	// DefaultThreads.
+	Threads int
+	// UseCUDA tries the CUDA execution provider; when it is unavailable the
+	// sessions run on the CPU and a warning is logged.
+	UseCUDA bool
+	// BatchSize is the number of patches per Run; ≤ 0 means
+	// DefaultBatchSize. The peak memory of a Run grows with it (on the CPU
+	// ≈ 1.5 GiB at 64, ≈ 0.4 GiB at 16), while CPU throughput hardly does:
+	// CPU-only workers do well with 8–16.
+	BatchSize int
+	// Logger receives warnings (CUDA unavailable, CPU fallback); nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Threads <= 0 {
+		c.Threads = DefaultThreads
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// readModel reads one model file, with a missing-model error naming the file
+// and the models_dir key.
+func readModel(dir, name string) ([]byte, error) {
+	if dir == "" {
+		return nil, &missingError{kind: ErrModelNotFound,
+			msg: fmt.Sprintf("gpu: models_dir is not set; it must name the directory holding %s and the heads", name)}
+	}
+	path := filepath.Join(dir, name)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &missingError{kind: ErrModelNotFound,
+			msg: fmt.Sprintf("gpu: model file %s cannot be read (models_dir = %q): %v", path, dir, err)}
+	}
+	return b, nil
+}
+
+// Version is the model-set version (nom_version): the first 12 hex digits of
+// the sha256 of the bytes of ModelFiles in dir, concatenated in that order.
+func Version(dir string) (string, error) {
+	h := sha256.New()
+	for _, name := range ModelFiles() {
+		b, err := readModel(dir, name)
+		if err != nil {
+			return "", err
+		}
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+// versionOf is Version over model bytes already read, in ModelFiles order.
+func versionOf(blobs [][]byte) string {
+	h := sha256.New()
+	for _, b := range blobs {
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
