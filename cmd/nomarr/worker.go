@@ -15,10 +15,10 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/analyzer"
 	"github.com/nomarr/nomarr/adapters/gpu"
-	"github.com/nomarr/nomarr/core/tags"
 	"github.com/nomarr/nomarr/adapters/process"
 	"github.com/nomarr/nomarr/config"
 	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/tags"
 	"github.com/nomarr/nomarr/core/worker"
 	"github.com/nomarr/nomarr/driver"
 )
