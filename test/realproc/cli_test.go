@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -189,7 +190,7 @@ func unreachable(t *testing.T, data, db string) {
 	cmd := exec.Command(binary, "serve", "--data-dir", data, "--db", db,
 		"--http-addr", addr, "--workers", "2", "--analyzer", "noop", "--frame-interval", "200ms", "--stale-after", "1s",
 		"--hang-after", "3s", "--check-interval", "100ms", "--breaker-cooldown", "2s")
-	var errb bytes.Buffer
+	var errb syncBuffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -238,4 +239,22 @@ func unreachable(t *testing.T, data, db string) {
 			t.Errorf("the password leaked: %s", where)
 		}
 	}
+}
+
+// syncBuffer collects a running process's output; safe to read meanwhile.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

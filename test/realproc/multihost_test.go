@@ -1,7 +1,6 @@
 package realproc
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/json"
 	"net/http"
@@ -17,7 +16,7 @@ import (
 type instance struct {
 	name, addr string
 	cmd        *exec.Cmd
-	log        bytes.Buffer
+	log        syncBuffer
 }
 
 func startServe(t *testing.T, name, lib, data, db string) *instance {
