@@ -137,3 +137,29 @@ func (m *Main) handle(ctx context.Context, ev process.Event) {
 		m.Node.Sup.Exited(ctx, ev.Component, ev.Gen, ev.Code, now)
 	}
 }
+
+// ProbeGPU runs probe now and every interval until ctx ends, and records each
+// result in the node's cached gpu:health (the workers' preflight reads it).
+// The probe runs off the main loop; only the write goes through it.
+func (m *Main) ProbeGPU(ctx context.Context, interval time.Duration, probe func(context.Context) (bool, string)) {
+	t := m.Clock.Ticker(interval)
+	defer t.Stop()
+	for {
+		ok, reason := probe(ctx)
+		_ = m.Do(ctx, func(ctx context.Context, now time.Time) {
+			if err := m.Node.GPUProbed(ctx, now, ok, reason); err != nil {
+				m.Log.Warn("gpu health not recorded", "err", err)
+			}
+		})
+		if !ok {
+			m.Log.Warn("gpu unavailable", "reason", reason)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.done:
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/nomarr/nomarr/adapters/gpu"
+	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"io"
 	"os"
 	"os/signal"
@@ -93,6 +95,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		log.Info("serving", "http", api.Addr(), "workers", s.core.Workers, "store", redact(s.get("db")), "node", s.get("node"))
 	}()
+	if s.core.GPU {
+		go m.ProbeGPU(ctx, s.core.GPUProbeInterval, func(ctx context.Context) (bool, string) {
+			return gpu.Probe(ctx, "nvidia-smi", gpuhealth.ProbeTimeout)
+		})
+	}
 	runErr := m.Run(ctx, nil)
 	stopHTTP()
 	if err := <-httpDone; err != nil && !errors.Is(err, context.Canceled) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/nomarr/nomarr/adapters/gpu"
+	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"io"
 	"os"
 	"os/signal"
@@ -54,6 +56,11 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return exitUsage
+	}
+	if s.core.GPU {
+		go m.ProbeGPU(ctx, s.core.GPUProbeInterval, func(ctx context.Context) (bool, string) {
+			return gpu.Probe(ctx, "nvidia-smi", gpuhealth.ProbeTimeout)
+		})
 	}
 	stop := make(chan struct{})
 	ran := make(chan error, 1)

@@ -258,3 +258,57 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// With gpu on, the supervisor probes nvidia-smi and writes gpu:health; a GPU
+// that is down puts the workers in backing_off (unhealthy, never killed), and
+// they recover once the probe succeeds again.
+func TestGPUProbeDownAndUp(t *testing.T) {
+	bin, data, addr := t.TempDir(), t.TempDir(), freeAddr(t)
+	smi := filepath.Join(bin, "nvidia-smi")
+	write := func(body string) {
+		tmp := smi + ".tmp"
+		if err := os.WriteFile(tmp, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, smi); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`echo "No devices were found"; exit 9`)
+	cmd := exec.Command(binary, "serve", "--data-dir", data, "--http-addr", addr, "--workers", "2", "--analyzer", "noop",
+		"--gpu", "true", "--gpu-probe-interval", "500ms", "--frame-interval", "200ms", "--stale-after", "1s",
+		"--hang-after", "3s", "--check-interval", "100ms", "--breaker-cooldown", "1s")
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	var errb syncBuffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	phases := func() (string, string) {
+		resp, err := http.Get("http://" + addr + "/api/v1/info")
+		if err != nil {
+			return "", ""
+		}
+		defer resp.Body.Close()
+		var info struct {
+			Workers []struct{ Status, Phase string } `json:"workers"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&info) != nil || len(info.Workers) != 2 {
+			return "", ""
+		}
+		return info.Workers[0].Status + "/" + info.Workers[0].Phase, info.Workers[1].Status + "/" + info.Workers[1].Phase
+	}
+	waitFor(t, "workers backing off while the GPU is down", 10*time.Second, func() bool {
+		a, b := phases()
+		return a == "unhealthy/backing_off" && b == "unhealthy/backing_off"
+	})
+	write(`echo "NVIDIA H100, 1 MiB, 81559 MiB"`)
+	waitFor(t, "workers healthy once the GPU is back", 10*time.Second, func() bool {
+		a, b := phases()
+		return a == "healthy/idle" && b == "healthy/idle"
+	})
+	if strings.Contains(errb.String(), "msg=kill") || strings.Contains(errb.String(), "restart_scheduled") {
+		t.Errorf("a worker was killed or restarted for a GPU outage:\n%s", errb.String())
+	}
+}
