@@ -37,16 +37,18 @@ SCENARIO ?=
 SIMFLAGS ?=
 SCENARIOS := $(sort $(wildcard scenarios/*.yaml scenarios/*.yml scenarios/*.json))
 
-# `make run LIBRARY=DIR` tags DIR with real worker processes (ANALYZER=noop
-# until the ML pipeline lands; DATA_DIR holds the store); without LIBRARY it
-# runs every scenario in the simulator.
+# `make run LIBRARY=DIR` tags DIR with real worker processes and the MusiCNN
+# pipeline (DATA_DIR holds the store); without LIBRARY it generates a small
+# demo library (speech, tones, noise, mixes in five formats) and tags that.
+# `make run-scenarios` runs every scenario in the simulator.
 LIBRARY ?=
-ANALYZER ?= noop
+ANALYZER ?= musicnn
 WORKERS ?= 2
 DATA_DIR ?= $(CURDIR)/.nomarr
-RUN_TARGET ?= $(if $(LIBRARY),run-library,run-scenarios)
+DEMO_DIR ?= $(DATA_DIR)/demo
+RUN_TARGET ?= $(if $(LIBRARY),run-library,run-demo)
 
-.PHONY: deps test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library fmt-check
+.PHONY: deps test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library run-demo fmt-check
 
 test: deps vet unit fuzz-smoke
 
@@ -113,6 +115,11 @@ run: $(RUN_TARGET)
 
 run-library: deps build
 	bin/nomarr tag "$(LIBRARY)" --analyzer "$(ANALYZER)" --workers "$(WORKERS)" --data-dir "$(DATA_DIR)"
+
+run-demo: deps build
+	@[ -d "$(DEMO_DIR)/good" ] || scripts/testaudio.sh "$(DEMO_DIR)"
+	bin/nomarr tag "$(DEMO_DIR)/good" --analyzer "$(ANALYZER)" --workers "$(WORKERS)" --data-dir "$(DATA_DIR)" --log-level warn
+	@echo "tags of $(DEMO_DIR)/good/speech.flac:"; ffprobe -v error -show_entries format_tags -of default=nw=1 "$(DEMO_DIR)/good/speech.flac" | grep -i '^TAG:NOM_' | head -12
 
 # Every scenario through the simulator with its summary; fails at the end
 # when any scenario failed.
