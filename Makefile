@@ -48,7 +48,7 @@ DATA_DIR ?= $(CURDIR)/.nomarr
 DEMO_DIR ?= $(DATA_DIR)/demo
 RUN_TARGET ?= $(if $(LIBRARY),run-library,run-demo)
 
-.PHONY: deps test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library run-demo fmt-check
+.PHONY: bench-pipeline deps test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library run-demo fmt-check
 
 test: deps vet unit fuzz-smoke
 
@@ -101,8 +101,14 @@ fuzz:
 fuzz-list:
 	@$(fuzz_targets)
 
-bench:
+bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(if $(BENCHTIME),-benchtime $(BENCHTIME)) ./... | tee bench.out
+	scripts/bench-pipeline.sh | tee -a bench.out
+
+# Our decode + features + inference against essentia.js + onnxruntime-node on
+# the same files, side by side, with the ratio and the prediction difference.
+bench-pipeline: deps
+	scripts/bench-pipeline.sh
 
 build: deps
 	$(GO) build -o bin/nomarr ./cmd/nomarr

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Usage: scripts/bench-pipeline.sh [PIPELINE FLAGS...]
+#
+# Side-by-side benchmark of the tagging pipeline (DESIGN §9 steps 1–3):
+# Nomarr's (adapters/audio ffmpeg decode → adapters/features → adapters/gpu,
+# single-threaded: GOMAXPROCS=1, ONNX Runtime intra-op threads 1) against the
+# reference (bench/pipeline/reference.js: the same ffmpeg decode, essentia.js
+# features, onnxruntime-node inference, also single-threaded), on a
+# generated test set: the 25 good files of scripts/testaudio.sh (5 sources ×
+# mp3/flac/ogg/opus/m4a, 6 s each) plus one 60 s FLAC (the five FLAC sources
+# concatenated twice with sox). Prints a per-file table, per-stage totals, the
+# real-time factors, the speed ratio, the largest prediction difference and
+# our peak RSS; exits 1 when a prediction differs from the reference's by
+# more than 1e-3 (see bench/pipeline/main.go).
+#
+# Prepares what is missing: the ONNX Runtime library (scripts/fetch-ort.sh,
+# or NOMARR_ONNXRUNTIME_LIB) and bench/pipeline's node modules
+# (npm ci --prefix bench/pipeline). Models: NOMARR_MODELS_DIR, default
+# ../shared/models/musicnn. Needs go, node, npm, ffmpeg, sox, espeak-ng.
+# Flags are passed to the benchmark program, e.g. -batch 16 or
+# -ref-cpu-arena=false. Takes about a minute and a half on 2 cores.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+log() { echo "bench-pipeline: $*" >&2; }
+die() { log "ERROR: $*"; exit 2; }
+
+for tool in go node npm ffmpeg sox espeak-ng; do
+	command -v "$tool" >/dev/null 2>&1 || die "$tool not found (scripts/deps.sh installs the audio tools)"
+done
+
+models=${NOMARR_MODELS_DIR:-../shared/models/musicnn}
+[ -f "$models/msd-musicnn-1.onnx" ] || die "no MusiCNN models in $models (set NOMARR_MODELS_DIR)"
+
+if [ -n "${NOMARR_ONNXRUNTIME_LIB:-}" ]; then
+	lib=$NOMARR_ONNXRUNTIME_LIB
+else
+	lib=$(scripts/fetch-ort.sh) # idempotent: verifies the cached library
+fi
+
+# The reference's node modules, unless already installed at the locked
+# versions. ONNXRUNTIME_NODE_INSTALL=skip: onnxruntime-node's install script
+# would otherwise try to download CUDA libraries; the CPU provider is built in.
+if ! (cd bench/pipeline && node -e '
+	const want = require("./package.json").dependencies;
+	for (const [name, version] of Object.entries(want)) {
+		if (require(name + "/package.json").version !== version) process.exit(1);
+	}' >/dev/null 2>&1); then
+	log "installing node modules (npm ci --prefix bench/pipeline)"
+	ONNXRUNTIME_NODE_INSTALL=skip npm ci --prefix bench/pipeline --no-audit --no-fund --loglevel=error >&2
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-pipeline.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+log "generating test audio"
+scripts/testaudio.sh "$tmp/audio" >/dev/null
+good=$tmp/audio/good
+sox -V1 "$good"/{speech,chord,noise,silence,mix}.flac "$good"/{speech,chord,noise,silence,mix}.flac "$tmp/audio/long60.flac"
+dur=$(soxi -D "$tmp/audio/long60.flac")
+[ "${dur%%.*}" = 60 ] || die "long60.flac is $dur s, want 60"
+
+log "building bench/pipeline"
+go build -o "$tmp/pipeline" ./bench/pipeline
+
+log "running (ours, then the reference)"
+rc=0
+GOMAXPROCS=1 "$tmp/pipeline" -lib "$lib" -models "$models" "$@" \
+	"$good"/*.mp3 "$good"/*.flac "$good"/*.ogg "$good"/*.opus "$good"/*.m4a "$tmp/audio/long60.flac" || rc=$?
+exit "$rc"
