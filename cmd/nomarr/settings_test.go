@@ -58,7 +58,8 @@ func TestInvalidConfigurationExits2NamingTheKey(t *testing.T) {
 		{[]string{"tag", "--write-mode", "all", "--analyzer", "noop", dir}, [2]string{}, "write_mode"},
 		{[]string{"serve", "--config", bad}, [2]string{}, `"wrkers"`},
 		{[]string{"status"}, [2]string{"NOMARR_HANG_AFTER", "soon"}, "NOMARR_HANG_AFTER"},
-		{[]string{"tag", dir}, [2]string{}, "analyzer"},
+		{[]string{"tag", "--analyzer", "bogus", dir}, [2]string{}, "analyzer"},
+		{[]string{"tag", "--onnxruntime-lib", "/nonexistent/libonnxruntime.so.1", dir}, [2]string{}, "make deps"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
