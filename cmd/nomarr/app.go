@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -162,4 +163,26 @@ func redact(db string) string {
 	}
 	user, _, _ := strings.Cut(cred, ":")
 	return scheme + "://" + user + ":***@" + host
+}
+
+// startCommand parses a job command's settings and positional arguments
+// (exactly nargs) and checks its analyzer. On failure it has printed the
+// message and ok is false: exit with exitUsage.
+func startCommand(name string, args []string, nargs int, usage string, stderr io.Writer) (s *settings, rest []string, log *slog.Logger, ok bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	s, rest, err := loadSettings(fs, args)
+	if err != nil {
+		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
+		return nil, nil, nil, false
+	}
+	if len(rest) != nargs {
+		fmt.Fprintln(stderr, "usage:", usage)
+		return nil, nil, nil, false
+	}
+	if err := checkAnalyzer(s); err != nil {
+		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
+		return nil, nil, nil, false
+	}
+	return s, rest, newLogger(s, stderr), true
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"github.com/nomarr/nomarr/adapters/gpu"
 	gpuhealth "github.com/nomarr/nomarr/core/gpu"
@@ -24,22 +23,10 @@ var version = "dev"
 // library_root, the workers, the HealthMonitor and the HTTP API, until
 // SIGINT/SIGTERM, then a graceful stop.
 func runServe(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	s, rest, err := loadSettings(fs, args)
-	if err != nil {
-		fmt.Fprintln(stderr, "nomarr serve:", err)
+	s, _, log, ok := startCommand("serve", args, 0, "nomarr serve [--library-root DIR] [--http-addr HOST:PORT] …", stderr)
+	if !ok {
 		return exitUsage
 	}
-	if len(rest) != 0 {
-		fmt.Fprintln(stderr, "usage: nomarr serve [--library-root DIR] [--http-addr HOST:PORT] …")
-		return exitUsage
-	}
-	if err := checkAnalyzer(s); err != nil {
-		fmt.Fprintln(stderr, "nomarr serve:", err)
-		return exitUsage
-	}
-	log := newLogger(s, stderr)
 	// The daemon starts even when the store is down (or its directory is not
 	// there yet); it retries and its workers back off meanwhile.
 	if err := ensureDataDir(s); err != nil {

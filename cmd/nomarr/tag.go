@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"github.com/nomarr/nomarr/adapters/gpu"
 	gpuhealth "github.com/nomarr/nomarr/core/gpu"
@@ -22,22 +21,10 @@ import (
 // configured number of worker processes, show progress, print a summary, and
 // exit 1 when files failed.
 func runTag(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tag", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	s, rest, err := loadSettings(fs, args)
-	if err != nil {
-		fmt.Fprintln(stderr, "nomarr tag:", err)
+	s, rest, log, ok := startCommand("tag", args, 1, "nomarr tag DIR [--workers N] [--db sqlite:PATH] [--analyzer noop] …", stderr)
+	if !ok {
 		return exitUsage
 	}
-	if len(rest) != 1 {
-		fmt.Fprintln(stderr, "usage: nomarr tag DIR [--workers N] [--db sqlite:PATH] [--analyzer noop] …")
-		return exitUsage
-	}
-	if err := checkAnalyzer(s); err != nil {
-		fmt.Fprintln(stderr, "nomarr tag:", err)
-		return exitUsage
-	}
-	log := newLogger(s, stderr)
 	st, err := openForSettings(s)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
