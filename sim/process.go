@@ -215,14 +215,7 @@ func (p *Process) exit(code int, reason string) {
 func (w *World) analyze(job worker.Job) worker.Result {
 	spec := w.specs[job.FileKey]
 	w.analyses[job.FileKey]++
-	if spec.Error != "" && (spec.FailTimes == 0 || w.analyses[job.FileKey] <= spec.FailTimes) {
-		r := worker.Result{Class: worker.Class(spec.Error), Reason: "injected " + spec.Error + " error"}
-		if r.Class == worker.ServiceDown {
-			r.Dependency = worker.DepDecoder
-		}
-		if r.Class == worker.Transient {
-			r.Checkpoint = "decode"
-		}
+	if r, failed := spec.Injected(w.analyses[job.FileKey]); failed {
 		return r
 	}
 	if w.cfg.GPU && !w.gpuUp {

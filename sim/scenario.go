@@ -14,6 +14,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/nomarr/nomarr/core/worker"
+
 	"github.com/nomarr/nomarr/config"
 )
 
@@ -354,4 +356,22 @@ func (sc *Scenario) JobTime(key string) time.Duration {
 		return sc.Library.JobTime.D()
 	}
 	return 20 * time.Second
+}
+
+// Injected is the analyzer's answer for the run-th analysis (1-based) of a
+// file with this spec when its injected error applies: the error happens on
+// every run, or on the first FailTimes runs. The simulator's fake analyzer
+// and the real-process script analyzer share it.
+func (s FileSpec) Injected(run int) (worker.Result, bool) {
+	if s.Error == "" || (s.FailTimes > 0 && run > s.FailTimes) {
+		return worker.Result{}, false
+	}
+	r := worker.Result{Class: worker.Class(s.Error), Reason: "injected " + s.Error + " error"}
+	switch r.Class {
+	case worker.ServiceDown:
+		r.Dependency = worker.DepDecoder
+	case worker.Transient:
+		r.Checkpoint = "decode"
+	}
+	return r, true
 }

@@ -85,15 +85,7 @@ func (s *Script) Analyze(ctx context.Context, job worker.Job, progress func(int6
 	if !run(jt, true) {
 		return worker.Result{Class: worker.Transient, Reason: "cancelled"}
 	}
-	n := s.count(job.FileKey)
-	if spec.Error != "" && (spec.FailTimes == 0 || n <= spec.FailTimes) {
-		r := worker.Result{Class: worker.Class(spec.Error), Reason: "injected " + spec.Error + " error"}
-		if r.Class == worker.ServiceDown {
-			r.Dependency = worker.DepDecoder
-		}
-		if r.Class == worker.Transient {
-			r.Checkpoint = "decode"
-		}
+	if r, failed := spec.Injected(s.count(job.FileKey)); failed {
 		return r
 	}
 	return worker.Result{Tags: map[string]string{"mood-strict": "happy"}, Version: "script-1"}
