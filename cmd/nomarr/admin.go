@@ -14,6 +14,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/httpapi"
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/core/supervisor"
 )
 
 // apiCall calls the running daemon's API.
@@ -152,12 +153,12 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 		if id == "" {
 			ids = ids[:0]
 			for i := 0; i < s.core.Workers; i++ {
-				ids = append(ids, fmt.Sprintf("worker:discovery:%d", i))
+				ids = append(ids, supervisor.ComponentID(i))
 			}
 		}
 		now := time.Now().UnixMilli()
 		for _, c := range ids {
-			key := s.get("node") + "/" + c
+			key := supervisor.RestartKey(s.get("node"), c)
 			if err := st.SaveRestart(ctx, key, restart.Reset(restart.State{Component: key}, now)); err != nil {
 				fmt.Fprintln(stderr, "nomarr workers:", err)
 				return 1

@@ -97,10 +97,11 @@ func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver
 		return nil, fmt.Errorf("finding the nomarr binary: %w", err)
 	}
 	instance := fmt.Sprintf("%s:%d:%d", s.get("node"), os.Getpid(), time.Now().UnixMilli())
-	command := func(component string, gen uint64) (string, []string) {
-		return self, []string{"worker", "--component", component, "--worker-id", instance + "/" + component}
+	var m *driver.Main
+	command := func(component string, gen uint64) (string, []string) { // called once m is running
+		return self, []string{"worker", "--component", component, "--worker-id", m.Node.Sup.WorkerID(component)}
 	}
-	m, err := driver.NewMain(s.core.Node(instance, s.get("node")), st, nil, log, sink, command, os.Stderr)
+	m, err = driver.NewMain(s.core.Node(instance, s.get("node")), st, nil, log, sink, command, os.Stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -92,5 +92,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// RestartKey is the key of a component's persisted restart state: stable
+// across restarts of the app on one node.
+func RestartKey(node, component string) string { return node + "/" + component }
+
 // ComponentID returns the id of worker n.
 func ComponentID(n int) string { return fmt.Sprintf("worker:discovery:%d", n) }

@@ -86,7 +86,7 @@ func New(cfg Config, procs Processes, st store.Store, sink event.Sink) (*Supervi
 	s := &Supervisor{cfg: cfg, procs: procs, store: st, sink: sink, byID: make(map[string]*component, cfg.Workers)}
 	for i := 0; i < cfg.Workers; i++ {
 		id := ComponentID(i)
-		c := &component{id: id, key: cfg.Node + "/" + id, workerID: cfg.Instance + "/" + id}
+		c := &component{id: id, key: RestartKey(cfg.Node, id), workerID: cfg.Instance + "/" + id}
 		c.policy.Component = c.key
 		s.comps = append(s.comps, c)
 		s.byID[id] = c
