@@ -38,6 +38,9 @@ const (
 	// PatchFrames and MelBands are the shape of one backbone input patch.
 	PatchFrames = 187
 	MelBands    = 96
+	// PatchHop is the number of frames between the starts of consecutive
+	// patches of a track (they share PatchFrames−PatchHop frames).
+	PatchHop = 93
 	// PatchSize is the number of float32 values of one patch.
 	PatchSize = PatchFrames * MelBands
 	// MSDClasses is the width of the backbone's activations.
@@ -94,6 +97,10 @@ type Config struct {
 	// ≈ 1.5 GiB at 64, ≈ 0.4 GiB at 16), while CPU throughput hardly does:
 	// CPU-only workers do well with 8–16.
 	BatchSize int
+	// PlainGraph runs the backbone as exported, without the load-time
+	// rewrite of rewrite.go (same scores within float rounding, ≈ 2× the
+	// CPU time); for comparisons and as a way around a rewrite problem.
+	PlainGraph bool
 	// Logger receives warnings (CUDA unavailable, CPU fallback); nil means
 	// slog.Default().
 	Logger *slog.Logger

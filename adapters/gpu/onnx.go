@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -82,7 +83,8 @@ type Models struct {
 	fallbacks int
 	version   string
 	blobs     [][]byte // model bytes in ModelFiles order, while loaded
-	backbone  *session
+	backbone  *session   // the backbone whole (nil when split is used)
+	split     *split     // the backbone as front end + rest (see rewrite.go)
 	heads     []*session // tags.Heads order
 	full      *batch     // reusable tensors of BatchSize patches
 
@@ -106,6 +108,7 @@ type session struct {
 type batch struct {
 	k     int
 	in    *ort.Tensor[float32] // [k,187,96]
+	cuts  []*ort.Tensor[float32] // [k,channels[i],187] when split
 	msd   *ort.Tensor[float32] // [k,50]
 	emb   *ort.Tensor[float32] // [k,200]
 	heads []*ort.Tensor[float32]
@@ -177,9 +180,7 @@ func (m *Models) createSessions(ctx context.Context, provider string) (err error
 	}
 	defer opts.Destroy()
 	files := ModelFiles()
-	m.backbone, err = newSession(m.blobs[0], files[0], m.cfg.ModelsDir, opts,
-		[]int64{-1, PatchFrames, MelBands}, [][]int64{{-1, MSDClasses}, {-1, EmbeddingSize}})
-	if err != nil {
+	if err := m.openBackbone(opts); err != nil {
 		return err
 	}
 	m.heads = make([]*session, len(tags.Heads))
@@ -193,7 +194,11 @@ func (m *Models) createSessions(ctx context.Context, provider string) (err error
 			return err
 		}
 	}
-	m.full, err = newBatch(m.cfg.BatchSize)
+	var channels []int64
+	if m.split != nil {
+		channels = m.split.sp.channels
+	}
+	m.full, err = newBatch(m.cfg.BatchSize, channels)
 	if err != nil {
 		return err
 	}
@@ -242,6 +247,22 @@ func appendCUDA(opts *ort.SessionOptions) error {
 // the shapes outs (-1: any batch size), in that order of shapes, and opens a
 // session with the names the model declares.
 func newSession(data []byte, name, dir string, opts *ort.SessionOptions, in []int64, outs [][]int64) (*session, error) {
+	s, err := inspect(data, name, dir, in, outs)
+	if err != nil {
+		return nil, err
+	}
+	s.s, err = ort.NewDynamicAdvancedSessionWithONNXData(data, []string{s.input}, s.outputs, opts)
+	if err != nil {
+		// Not ErrModelInvalid: on CUDA this is where a broken provider shows.
+		return nil, fmt.Errorf("gpu: open session for %s: %w", filepath.Join(dir, name), err)
+	}
+	return s, nil
+}
+
+// inspect is newSession's check: the names of the model's input and of its
+// outputs of the shapes outs, or an ErrModelInvalid error. The session is
+// not opened.
+func inspect(data []byte, name, dir string, in []int64, outs [][]int64) (*session, error) {
 	invalid := func(format string, a ...any) error {
 		return &missingError{kind: ErrModelInvalid,
 			msg: fmt.Sprintf("gpu: model file %s (models_dir = %q): %s", filepath.Join(dir, name), dir, fmt.Sprintf(format, a...))}
@@ -267,11 +288,6 @@ func newSession(data []byte, name, dir string, opts *ort.SessionOptions, in []in
 		}
 		s.outputs = append(s.outputs, found)
 	}
-	s.s, err = ort.NewDynamicAdvancedSessionWithONNXData(data, []string{s.input}, s.outputs, opts)
-	if err != nil {
-		// Not ErrModelInvalid: on CUDA this is where a broken provider shows.
-		return nil, fmt.Errorf("gpu: open session for %s: %w", filepath.Join(dir, name), err)
-	}
 	return s, nil
 }
 
@@ -296,7 +312,7 @@ func infoStrings(infos []ort.InputOutputInfo) []string {
 	return s
 }
 
-func newBatch(k int) (*batch, error) {
+func newBatch(k int, channels []int64) (*batch, error) {
 	b := &batch{k: k}
 	var err error
 	mk := func(n int64, dims ...int64) *ort.Tensor[float32] {
@@ -308,6 +324,9 @@ func newBatch(k int) (*batch, error) {
 		return t
 	}
 	b.in = mk(int64(k), PatchFrames, MelBands)
+	for _, c := range channels {
+		b.cuts = append(b.cuts, mk(int64(k), c, PatchFrames))
+	}
 	b.msd = mk(int64(k), MSDClasses)
 	b.emb = mk(int64(k), EmbeddingSize)
 	for range tags.Heads {
@@ -335,6 +354,9 @@ func (b *batch) view(k int) (*batch, error) {
 		return u
 	}
 	v.in = mk(b.in, PatchSize)
+	for _, c := range b.cuts {
+		v.cuts = append(v.cuts, mk(c, c.GetShape()[1]*PatchFrames))
+	}
 	v.msd = mk(b.msd, MSDClasses)
 	v.emb = mk(b.emb, EmbeddingSize)
 	for _, h := range b.heads {
@@ -351,7 +373,7 @@ func (b *batch) destroy() {
 	if b == nil {
 		return
 	}
-	for _, t := range append([]*ort.Tensor[float32]{b.in, b.msd, b.emb}, b.heads...) {
+	for _, t := range slices.Concat([]*ort.Tensor[float32]{b.in, b.msd, b.emb}, b.cuts, b.heads) {
 		if t != nil {
 			t.Destroy()
 		}
@@ -365,6 +387,8 @@ func (m *Models) destroySessions() {
 		m.backbone.s.Destroy()
 		m.backbone = nil
 	}
+	m.split.destroy()
+	m.split = nil
 	for _, h := range m.heads {
 		if h != nil {
 			h.s.Destroy()
@@ -487,7 +511,13 @@ func (m *Models) runBatch(patches []float32, start, k int, msd []float32, heads 
 		b = v
 	}
 	copy(b.in.GetData(), patches[start*PatchSize:(start+k)*PatchSize])
-	if err := m.run(m.backbone, b.in, b.msd, b.emb); err != nil {
+	var err error
+	if m.split != nil {
+		err = m.runSplit(b)
+	} else {
+		err = m.run(m.backbone, b.in, b.msd, b.emb)
+	}
+	if err != nil {
 		return fmt.Errorf("gpu: backbone (%s, patches %d–%d): %w", m.provider, start, start+k-1, err)
 	}
 	copy(msd[start*MSDClasses:], b.msd.GetData())
@@ -510,16 +540,24 @@ func predictions(msd []float32, heads [][]float32, n int) tags.Predictions {
 }
 
 func (m *Models) run(s *session, in *ort.Tensor[float32], outs ...*ort.Tensor[float32]) error {
+	return m.runValues(s.s, []*ort.Tensor[float32]{in}, outs)
+}
+
+// runValues runs one session (through beforeRun).
+func (m *Models) runValues(s *ort.DynamicAdvancedSession, ins, outs []*ort.Tensor[float32]) error {
 	if m.beforeRun != nil {
 		if err := m.beforeRun(m.provider); err != nil {
 			return err
 		}
 	}
-	outputs := make([]ort.Value, len(outs))
-	for i, o := range outs {
-		outputs[i] = o
+	values := func(ts []*ort.Tensor[float32]) []ort.Value {
+		v := make([]ort.Value, len(ts))
+		for i, t := range ts {
+			v[i] = t
+		}
+		return v
 	}
-	return s.s.Run([]ort.Value{in}, outputs)
+	return s.Run(values(ins), values(outs))
 }
 
 // rows cuts flat into n rows of width, each with its own capacity.

@@ -67,8 +67,17 @@ func TestModelIO(t *testing.T) {
 		}
 	}
 	m := loaded(t, testConfig(t))
-	if m.backbone.input != "melspectrogram" || strings.Join(m.backbone.outputs, ",") != "activations,embeddings" {
-		t.Errorf("backbone session names = %q → %q", m.backbone.input, m.backbone.outputs)
+	if m.split == nil || m.backbone != nil {
+		t.Fatalf("backbone not split by the load-time rewrite")
+	}
+	if m.split.names.input != "melspectrogram" || strings.Join(m.split.names.outputs, ",") != "activations,embeddings" {
+		t.Errorf("backbone session names = %q → %q", m.split.names.input, m.split.names.outputs)
+	}
+	plainCfg := testConfig(t)
+	plainCfg.PlainGraph = true
+	plain := loaded(t, plainCfg)
+	if plain.split != nil || plain.backbone.input != "melspectrogram" || strings.Join(plain.backbone.outputs, ",") != "activations,embeddings" {
+		t.Errorf("plain backbone session names = %q → %q", plain.backbone.input, plain.backbone.outputs)
 	}
 	for i, h := range m.heads {
 		if h.input != "embeddings" || strings.Join(h.outputs, ",") != "activations" {

@@ -1,0 +1,478 @@
+package gpu
+
+import (
+	"slices"
+
+	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
+)
+
+// The backbone is rewritten at load time into two graphs that compute the
+// same function with less work on the CPU (the model file itself, and so
+// nom_version, is untouched):
+//
+//   - foldGatherConv turns the exporter's im2col form of one temporal
+//     convolution (Pad → Reshape → Gather → Reshape → Transpose → MatMul →
+//     Add → Transpose, whose last Transpose alone costs ≈ 9 ms a patch) back
+//     into the Conv it is;
+//   - poolBeforeNorm moves each BatchNormalization (and Relu) that feeds a
+//     MaxPool after it, exactly (see there), so they work on the pooled
+//     values instead of the whole feature map;
+//   - splitFrontEnd cuts the "timbral" branches (Conv with a short kernel
+//     over time → per-frame ops → Squeeze: each output frame depends only on
+//     the input frames within the kernel's reach) into a front graph whose
+//     time axis is free, so that Predict computes them once per frame of the
+//     track instead of once per patch (patches overlap by half).
+//
+// Each step checks the exact pattern it needs and leaves the graph unchanged
+// when it is not there; splitFrontEnd reports whether it found the branches.
+
+// frontEnd describes the split of the backbone.
+type frontEnd struct {
+	front, rest *onnxgraph.Model
+	// frontInput is the front graph's input: frames [n, T, MelBands].
+	frontInput string
+	// outputs are the cut tensors [n, channels[i], T], the front graph's
+	// outputs and the rest graph's inputs besides the patches.
+	outputs  []string
+	channels []int64
+	// reach is the largest number of frames an output frame looks at on
+	// either side (the kernels' half-width in time).
+	reach int
+	// restInput is the patches' input name in the rest graph; restOutputs
+	// are its outputs, in the backbone's order.
+	restInput   string
+	restOutputs []string
+}
+
+// rewriteBackbone parses the backbone, applies the exact rewrites and splits
+// it. split is nil when the front-end branches were not found (the rewritten
+// whole graph is returned as whole then).
+func rewriteBackbone(data []byte) (whole []byte, split *frontEnd, err error) {
+	m, err := onnxgraph.Parse(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := m.Graph
+	foldGatherConv(g)
+	poolBeforeNorm(g)
+	g.DropValueInfo()
+	whole = m.Marshal()
+	split, err = splitFrontEnd(m, PatchFrames)
+	if err != nil {
+		return nil, nil, err
+	}
+	return whole, split, nil
+}
+
+// single returns the only consumer of value, or nil when it has none, more
+// than one, or is a graph output.
+func single(g *onnxgraph.Graph, value string) *onnxgraph.Node {
+	c := g.Consumers(value)
+	if len(c) != 1 || g.IsOutput(value) {
+		return nil
+	}
+	return c[0]
+}
+
+func ints(g *onnxgraph.Graph, name string) []int64 {
+	t := g.Initializer(name)
+	if t == nil {
+		return nil
+	}
+	v, err := t.Int64s()
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+func floats(g *onnxgraph.Graph, name string) []float32 {
+	t := g.Initializer(name)
+	if t == nil {
+		return nil
+	}
+	v, err := t.Floats()
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// foldGatherConv replaces every im2col chain
+//
+//	Pad(x, [0,0,pb,0, 0,0,pa,0]) → Reshape [0,Tp,F] → Gather(axis 1, idx[t·K+k] = t+k)
+//	→ Reshape [0,T,K,F] → Transpose [0,3,1,2] → MatMul W[K,O] → Add b[O]
+//	→ Transpose [0,3,2,1]
+//
+// by Conv(x, W'[O,1,K,1], b, pads [pb,0,pa,0]). It returns how many it
+// folded.
+func foldGatherConv(g *onnxgraph.Graph) int {
+	folded := 0
+	for _, pad := range slices.Clone(g.Nodes) {
+		if pad.OpType != "Pad" || len(pad.Inputs) < 2 || pad.Attr("mode") != nil {
+			continue
+		}
+		if len(pad.Inputs) > 2 && pad.Inputs[2] != "" {
+			if cv := floats(g, pad.Inputs[2]); len(cv) != 1 || cv[0] != 0 {
+				continue
+			}
+		}
+		p := ints(g, pad.Inputs[1])
+		if len(p) != 8 || p[0] != 0 || p[1] != 0 || p[3] != 0 || p[4] != 0 || p[5] != 0 || p[7] != 0 {
+			continue
+		}
+		pb, pa := p[2], p[6]
+		r0 := single(g, pad.Outputs[0])
+		if r0 == nil || r0.OpType != "Reshape" || len(r0.Inputs) != 2 {
+			continue
+		}
+		s0 := ints(g, r0.Inputs[1])
+		if len(s0) != 3 || s0[0] != 0 {
+			continue
+		}
+		tp, f := s0[1], s0[2]
+		gather := single(g, r0.Outputs[0])
+		if gather == nil || gather.OpType != "Gather" || len(gather.Inputs) != 2 || gather.Inputs[0] != r0.Outputs[0] {
+			continue
+		}
+		if axis, _ := gather.Attr("axis").Int(); axis != 1 {
+			continue
+		}
+		idx := ints(g, gather.Inputs[1])
+		r1 := single(g, gather.Outputs[0])
+		if r1 == nil || r1.OpType != "Reshape" || len(r1.Inputs) != 2 {
+			continue
+		}
+		s1 := ints(g, r1.Inputs[1])
+		if len(s1) != 4 || s1[0] != 0 || s1[3] != f {
+			continue
+		}
+		t, k := s1[1], s1[2]
+		if t+k-1 != tp || tp != t+pb+pa || int64(len(idx)) != t*k || !im2col(idx, t, k) {
+			continue
+		}
+		tp1 := single(g, r1.Outputs[0])
+		if tp1 == nil || tp1.OpType != "Transpose" || !slices.Equal(tp1.Attr("perm").Ints(), []int64{0, 3, 1, 2}) {
+			continue
+		}
+		mm := single(g, tp1.Outputs[0])
+		if mm == nil || mm.OpType != "MatMul" || len(mm.Inputs) != 2 || mm.Inputs[0] != tp1.Outputs[0] {
+			continue
+		}
+		wt := g.Initializer(mm.Inputs[1])
+		w := floats(g, mm.Inputs[1])
+		if wt == nil || w == nil || len(wt.Dims) != 2 || wt.Dims[0] != k {
+			continue
+		}
+		o := wt.Dims[1]
+		add := single(g, mm.Outputs[0])
+		if add == nil || add.OpType != "Add" || len(add.Inputs) != 2 {
+			continue
+		}
+		biasName := add.Inputs[1]
+		if biasName == mm.Outputs[0] {
+			biasName = add.Inputs[0]
+		}
+		bias := floats(g, biasName)
+		if int64(len(bias)) != o {
+			continue
+		}
+		tp2 := single(g, add.Outputs[0])
+		if tp2 == nil || tp2.OpType != "Transpose" || !slices.Equal(tp2.Attr("perm").Ints(), []int64{0, 3, 2, 1}) {
+			continue
+		}
+		// W'[o][0][k][0] = W[k][o].
+		kernel := make([]float32, o*k)
+		for ki := range k {
+			for oi := range o {
+				kernel[oi*k+ki] = w[ki*o+oi]
+			}
+		}
+		name := tp2.Outputs[0]
+		g.Initializers = append(g.Initializers,
+			onnxgraph.FloatTensor(name+"/folded_kernel", []int64{o, 1, k, 1}, kernel),
+			onnxgraph.FloatTensor(name+"/folded_bias", []int64{o}, bias))
+		conv := &onnxgraph.Node{
+			Inputs:  []string{pad.Inputs[0], name + "/folded_kernel", name + "/folded_bias"},
+			Outputs: []string{name},
+			Name:    name + "/folded_conv",
+			OpType:  "Conv",
+			Attrs: []*onnxgraph.Attr{
+				onnxgraph.IntsAttr("dilations", []int64{1, 1}),
+				onnxgraph.IntsAttr("strides", []int64{1, 1}),
+				onnxgraph.IntsAttr("kernel_shape", []int64{k, 1}),
+				onnxgraph.IntsAttr("pads", []int64{pb, 0, pa, 0}),
+				onnxgraph.IntAttr("group", 1),
+			},
+		}
+		chain := []*onnxgraph.Node{pad, r0, gather, r1, tp1, mm, add, tp2}
+		at := slices.Index(g.Nodes, tp2)
+		g.Nodes[at] = conv
+		g.Nodes = slices.DeleteFunc(g.Nodes, func(n *onnxgraph.Node) bool { return slices.Contains(chain, n) })
+		folded++
+	}
+	if folded > 0 {
+		g.Prune() // the chain's constants
+	}
+	return folded
+}
+
+// im2col reports whether idx[t·k+j] = t+j for every t < T, j < k.
+func im2col(idx []int64, t, k int64) bool {
+	for ti := range t {
+		for j := range k {
+			if idx[ti*k+j] != ti+j {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// poolBeforeNorm rewrites Conv → Relu → BatchNormalization → MaxPool so
+// that the normalization runs on the pooled values: with a_c the scale of
+// channel c,
+//
+//	max_f(a_c·relu(z_f) + b_c) = a_c·relu(max_f z_f) + b_c       (a_c ≥ 0)
+//	max_f(a_c·relu(z_f) + b_c) = a_c·relu(−max_f(−z_f)) + b_c    (a_c < 0)
+//
+// (relu and x ↦ a·x+b are monotonic, and rounding to nearest is monotonic
+// and symmetric, so both hold exactly in floating point). The Conv's kernel
+// and bias of the negative channels are negated (−z exactly) and the chain
+// becomes Conv → MaxPool → Mul(sign) → Relu → BatchNormalization, or
+// Conv → Relu → MaxPool → BatchNormalization when no scale is negative. It
+// returns how many chains it rewrote.
+func poolBeforeNorm(g *onnxgraph.Graph) int {
+	rewritten := 0
+	for _, bn := range slices.Clone(g.Nodes) {
+		if bn.OpType != "BatchNormalization" || len(bn.Inputs) != 5 || len(bn.Outputs) != 1 {
+			continue
+		}
+		pool := single(g, bn.Outputs[0])
+		if pool == nil || pool.OpType != "MaxPool" || len(pool.Outputs) != 1 || pool.Attr("pads") != nil ||
+			pool.Attr("auto_pad") != nil || pool.Attr("dilations") != nil {
+			continue
+		}
+		relu := g.Producer(bn.Inputs[0])
+		if relu == nil || relu.OpType != "Relu" || single(g, relu.Outputs[0]) != bn {
+			continue
+		}
+		conv := g.Producer(relu.Inputs[0])
+		if conv == nil || conv.OpType != "Conv" || len(conv.Inputs) != 3 || single(g, conv.Outputs[0]) != relu {
+			continue
+		}
+		gamma := floats(g, bn.Inputs[1])
+		wt := g.Initializer(conv.Inputs[1])
+		w, bias := floats(g, conv.Inputs[1]), floats(g, conv.Inputs[2])
+		if len(gamma) == 0 || wt == nil || len(wt.Dims) == 0 || wt.Dims[0] != int64(len(gamma)) ||
+			len(bias) != len(gamma) || len(w)%len(gamma) != 0 {
+			continue
+		}
+		negative := slices.ContainsFunc(gamma, func(v float32) bool { return v < 0 })
+		if !negative {
+			// Conv → Relu → MaxPool → BN.
+			in, mid, out := bn.Inputs[0], bn.Outputs[0], pool.Outputs[0]
+			pool.Inputs[0], pool.Outputs[0] = in, mid
+			bn.Inputs[0], bn.Outputs[0] = mid, out
+			i, j := slices.Index(g.Nodes, bn), slices.Index(g.Nodes, pool)
+			g.Nodes[i], g.Nodes[j] = pool, bn
+			rewritten++
+			continue
+		}
+		// Conv' → MaxPool → Mul(sign) → Relu → BN.
+		per := len(w) / len(gamma)
+		sign := make([]float32, len(gamma))
+		for c, a := range gamma {
+			sign[c] = 1
+			if a < 0 {
+				sign[c] = -1
+				for i := c * per; i < (c+1)*per; i++ {
+					w[i] = -w[i]
+				}
+				bias[c] = -bias[c]
+			}
+		}
+		name := conv.Outputs[0]
+		g.Initializers = append(g.Initializers,
+			onnxgraph.FloatTensor(name+"/signed_kernel", wt.Dims, w),
+			onnxgraph.FloatTensor(name+"/signed_bias", []int64{int64(len(bias))}, bias),
+			onnxgraph.FloatTensor(name+"/sign", []int64{int64(len(sign)), 1, 1}, sign))
+		conv.Inputs[1], conv.Inputs[2] = name+"/signed_kernel", name+"/signed_bias"
+		pooled, signed, rectified, out := name+"/pooled", name+"/signed", name+"/rectified", pool.Outputs[0]
+		pool.Inputs[0], pool.Outputs[0] = name, pooled
+		mul := &onnxgraph.Node{Inputs: []string{pooled, name + "/sign"}, Outputs: []string{signed},
+			Name: name + "/sign_mul", OpType: "Mul"}
+		relu.Inputs[0], relu.Outputs[0] = signed, rectified
+		bn.Inputs[0], bn.Outputs[0] = rectified, out
+		at := slices.Index(g.Nodes, conv)
+		g.Nodes = slices.DeleteFunc(g.Nodes, func(n *onnxgraph.Node) bool { return n == relu || n == bn || n == pool })
+		g.Nodes = slices.Insert(g.Nodes, at+1, pool, mul, relu, bn)
+		rewritten++
+	}
+	if rewritten > 0 {
+		g.Prune() // the replaced kernels
+	}
+	return rewritten
+}
+
+// frameLocal are the ops through which an output frame depends only on the
+// same input frame (MaxPool and Squeeze are checked further).
+var frameLocal = map[string]bool{"Relu": true, "BatchNormalization": true, "MaxPool": true, "Mul": true}
+
+// splitFrontEnd cuts m (already rewritten) into the front and rest graphs.
+// A branch is a Conv on the normalized patches [n,1,frames,bands] with an
+// odd kernel over time of at most 15 frames, symmetric padding, stride and
+// dilation 1, followed by frame-local ops and a Squeeze of axis 3. It
+// returns nil when m has no such branch or its input is not reshaped as
+// expected.
+func splitFrontEnd(m *onnxgraph.Model, frames int64) (*frontEnd, error) {
+	g := m.Graph
+	if len(g.Inputs) == 0 || len(g.Outputs) == 0 {
+		return nil, nil
+	}
+	input := ""
+	for _, in := range g.Inputs {
+		if g.Initializer(in.Name) == nil {
+			if input != "" {
+				return nil, nil // more than one real input
+			}
+			input = in.Name
+		}
+	}
+	sp := &frontEnd{restInput: input}
+	for _, o := range g.Outputs {
+		sp.restOutputs = append(sp.restOutputs, o.Name)
+	}
+	for _, conv := range g.Nodes {
+		if conv.OpType != "Conv" || len(conv.Inputs) < 2 {
+			continue
+		}
+		wt := g.Initializer(conv.Inputs[1])
+		ks := conv.Attr("kernel_shape").Ints()
+		pads := conv.Attr("pads").Ints()
+		if wt == nil || len(wt.Dims) != 4 || len(ks) != 2 || ks[0]%2 == 0 || ks[0] > 15 || ks[0] < 1 ||
+			!slices.Equal(pads, []int64{ks[0] / 2, 0, ks[0] / 2, 0}) || wt.Dims[1] != 1 {
+			continue
+		}
+		if a := conv.Attr("auto_pad"); a != nil && len(a.Ints()) > 0 {
+			continue
+		}
+		if s := conv.Attr("strides").Ints(); s != nil && !slices.Equal(s, []int64{1, 1}) {
+			continue
+		}
+		if d := conv.Attr("dilations").Ints(); d != nil && !slices.Equal(d, []int64{1, 1}) {
+			continue
+		}
+		if grp, ok := conv.Attr("group").Int(); ok && grp != 1 {
+			continue
+		}
+		// The Conv must read the normalized input, not a later feature map.
+		if !readsInputOnly(g, conv.Inputs[0], input) {
+			continue
+		}
+		v := conv.Outputs[0]
+		out := ""
+		for {
+			n := single(g, v)
+			if n == nil {
+				break
+			}
+			if n.OpType == "Squeeze" {
+				if len(n.Inputs) == 2 && slices.Equal(ints(g, n.Inputs[1]), []int64{3}) ||
+					len(n.Inputs) == 1 && slices.Equal(n.Attr("axes").Ints(), []int64{3}) {
+					out = n.Outputs[0]
+				}
+				break
+			}
+			if !frameLocal[n.OpType] || n.Inputs[0] != v || len(n.Outputs) != 1 {
+				break
+			}
+			if n.OpType == "Mul" && (len(n.Inputs) != 2 || g.Initializer(n.Inputs[1]) == nil || len(g.Initializer(n.Inputs[1]).Dims) != 3) {
+				break // only a per-channel constant [C,1,1]
+			}
+			if n.OpType == "MaxPool" {
+				k := n.Attr("kernel_shape").Ints()
+				s := n.Attr("strides").Ints()
+				if len(k) != 2 || k[0] != 1 || (s != nil && (len(s) != 2 || s[0] != 1)) {
+					break
+				}
+			}
+			v = n.Outputs[0]
+		}
+		if out == "" {
+			continue
+		}
+		sp.outputs = append(sp.outputs, out)
+		sp.channels = append(sp.channels, wt.Dims[0])
+		sp.reach = max(sp.reach, int(ks[0]/2))
+	}
+	if len(sp.outputs) == 0 {
+		return nil, nil
+	}
+
+	// Front: the nodes up to the cut tensors, the patch reshape freed in time.
+	front := m.Clone()
+	fg := front.Graph
+	fg.Outputs = nil
+	for i, name := range sp.outputs {
+		fg.Outputs = append(fg.Outputs, onnxgraph.FloatInput(name, []int64{-1, sp.channels[i], -1}, "n", "frames"))
+	}
+	fg.Prune()
+	sp.frontInput = input
+	for i, in := range fg.Inputs {
+		if in.Name == input {
+			fg.Inputs[i] = onnxgraph.FloatInput(input, []int64{-1, -1, MelBands}, "n", "frames")
+		}
+	}
+	for _, n := range fg.Nodes {
+		if n.OpType != "Reshape" || len(n.Inputs) != 2 {
+			continue
+		}
+		shape := ints(fg, n.Inputs[1])
+		at := slices.Index(shape, frames)
+		if at < 0 {
+			continue
+		}
+		if shape[0] != -1 || slices.Index(shape[at+1:], frames) >= 0 {
+			return nil, nil // a reshape this rewrite does not know how to free
+		}
+		shape = slices.Clone(shape)
+		shape[0], shape[at] = 0, -1
+		name := n.Inputs[1] + "/free_time"
+		fg.Initializers = append(fg.Initializers, onnxgraph.Int64Tensor(name, []int64{int64(len(shape))}, shape))
+		n.Inputs[1] = name
+	}
+	fg.Prune()
+
+	// Rest: the backbone with the cut tensors as inputs.
+	rest := m.Clone()
+	rg := rest.Graph
+	rg.Nodes = slices.DeleteFunc(rg.Nodes, func(n *onnxgraph.Node) bool {
+		return slices.ContainsFunc(n.Outputs, func(o string) bool { return slices.Contains(sp.outputs, o) })
+	})
+	for i, name := range sp.outputs {
+		rg.Inputs = append(rg.Inputs, onnxgraph.FloatInput(name, []int64{-1, sp.channels[i], frames}, "n"))
+	}
+	rg.Prune()
+	sp.front, sp.rest = front, rest
+	return sp, nil
+}
+
+// readsInputOnly reports whether value is computed from the graph input
+// through shape and per-element ops only (Unsqueeze, Reshape,
+// BatchNormalization) — the patches as the first Conv layers see them.
+func readsInputOnly(g *onnxgraph.Graph, value, input string) bool {
+	for value != input {
+		n := g.Producer(value)
+		if n == nil || len(n.Inputs) == 0 {
+			return false
+		}
+		switch n.OpType {
+		case "Unsqueeze", "Reshape", "BatchNormalization":
+			value = n.Inputs[0]
+		default:
+			return false
+		}
+	}
+	return true
+}
