@@ -82,7 +82,7 @@ type Models struct {
 	provider  string
 	fallbacks int
 	version   string
-	blobs     [][]byte // model bytes in ModelFiles order, while loaded
+	blobs     [][]byte   // model bytes in ModelFiles order, while loaded
 	backbone  *session   // the backbone whole (nil when split is used)
 	split     *split     // the backbone as front end + rest (see rewrite.go)
 	heads     []*session // tags.Heads order
@@ -107,10 +107,10 @@ type session struct {
 // memory of the full batch, with shapes for fewer patches.
 type batch struct {
 	k     int
-	in    *ort.Tensor[float32] // [k,187,96]
+	in    *ort.Tensor[float32]   // [k,187,96]
 	cuts  []*ort.Tensor[float32] // [k,channels[i],187] when split
-	msd   *ort.Tensor[float32] // [k,50]
-	emb   *ort.Tensor[float32] // [k,200]
+	msd   *ort.Tensor[float32]   // [k,50]
+	emb   *ort.Tensor[float32]   // [k,200]
 	heads []*ort.Tensor[float32]
 }
 

@@ -686,37 +686,55 @@ func rssMiB(tb testing.TB) (rss, peak float64) {
 // above the level before Load ("MiB-peak"). The memory figures are those of
 // a fresh process in the first sub-benchmark only: later ones reuse memory
 // the allocator kept.
+// BenchmarkPredict: patches/s of the backbone and heads, as exported
+// (graph=plain) and rewritten at load time (graph=rewritten), on the
+// overlapping patches of one track (input=track, what the analyzer sends)
+// and on unrelated patches (input=independent, no frames to share), with
+// one thread and with every core; plus the process's memory growth.
 func BenchmarkPredict(b *testing.B) {
 	threads := []int{1}
 	if runtime.NumCPU() > 1 {
 		threads = append(threads, runtime.NumCPU())
 	}
+	const n = 64
+	inputs := []struct {
+		name    string
+		patches []float32
+	}{{"track", trackPatches(n, 8)}, {"independent", testPatches(n, 8)}}
 	for _, th := range threads {
-		b.Run(fmt.Sprintf("threads=%d", th), func(b *testing.B) {
-			cfg := testConfig(b)
-			cfg.Threads = th
-			if err := Init(cfg.LibraryPath); err != nil {
-				b.Fatal(err)
-			}
-			const n = 64
-			patches := testPatches(n, 8)
-			runtime.GC()
-			before, _ := rssMiB(b)
-			m := loaded(b, cfg)
-			afterLoad, _ := rssMiB(b)
-			if _, err := m.Predict(patches, n); err != nil {
-				b.Fatal(err)
-			}
-			afterRun, peak := rssMiB(b)
-			for b.Loop() {
-				if _, err := m.Predict(patches, n); err != nil {
-					b.Fatal(err)
+		for _, in := range inputs {
+			for _, plain := range []bool{true, false} {
+				graph := "rewritten"
+				if plain {
+					graph = "plain"
 				}
+				b.Run(fmt.Sprintf("threads=%d/input=%s/graph=%s", th, in.name, graph), func(b *testing.B) {
+					cfg := testConfig(b)
+					cfg.Threads = th
+					cfg.BatchSize = 8
+					cfg.PlainGraph = plain
+					if err := Init(cfg.LibraryPath); err != nil {
+						b.Fatal(err)
+					}
+					runtime.GC()
+					before, _ := rssMiB(b)
+					m := loaded(b, cfg)
+					afterLoad, _ := rssMiB(b)
+					if _, err := m.Predict(in.patches, n); err != nil {
+						b.Fatal(err)
+					}
+					afterRun, peak := rssMiB(b)
+					for b.Loop() {
+						if _, err := m.Predict(in.patches, n); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "patches/s")
+					b.ReportMetric(afterLoad-before, "MiB")
+					b.ReportMetric(afterRun-before, "MiB-run")
+					b.ReportMetric(peak-before, "MiB-peak")
+				})
 			}
-			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "patches/s")
-			b.ReportMetric(afterLoad-before, "MiB")
-			b.ReportMetric(afterRun-before, "MiB-run")
-			b.ReportMetric(peak-before, "MiB-peak")
-		})
+		}
 	}
 }

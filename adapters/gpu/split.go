@@ -27,7 +27,7 @@ type split struct {
 	names       *session // the backbone's input and outputs (s unset)
 	front, rest *ort.DynamicAdvancedSession
 	// Reused Go memory of the front-end Runs.
-	win, edges     []float32
+	win, edges      []float32
 	winOut, edgeOut [][]float32
 }
 
