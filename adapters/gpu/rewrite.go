@@ -238,10 +238,11 @@ func im2col(idx []int64, t, k int64) bool {
 //
 // (relu and x ↦ a·x+b are monotonic, and rounding to nearest is monotonic
 // and symmetric, so both hold exactly in floating point). The Conv's kernel
-// and bias of the negative channels are negated (−z exactly) and the chain
-// becomes Conv → MaxPool → Mul(sign) → Relu → BatchNormalization, or
-// Conv → Relu → MaxPool → BatchNormalization when no scale is negative. It
-// returns how many chains it rewrote.
+// and bias of the negative channels are negated (−z exactly), its channels
+// are padded with zero filters to a multiple of channelBlock, and the chain
+// becomes Conv → MaxPool → Slice (the padding off, when padded) → Mul(sign)
+// (when a scale is negative) → Relu → BatchNormalization, all but the Conv
+// on pooled values. It returns how many chains it rewrote.
 func poolBeforeNorm(g *onnxgraph.Graph) int {
 	rewritten := 0
 	for _, bn := range slices.Clone(g.Nodes) {
@@ -268,45 +269,61 @@ func poolBeforeNorm(g *onnxgraph.Graph) int {
 			len(bias) != len(gamma) || len(w)%len(gamma) != 0 {
 			continue
 		}
-		negative := slices.ContainsFunc(gamma, func(v float32) bool { return v < 0 })
-		if !negative {
-			// Conv → Relu → MaxPool → BN.
-			in, mid, out := bn.Inputs[0], bn.Outputs[0], pool.Outputs[0]
-			pool.Inputs[0], pool.Outputs[0] = in, mid
-			bn.Inputs[0], bn.Outputs[0] = mid, out
-			i, j := slices.Index(g.Nodes, bn), slices.Index(g.Nodes, pool)
-			g.Nodes[i], g.Nodes[j] = pool, bn
-			rewritten++
-			continue
-		}
-		// Conv' → MaxPool → Mul(sign) → Relu → BN.
-		per := len(w) / len(gamma)
-		sign := make([]float32, len(gamma))
+		// Conv' → MaxPool → [Slice] → [Mul(sign)] → Relu → BN.
+		channels := len(gamma)
+		per := len(w) / channels
+		padded := (channels + channelBlock - 1) / channelBlock * channelBlock
+		sign := make([]float32, channels)
+		negative := false
+		kernel := make([]float32, padded*per)
+		kbias := make([]float32, padded)
+		copy(kernel, w)
+		copy(kbias, bias)
 		for c, a := range gamma {
 			sign[c] = 1
 			if a < 0 {
+				negative = true
 				sign[c] = -1
 				for i := c * per; i < (c+1)*per; i++ {
-					w[i] = -w[i]
+					kernel[i] = -kernel[i]
 				}
-				bias[c] = -bias[c]
+				kbias[c] = -kbias[c]
 			}
 		}
 		name := conv.Outputs[0]
+		dims := slices.Clone(wt.Dims)
+		dims[0] = int64(padded)
 		g.Initializers = append(g.Initializers,
-			onnxgraph.FloatTensor(name+"/signed_kernel", wt.Dims, w),
-			onnxgraph.FloatTensor(name+"/signed_bias", []int64{int64(len(bias))}, bias),
-			onnxgraph.FloatTensor(name+"/sign", []int64{int64(len(sign)), 1, 1}, sign))
-		conv.Inputs[1], conv.Inputs[2] = name+"/signed_kernel", name+"/signed_bias"
-		pooled, signed, rectified, out := name+"/pooled", name+"/signed", name+"/rectified", pool.Outputs[0]
-		pool.Inputs[0], pool.Outputs[0] = name, pooled
-		mul := &onnxgraph.Node{Inputs: []string{pooled, name + "/sign"}, Outputs: []string{signed},
-			Name: name + "/sign_mul", OpType: "Mul"}
-		relu.Inputs[0], relu.Outputs[0] = signed, rectified
-		bn.Inputs[0], bn.Outputs[0] = rectified, out
+			onnxgraph.FloatTensor(name+"/pooled_kernel", dims, kernel),
+			onnxgraph.FloatTensor(name+"/pooled_bias", []int64{int64(padded)}, kbias))
+		conv.Inputs[1], conv.Inputs[2] = name+"/pooled_kernel", name+"/pooled_bias"
+		out := pool.Outputs[0]
+		chain := []*onnxgraph.Node{pool}
+		v := name + "/pooled"
+		pool.Inputs[0], pool.Outputs[0] = name, v
+		if padded != channels {
+			g.Initializers = append(g.Initializers,
+				onnxgraph.Int64Tensor(name+"/slice_starts", []int64{1}, []int64{0}),
+				onnxgraph.Int64Tensor(name+"/slice_ends", []int64{1}, []int64{int64(channels)}),
+				onnxgraph.Int64Tensor(name+"/slice_axes", []int64{1}, []int64{1}))
+			chain = append(chain, &onnxgraph.Node{
+				Inputs:  []string{v, name + "/slice_starts", name + "/slice_ends", name + "/slice_axes"},
+				Outputs: []string{v + "/sliced"}, Name: name + "/slice", OpType: "Slice"})
+			v += "/sliced"
+		}
+		if negative {
+			g.Initializers = append(g.Initializers,
+				onnxgraph.FloatTensor(name+"/sign", []int64{int64(channels), 1, 1}, sign))
+			chain = append(chain, &onnxgraph.Node{Inputs: []string{v, name + "/sign"}, Outputs: []string{v + "/signed"},
+				Name: name + "/sign_mul", OpType: "Mul"})
+			v += "/signed"
+		}
+		relu.Inputs[0], relu.Outputs[0] = v, v+"/rectified"
+		bn.Inputs[0], bn.Outputs[0] = v+"/rectified", out
+		chain = append(chain, relu, bn)
 		at := slices.Index(g.Nodes, conv)
 		g.Nodes = slices.DeleteFunc(g.Nodes, func(n *onnxgraph.Node) bool { return n == relu || n == bn || n == pool })
-		g.Nodes = slices.Insert(g.Nodes, at+1, pool, mul, relu, bn)
+		g.Nodes = slices.Insert(g.Nodes, at+1, chain...)
 		rewritten++
 	}
 	if rewritten > 0 {
@@ -315,9 +332,14 @@ func poolBeforeNorm(g *onnxgraph.Graph) int {
 	return rewritten
 }
 
+// channelBlock is the channel block of ONNX Runtime's NCHWc CPU kernels: a
+// Conv whose output channels are a multiple of it feeds a MaxPool in the
+// blocked layout, without a reorder of the whole feature map.
+const channelBlock = 16
+
 // frameLocal are the ops through which an output frame depends only on the
 // same input frame (MaxPool and Squeeze are checked further).
-var frameLocal = map[string]bool{"Relu": true, "BatchNormalization": true, "MaxPool": true, "Mul": true}
+var frameLocal = map[string]bool{"Relu": true, "BatchNormalization": true, "MaxPool": true, "Mul": true, "Slice": true}
 
 // splitFrontEnd cuts m (already rewritten) into the front and rest graphs.
 // A branch is a Conv on the normalized patches [n,1,frames,bands] with an
@@ -372,6 +394,7 @@ func splitFrontEnd(m *onnxgraph.Model, frames int64) (*frontEnd, error) {
 		}
 		v := conv.Outputs[0]
 		out := ""
+		channels := wt.Dims[0]
 		for {
 			n := single(g, v)
 			if n == nil {
@@ -386,6 +409,16 @@ func splitFrontEnd(m *onnxgraph.Model, frames int64) (*frontEnd, error) {
 			}
 			if !frameLocal[n.OpType] || n.Inputs[0] != v || len(n.Outputs) != 1 {
 				break
+			}
+			if n.OpType == "Slice" && (len(n.Inputs) != 4 || !slices.Equal(ints(g, n.Inputs[3]), []int64{1})) {
+				break // only a slice of channels
+			}
+			if n.OpType == "Slice" {
+				starts, ends := ints(g, n.Inputs[1]), ints(g, n.Inputs[2])
+				if !slices.Equal(starts, []int64{0}) || len(ends) != 1 || ends[0] > channels {
+					break
+				}
+				channels = ends[0]
 			}
 			if n.OpType == "Mul" && (len(n.Inputs) != 2 || g.Initializer(n.Inputs[1]) == nil || len(g.Initializer(n.Inputs[1]).Dims) != 3) {
 				break // only a per-channel constant [C,1,1]
@@ -403,7 +436,7 @@ func splitFrontEnd(m *onnxgraph.Model, frames int64) (*frontEnd, error) {
 			continue
 		}
 		sp.outputs = append(sp.outputs, out)
-		sp.channels = append(sp.channels, wt.Dims[0])
+		sp.channels = append(sp.channels, channels)
 		sp.reach = max(sp.reach, int(ks[0]/2))
 	}
 	if len(sp.outputs) == 0 {

@@ -56,8 +56,8 @@ func TestRewriteBackboneStructure(t *testing.T) {
 	}
 	for _, n := range g.Nodes {
 		if n.OpType == "MaxPool" {
-			if p := g.Producer(n.Inputs[0]); p == nil || (p.OpType != "Relu" && p.OpType != "Conv") {
-				t.Fatalf("MaxPool %s reads %v, want a Relu or Conv", n.Name, p)
+			if p := g.Producer(n.Inputs[0]); p == nil || p.OpType != "Conv" {
+				t.Fatalf("MaxPool %s reads %v, want a Conv", n.Name, p)
 			}
 		}
 	}
