@@ -8,7 +8,9 @@
 # features, onnxruntime-node inference, also single-threaded), on a
 # generated test set: the 25 good files of scripts/testaudio.sh (5 sources ×
 # mp3/flac/ogg/opus/m4a, 6 s each) plus one 60 s FLAC (the five FLAC sources
-# concatenated twice with sox). Prints a per-file table, per-stage totals, the
+# concatenated twice with sox) and one 240 s MP3 (eight times, a track of
+# typical length; files ≥ 60 s get their own real-time factors, as starting
+# ffmpeg costs ≈ 70 ms a file, which dominates the 6 s ones). Prints a per-file table, per-stage totals, the
 # real-time factors, the speed ratio, the largest prediction difference and
 # our peak RSS; exits 1 when a prediction differs from the reference's by
 # more than 1e-3 (see bench/pipeline/main.go).
@@ -18,7 +20,7 @@
 # (npm ci --prefix bench/pipeline). Models: NOMARR_MODELS_DIR, default
 # ../shared/models/musicnn. Needs go, node, npm, ffmpeg, sox, espeak-ng.
 # Flags are passed to the benchmark program, e.g. -batch 16 or
-# -ref-cpu-arena=false. Takes about a minute and a half on 2 cores.
+# -ref-cpu-arena=false. Takes about two and a half minutes on 2 cores.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -60,6 +62,12 @@ good=$tmp/audio/good
 sox -V1 "$good"/{speech,chord,noise,silence,mix}.flac "$good"/{speech,chord,noise,silence,mix}.flac "$tmp/audio/long60.flac"
 dur=$(soxi -D "$tmp/audio/long60.flac")
 [ "${dur%%.*}" = 60 ] || die "long60.flac is $dur s, want 60"
+# A track of typical length: the five sources eight times over, 240 s, MP3.
+sources=()
+for _ in 1 2 3 4 5 6 7 8; do sources+=("$good"/{mix,speech,chord,noise,silence}.flac); done
+sox -V1 "${sources[@]}" "$tmp/audio/track240.flac"
+ffmpeg -nostdin -hide_banner -v error -i "$tmp/audio/track240.flac" -c:a libmp3lame -b:a 192k "$tmp/audio/track240.mp3"
+rm "$tmp/audio/track240.flac"
 
 log "building bench/pipeline"
 go build -o "$tmp/pipeline" ./bench/pipeline
@@ -67,5 +75,5 @@ go build -o "$tmp/pipeline" ./bench/pipeline
 log "running (ours, then the reference)"
 rc=0
 GOMAXPROCS=1 "$tmp/pipeline" -lib "$lib" -models "$models" "$@" \
-	"$good"/*.mp3 "$good"/*.flac "$good"/*.ogg "$good"/*.opus "$good"/*.m4a "$tmp/audio/long60.flac" || rc=$?
+	"$good"/*.mp3 "$good"/*.flac "$good"/*.ogg "$good"/*.opus "$good"/*.m4a "$tmp/audio/long60.flac" "$tmp/audio/track240.mp3" || rc=$?
 exit "$rc"

@@ -118,6 +118,8 @@ func main() {
 	node := flag.String("node", "node", "node executable")
 	ref := flag.String("reference", "bench/pipeline/reference.js", "reference script")
 	procs := flag.Int("gomaxprocs", 1, "GOMAXPROCS for our pipeline")
+	plain := flag.Bool("plain-graph", false, "run our backbone as exported, without the load-time rewrite (adapters/gpu Config.PlainGraph)")
+	longSec := flag.Float64("long", 60, "files at least this many seconds long get their own real-time factors (typical tracks: the per-file cost of starting ffmpeg weighs on short files)")
 	refArena := flag.Bool("ref-cpu-arena", true, "keep onnxruntime-node's CPU memory arena in the reference (its default; adapters/gpu turns it off)")
 	flag.Parse()
 	files := flag.Args()
@@ -127,7 +129,7 @@ func main() {
 		os.Exit(2)
 	}
 	runtime.GOMAXPROCS(*procs)
-	code, err := run(files, *lib, *models, *batch, *tol, *node, *ref, *refArena)
+	code, err := run(files, *lib, *models, *batch, *tol, *node, *ref, *refArena, *plain, *longSec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
 		os.Exit(2)
@@ -135,7 +137,7 @@ func main() {
 	os.Exit(code)
 }
 
-func run(files []string, lib, modelsDir string, batch int, tol float64, node, ref string, refArena bool) (int, error) {
+func run(files []string, lib, modelsDir string, batch int, tol float64, node, ref string, refArena, plain bool, longSec float64) (int, error) {
 	tmp, err := os.MkdirTemp("", "bench-pipeline-*")
 	if err != nil {
 		return 0, err
@@ -150,7 +152,7 @@ func run(files []string, lib, modelsDir string, batch int, tol float64, node, re
 	// --- ours ---------------------------------------------------------------
 	startKiB, _ := peakRSS()
 	t0 := time.Now()
-	m := gpu.New(gpu.Config{LibraryPath: lib, ModelsDir: modelsDir, Threads: 1, BatchSize: batch})
+	m := gpu.New(gpu.Config{LibraryPath: lib, ModelsDir: modelsDir, Threads: 1, BatchSize: batch, PlainGraph: plain})
 	if err := m.Load(context.Background()); err != nil {
 		return 0, fmt.Errorf("load models: %w", err)
 	}
@@ -226,8 +228,9 @@ func run(files []string, lib, modelsDir string, batch int, tol float64, node, re
 
 	// --- compare and print ----------------------------------------------------
 	fail := false
-	var sumOurs, sumRef stages
-	var audioSec, maxPred, maxFeat float64
+	var sumOurs, sumRef, longOurs, longRef stages
+	var audioSec, longAudio, maxPred, maxFeat float64
+	longFiles := 0
 	var problems []string
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "file\taudio s\tpatches\t"+
@@ -241,6 +244,12 @@ func run(files []string, lib, modelsDir string, batch int, tol float64, node, re
 		rt := rf.times()
 		sumOurs.add(o.times)
 		sumRef.add(rt)
+		if sec >= longSec {
+			longOurs.add(o.times)
+			longRef.add(rt)
+			longAudio += sec
+			longFiles++
+		}
 		if rf.SHA256 != o.sha256 || rf.Samples != o.samples {
 			problems = append(problems, fmt.Sprintf("%s: decoded audio differs (ours %d samples, reference %d)", o.path, o.samples, rf.Samples))
 			fail = true
@@ -295,6 +304,12 @@ func run(files []string, lib, modelsDir string, batch int, tol float64, node, re
 	fmt.Printf("RTF ours (per core):       %.1fx real time\n", rtf(audioSec, sumOurs.total()))
 	fmt.Printf("RTF reference (per core):  %.1fx real time\n", rtf(audioSec, sumRef.total()))
 	fmt.Printf("speed ratio ours/ref:      %.2fx\n", sumRef.total().Seconds()/sumOurs.total().Seconds())
+	if longFiles > 0 {
+		fmt.Printf("files ≥ %.0f s (%d, %.0f s of audio): RTF ours %.1fx, reference %.1fx, ratio %.2fx; ours decode %.0fx, features %.0fx, inference %.1fx real time\n",
+			longSec, longFiles, longAudio, rtf(longAudio, longOurs.total()), rtf(longAudio, longRef.total()),
+			longRef.total().Seconds()/longOurs.total().Seconds(),
+			rtf(longAudio, longOurs.decode), rtf(longAudio, longOurs.features), rtf(longAudio, longOurs.inference))
+	}
 	fmt.Printf("max |Δprediction|:         %.2e (limit %.0e: %s)\n", maxPred, tol, okStr(!fail))
 	fmt.Printf("max |Δfeature| (info):     %.2e\n", maxFeat)
 	how := "VmHWM, reset per file via /proc/self/clear_refs"
