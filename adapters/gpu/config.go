@@ -93,9 +93,9 @@ type Config struct {
 	// sessions run on the CPU and a warning is logged.
 	UseCUDA bool
 	// BatchSize is the number of patches per Run; ≤ 0 means
-	// DefaultBatchSize. The peak memory of a Run grows with it (on the CPU
-	// ≈ 1.5 GiB at 64, ≈ 0.4 GiB at 16), while CPU throughput hardly does:
-	// CPU-only workers do well with 8–16.
+	// DefaultBatchSize. The peak memory of a Run grows with it (on the CPU,
+	// process peak ≈ 0.6 GiB at 64, ≈ 0.3 GiB at 8), while CPU throughput
+	// hardly does: CPU-only workers do well with 8–16.
 	BatchSize int
 	// PlainGraph runs the backbone as exported, without the load-time
 	// rewrite of rewrite.go (same scores within float rounding, ≈ 2× the

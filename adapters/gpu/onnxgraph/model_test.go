@@ -65,3 +65,38 @@ func TestDump(t *testing.T) {
 		}
 	}
 }
+
+// Corrupt or truncated bytes give ErrMalformed, never a panic or a model.
+func TestParseCorrupt(t *testing.T) {
+	b := readModel(t, "mood_happy-msd-musicnn-1.onnx")
+	for _, cut := range []int{1, 7, 100, len(b) / 2, len(b) - 1} {
+		if _, err := Parse(b[:cut]); err == nil {
+			t.Errorf("truncated at %d of %d bytes: parsed", cut, len(b))
+		}
+	}
+	for _, junk := range [][]byte{nil, []byte("not a model"), {0xff, 0xff, 0xff}} {
+		if _, err := Parse(junk); err == nil {
+			t.Errorf("%q: parsed", junk)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte{0x3a, 0x02, 0x0a, 0x00})
+	f.Add([]byte("not a model"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Parse(b)
+		if err != nil {
+			return
+		}
+		// Whatever parses marshals and parses again to the same bytes.
+		out := m.Marshal()
+		m2, err := Parse(out)
+		if err != nil {
+			t.Fatalf("re-parse: %v", err)
+		}
+		if !bytes.Equal(m2.Marshal(), out) {
+			t.Fatal("marshal is not stable")
+		}
+	})
+}
