@@ -24,7 +24,8 @@ type WorkerIO struct {
 // exit code. The frame writer runs on its own goroutine every frameInterval,
 // independent of the job, so a long job keeps framing; a failed frame write or
 // EOF on the control pipe tells the core the main process died, and the core
-// finishes the current job before exiting 0.
+// finishes the current job before exiting 0, renewing its own lease on the
+// same ticker meanwhile (worker.KeepLease).
 func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models worker.Models, wio WorkerIO,
 	clk clock.Clock, frameInterval time.Duration, log *slog.Logger) int {
 	if clk == nil {
@@ -50,19 +51,23 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 	}
 	stopFrames := make(chan struct{})
 	framesDone := make(chan struct{})
-	go func() { // frame writer
+	go func() { // frame writer; after main death, the keeper of the job's lease
 		defer close(framesDone)
 		t := clk.Ticker(frameInterval)
 		defer t.Stop()
 		var buf []byte
+		writing := true
 		for {
 			mu.Lock()
 			f := w.Frame()
+			w.KeepLease(ctx, clk.Now()) // a no-op until the main process is gone
 			mu.Unlock()
-			buf = frame.Append(buf[:0], &f)
-			if _, err := wio.Frames.Write(buf); err != nil {
-				mainDied("frame write failed: " + err.Error())
-				return
+			if writing {
+				buf = frame.Append(buf[:0], &f)
+				if _, err := wio.Frames.Write(buf); err != nil {
+					writing = false
+					mainDied("frame write failed: " + err.Error())
+				}
 			}
 			select {
 			case <-t.C:

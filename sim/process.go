@@ -143,8 +143,12 @@ func (p *Process) frameTick() {
 		return
 	}
 	if !p.in.alive {
-		// The write fails: the main process is gone.
+		// The write fails: the main process is gone; the worker keeps the
+		// lease of the job it finishes.
 		p.mainDied()
+		if p.wk != nil {
+			p.wk.KeepLease(w.ctx, w.now)
+		}
 		return
 	}
 	if p.busy == running && !w.specs[p.job.FileKey].Stall {

@@ -10,6 +10,8 @@
 //     claim and the write that completes or releases it;
 //   - after MainDied or StopRequested no new claim is made, and the current
 //     job is finished (completed or released) before Exit(0);
+//   - after MainDied the worker keeps the lease of the claim it holds
+//     (KeepLease), as no owner renews it any more;
 //   - a job result is written to the store at most once;
 //   - only Transient errors count toward MaxConsecutiveErrors.
 package worker
@@ -51,6 +53,7 @@ type Worker struct {
 
 	mainDead bool
 	stopping bool
+	renewAt  time.Time // next own-lease renewal after main death (lease.go)
 
 	idleSince time.Time
 	idlePoll  time.Duration

@@ -461,6 +461,71 @@ library: {files: 20, job_time: 2s, model_load: 200ms}
 	}
 }
 
+// TestOrphanKeepsLease: the main process is killed 1.5 s into 8 s jobs with
+// lease_ttl 3 s. Nobody renews the workers' leases but the workers
+// themselves; 5 s after the kill — past any lease the main process gave —
+// both claims are live and a cleanup (as another instance's would) deletes
+// neither; then the workers complete their files and exit.
+func TestOrphanKeepsLease(t *testing.T) {
+	dir := t.TempDir()
+	db, trace := filepath.Join(dir, "nomarr.db"), filepath.Join(dir, "trace.jsonl")
+	file := filepath.Join(dir, "orphans.yaml")
+	body := `name: real-orphan-lease
+duration: 60s
+config: {workers: 2, frame_interval: 200ms, stale_after: 1s, hang_after: 3s, check_interval: 100ms, lease_ttl: 3s, cleanup_period: 1s, idle_poll_min: 100ms, idle_poll_max: 500ms}
+library: {files: 4, job_time: 8s, model_load: 200ms}
+`
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "drill", file, "--db", "sqlite:"+db, "--trace", trace)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // both workers are mid-job
+	killedAt := time.Now()
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	ctx := context.Background()
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	time.Sleep(time.Until(killedAt.Add(5 * time.Second)))
+	c, err := st.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Claimed != 2 || c.Tagged != 0 {
+		t.Fatalf("5 s after the main process died: %+v; want both jobs still claimed", c)
+	}
+	gone, err := st.CleanupClaims(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gone) != 0 {
+		t.Fatalf("cleanup 5 s after the main process died removed %+v: the orphans' leases expired", gone)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err = st.Counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Claimed == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("claims left 20 s after the main process died: %+v", c)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if c.Tagged != 2 {
+		t.Errorf("after the orphans finished: %+v; want their 2 files tagged", c)
+	}
+}
+
 // alive reports whether pid runs (a zombie counts as gone).
 func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil {
