@@ -69,7 +69,7 @@ func (m *Models) openBackbone(opts *ort.SessionOptions) error {
 func openSplit(sp *frontEnd, names *session, opts *ort.SessionOptions) (*split, error) {
 	s := &split{sp: sp, names: names}
 	var err error
-	s.front, err = ort.NewDynamicAdvancedSessionWithONNXData(sp.front.Marshal(), []string{sp.frontInput}, sp.outputs, opts)
+	s.front, err = newFront(sp, opts)
 	if err != nil {
 		return nil, fmt.Errorf("front end: %w", err)
 	}
@@ -82,6 +82,10 @@ func openSplit(sp *frontEnd, names *session, opts *ort.SessionOptions) (*split, 
 	s.winOut = make([][]float32, len(sp.outputs))
 	s.edgeOut = make([][]float32, len(sp.outputs))
 	return s, nil
+}
+
+func newFront(sp *frontEnd, opts *ort.SessionOptions) (*ort.DynamicAdvancedSession, error) {
+	return ort.NewDynamicAdvancedSessionWithONNXData(sp.front.Marshal(), []string{sp.frontInput}, sp.outputs, opts)
 }
 
 func (s *split) destroy() {
