@@ -687,7 +687,8 @@ func rssMiB(tb testing.TB) (rss, peak float64) {
 // a fresh process in the first sub-benchmark only: later ones reuse memory
 // the allocator kept.
 // BenchmarkPredict: patches/s of the backbone and heads, as exported
-// (graph=plain) and rewritten at load time (graph=rewritten), on the
+// (graph=plain) and rewritten at load time (graph=rewritten, and with ONNX
+// Runtime's CPU memory arena: graph=rewritten+arena), on the
 // overlapping patches of one track (input=track, what the analyzer sends)
 // and on unrelated patches (input=independent, no frames to share), with
 // one thread and with every core; plus the process's memory growth.
@@ -703,16 +704,17 @@ func BenchmarkPredict(b *testing.B) {
 	}{{"track", trackPatches(n, 8)}, {"independent", testPatches(n, 8)}}
 	for _, th := range threads {
 		for _, in := range inputs {
-			for _, plain := range []bool{true, false} {
-				graph := "rewritten"
-				if plain {
-					graph = "plain"
-				}
+			for _, v := range []struct {
+				graph        string
+				plain, arena bool
+			}{{"plain", true, false}, {"rewritten", false, false}, {"rewritten+arena", false, true}} {
+				graph, plain, arena := v.graph, v.plain, v.arena
 				b.Run(fmt.Sprintf("threads=%d/input=%s/graph=%s", th, in.name, graph), func(b *testing.B) {
 					cfg := testConfig(b)
 					cfg.Threads = th
 					cfg.BatchSize = 8
 					cfg.PlainGraph = plain
+					cfg.CPUArena = arena
 					if err := Init(cfg.LibraryPath); err != nil {
 						b.Fatal(err)
 					}

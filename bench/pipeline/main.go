@@ -118,6 +118,7 @@ func main() {
 	node := flag.String("node", "node", "node executable")
 	ref := flag.String("reference", "bench/pipeline/reference.js", "reference script")
 	procs := flag.Int("gomaxprocs", 1, "GOMAXPROCS for our pipeline")
+	arena := flag.Bool("cpu-arena", true, "keep ONNX Runtime's CPU memory arena in our pipeline (adapters/gpu Config.CPUArena, config key ort_cpu_arena: default true)")
 	plain := flag.Bool("plain-graph", false, "run our backbone as exported, without the load-time rewrite (adapters/gpu Config.PlainGraph)")
 	longSec := flag.Float64("long", 60, "files at least this many seconds long get their own real-time factors (typical tracks: the per-file cost of starting ffmpeg weighs on short files)")
 	refArena := flag.Bool("ref-cpu-arena", true, "keep onnxruntime-node's CPU memory arena in the reference (its default; adapters/gpu turns it off)")
@@ -129,7 +130,7 @@ func main() {
 		os.Exit(2)
 	}
 	runtime.GOMAXPROCS(*procs)
-	code, err := run(files, *lib, *models, *batch, *tol, *node, *ref, *refArena, *plain, *longSec)
+	code, err := run(files, *lib, *models, *batch, *tol, *node, *ref, *refArena, *arena, *plain, *longSec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
 		os.Exit(2)
@@ -137,7 +138,7 @@ func main() {
 	os.Exit(code)
 }
 
-func run(files []string, lib, modelsDir string, batch int, tol float64, node, ref string, refArena, plain bool, longSec float64) (int, error) {
+func run(files []string, lib, modelsDir string, batch int, tol float64, node, ref string, refArena, arena, plain bool, longSec float64) (int, error) {
 	tmp, err := os.MkdirTemp("", "bench-pipeline-*")
 	if err != nil {
 		return 0, err
@@ -152,7 +153,7 @@ func run(files []string, lib, modelsDir string, batch int, tol float64, node, re
 	// --- ours ---------------------------------------------------------------
 	startKiB, _ := peakRSS()
 	t0 := time.Now()
-	m := gpu.New(gpu.Config{LibraryPath: lib, ModelsDir: modelsDir, Threads: 1, BatchSize: batch, PlainGraph: plain})
+	m := gpu.New(gpu.Config{LibraryPath: lib, ModelsDir: modelsDir, Threads: 1, BatchSize: batch, CPUArena: arena, PlainGraph: plain})
 	if err := m.Load(context.Background()); err != nil {
 		return 0, fmt.Errorf("load models: %w", err)
 	}
@@ -285,8 +286,8 @@ func run(files []string, lib, modelsDir string, batch int, tol float64, node, re
 	fmt.Println()
 	fmt.Printf("setup: %s/%s, %d CPUs, GOMAXPROCS=%d, ORT intra-op threads 1, batch %d, %d files, %.1f s of audio, %d patches\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), batch, len(files), audioSec, totalPatches(ours))
-	fmt.Printf("reference: node %s, essentia.js (Essentia %s), onnxruntime-node %s, CPU memory arena %s; ours: ONNX Runtime %s, CPU memory arena off\n",
-		nodeVersion(node), refOut.Essentia, refOut.ONNXRuntime, onOff(refArena), gpu.RuntimeVersion())
+	fmt.Printf("reference: node %s, essentia.js (Essentia %s), onnxruntime-node %s, CPU memory arena %s; ours: ONNX Runtime %s, CPU memory arena %s, backbone %s\n",
+		nodeVersion(node), refOut.Essentia, refOut.ONNXRuntime, onOff(refArena), gpu.RuntimeVersion(), onOff(arena), map[bool]string{true: "as exported", false: "rewritten"}[plain])
 	fmt.Printf("model load: ours %s ms, reference %s ms (then one warm-up batch each; neither in the totals)\n",
 		msStr(loadTime), msStr(time.Duration(refOut.LoadMs*float64(time.Millisecond))))
 	fmt.Println()

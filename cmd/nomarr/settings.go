@@ -38,6 +38,7 @@ var appKeys = map[string]string{
 	"onnxruntime_lib": "", // NOMARR_ONNXRUNTIME_LIB, or .cache/onnxruntime/libonnxruntime.so.1 (make deps)
 	"ort_threads":     "1",
 	"batch_size":      "8",
+	"ort_cpu_arena":   "true",
 }
 
 func (s *settings) get(key string) string { return s.app[key] }
@@ -179,6 +180,9 @@ func (s *settings) finish() error {
 		if n, err := strconv.Atoi(s.app[k]); err != nil || n < 1 {
 			return fmt.Errorf("%s: want a positive integer, got %q", k, s.app[k])
 		}
+	}
+	if _, err := strconv.ParseBool(s.app["ort_cpu_arena"]); err != nil {
+		return fmt.Errorf("ort_cpu_arena: want true or false, got %q", s.app["ort_cpu_arena"])
 	}
 	if s.app["node"] == "" {
 		h, err := os.Hostname()

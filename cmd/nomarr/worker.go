@@ -40,6 +40,7 @@ type workerSpec struct {
 	WriteMode string `json:"write_mode,omitempty"`
 	Threads   int    `json:"ort_threads,omitempty"`
 	BatchSize int    `json:"batch_size,omitempty"`
+	CPUArena  bool   `json:"ort_cpu_arena,omitempty"`
 	UseGPU    bool   `json:"gpu,omitempty"`
 }
 
@@ -115,7 +116,7 @@ func newAnalyzer(spec workerSpec) (worker.Analyzer, error) {
 			return nil, err
 		}
 		models := gpu.New(gpu.Config{LibraryPath: spec.OrtLib, ModelsDir: spec.ModelsDir, Threads: spec.Threads,
-			BatchSize: spec.BatchSize, UseCUDA: spec.UseGPU})
+			BatchSize: spec.BatchSize, CPUArena: spec.CPUArena, UseCUDA: spec.UseGPU})
 		return &analyzer.MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: spec.WriteMode}, nil
 	}
 	return nil, fmt.Errorf("analyzer: unknown analyzer %q (musicnn, noop, script:SCENARIO)", spec.Analyzer)
