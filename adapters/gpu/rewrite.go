@@ -17,6 +17,9 @@ import (
 //   - poolBeforeNorm moves each BatchNormalization (and Relu) that feeds a
 //     MaxPool after it, exactly (see there), so they work on the pooled
 //     values instead of the whole feature map;
+//   - fullWidthToConv1D turns the mid-end's convolutions, written as 2-D
+//     convolutions of a one-channel image with a kernel as wide as the
+//     image, into the 1-D convolutions over channels they are;
 //   - splitFrontEnd cuts the "timbral" branches (Conv with a short kernel
 //     over time → per-frame ops → Squeeze: each output frame depends only on
 //     the input frames within the kernel's reach) into a front graph whose
@@ -55,6 +58,7 @@ func rewriteBackbone(data []byte) (whole []byte, split *frontEnd, err error) {
 	g := m.Graph
 	foldGatherConv(g)
 	poolBeforeNorm(g)
+	fullWidthToConv1D(g)
 	g.DropValueInfo()
 	whole = m.Marshal()
 	split, err = splitFrontEnd(m, PatchFrames)

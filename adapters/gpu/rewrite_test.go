@@ -96,3 +96,27 @@ func TestRewriteHeadUnchanged(t *testing.T) {
 		t.Fatalf("a head was split: %v %v", sp, err)
 	}
 }
+
+func TestFullWidthToConv1D(t *testing.T) {
+	m, err := onnxgraph.Parse(readBackbone(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Graph
+	if n := fullWidthToConv1D(g); n != 3 {
+		t.Fatalf("rewrote %d full-width convolutions, want 3 (the mid-end)", n)
+	}
+	transposes := 0
+	for _, n := range g.Nodes {
+		if n.OpType == "Conv" && len(n.Attr("kernel_shape").Ints()) == 1 {
+			if p := g.Producer(n.Inputs[0]); p != nil && p.OpType == "Transpose" {
+				transposes++
+			}
+		}
+	}
+	// The first reads the concatenated front end directly; the other two
+	// need a transpose of their [n,T,64] input.
+	if transposes != 2 {
+		t.Fatalf("%d Conv1D read an added transpose, want 2", transposes)
+	}
+}
