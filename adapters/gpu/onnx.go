@@ -488,6 +488,10 @@ func (m *Models) predictLocked(patches []float32, n int) (tags.Predictions, erro
 	for i := range heads {
 		heads[i] = make([]float32, n*HeadClasses)
 	}
+	if m.split != nil {
+		m.split.begin(patches, n)
+		defer m.split.end()
+	}
 	for start := 0; start < n; start += m.cfg.BatchSize {
 		k := min(m.cfg.BatchSize, n-start)
 		if err := m.runBatch(patches, start, k, msd, heads); err != nil {
@@ -512,7 +516,7 @@ func (m *Models) runBatch(patches []float32, start, k int, msd []float32, heads 
 	copy(b.in.GetData(), patches[start*PatchSize:(start+k)*PatchSize])
 	var err error
 	if m.split != nil {
-		err = m.runSplit(b)
+		err = m.runSplit(b, start)
 	} else {
 		err = m.run(m.backbone, b.in, b.msd, b.emb)
 	}

@@ -712,7 +712,7 @@ func BenchmarkPredict(b *testing.B) {
 				b.Run(fmt.Sprintf("threads=%d/input=%s/graph=%s", th, in.name, graph), func(b *testing.B) {
 					cfg := testConfig(b)
 					cfg.Threads = th
-					cfg.BatchSize = 8
+					cfg.BatchSize = benchBatch
 					cfg.PlainGraph = plain
 					cfg.CPUArena = arena
 					if err := Init(cfg.LibraryPath); err != nil {
@@ -740,3 +740,10 @@ func BenchmarkPredict(b *testing.B) {
 		}
 	}
 }
+
+var benchBatch = func() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_BATCH")); err == nil {
+		return v
+	}
+	return 8
+}()

@@ -10,22 +10,31 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 )
 
-// frontGroup is the most patches whose shared frames one front-end Run
-// covers: 8 patches are 838 frames (≈ 40 MB of feature maps on the CPU).
-const frontGroup = 8
-
-// split runs the backbone as two sessions (rewrite.go): the front end once
-// over the frames of consecutive patches, the rest once per batch.
+// split runs the backbone as two sessions (rewrite.go): the front end over
+// the frames of each run of consecutive overlapping patches, once per frame,
+// and the rest once per batch of patches.
 //
 // Invariant: for every patch, the cut tensors handed to the rest session are
-// what the whole backbone computes for that patch alone — frame t of patch p
-// is read from the Run over the shared frames when all frames within reach
-// of t belong to p, and from a Run over the patch's own first or last
+// what the whole backbone computes for that patch alone. Frame t of patch p
+// comes from the Run over its run's frames when every frame within reach of
+// t belongs to p or the window reaches the run's own edge (zero-padded as
+// the patch is), and from a Run over the patch's own first or last
 // 2·reach frames (zero-padded like the patch) otherwise.
 type split struct {
-	sp          *frontEnd
-	names       *session // the backbone's input and outputs (s unset)
-	front, rest *ort.DynamicAdvancedSession
+	sp    *frontEnd
+	names *session // the backbone's input and outputs (s unset)
+	front *ort.DynamicAdvancedSession
+	rest  *ort.DynamicAdvancedSession
+
+	// Per Predict call: patches and whether each continues the previous.
+	patches []float32
+	cont    []bool
+	// The front end's output over frames [lo, hi) of the current run (frame
+	// 0 = the first frame of patch runStart), channel-major per cut tensor:
+	// held[i][c*stride + f-lo].
+	runStart, runLen int
+	lo, hi, stride   int
+	held             [][]float32
 	// Reused Go memory of the front-end Runs.
 	win, edges      []float32
 	winOut, edgeOut [][]float32
@@ -81,6 +90,7 @@ func openSplit(sp *frontEnd, names *session, opts *ort.SessionOptions) (*split, 
 	}
 	s.winOut = make([][]float32, len(sp.outputs))
 	s.edgeOut = make([][]float32, len(sp.outputs))
+	s.held = make([][]float32, len(sp.outputs))
 	return s, nil
 }
 
@@ -106,79 +116,171 @@ func overlaps(a, b []float32) bool {
 	return slices.Equal(a[PatchHop*MelBands:], b[:(PatchFrames-PatchHop)*MelBands])
 }
 
-// runSplit runs the batch b (patches already in b.in) through the front end,
-// group by group of consecutive patches, then through the rest.
-func (m *Models) runSplit(b *batch) error {
-	in := b.in.GetData()
-	patch := func(p int) []float32 { return in[p*PatchSize : (p+1)*PatchSize] }
-	for p := 0; p < b.k; {
-		g := 1
-		for g < frontGroup && p+g < b.k && overlaps(patch(p+g-1), patch(p+g)) {
-			g++
-		}
-		if err := m.frontGroup(b, p, g); err != nil {
-			return fmt.Errorf("front end: %w", err)
-		}
-		p += g
+// begin prepares a Predict call over n patches: which patch continues the
+// previous one, and no run held.
+func (s *split) begin(patches []float32, n int) {
+	s.patches = patches
+	s.cont = slices.Grow(s.cont[:0], n)[:n]
+	for p := range n {
+		s.cont[p] = p > 0 && overlaps(s.patch(p-1), s.patch(p))
 	}
-	return m.runValues(m.split.rest, append([]*ort.Tensor[float32]{b.in}, b.cuts...), []*ort.Tensor[float32]{b.msd, b.emb})
+	s.runStart, s.runLen, s.lo, s.hi = -1, 0, 0, 0
 }
 
-// frontGroup computes the cut tensors of the g consecutive patches p…p+g−1
-// of b.
-func (m *Models) frontGroup(b *batch, p, g int) error {
-	s := m.split
-	sp := s.sp
-	r := sp.reach
-	in := b.in.GetData()
+// end lets go of the call's patches.
+func (s *split) end() { s.patches = nil }
 
-	// The group's frames: patch p, then the last PatchHop frames of each
-	// following patch.
-	w := PatchHop*(g-1) + PatchFrames
-	s.win = slices.Grow(s.win[:0], w*MelBands)[:w*MelBands]
-	copy(s.win, in[p*PatchSize:(p+1)*PatchSize])
-	for j := 1; j < g; j++ {
-		src := in[(p+j)*PatchSize:]
-		copy(s.win[(PatchFrames+PatchHop*(j-1))*MelBands:(PatchFrames+PatchHop*j)*MelBands],
-			src[(PatchFrames-PatchHop)*MelBands:PatchSize])
+func (s *split) patch(p int) []float32 { return s.patches[p*PatchSize : (p+1)*PatchSize] }
+
+// runFrames is the number of frames of a run of m patches.
+func runFrames(m int) int { return PatchHop*(m-1) + PatchFrames }
+
+// frame returns frame f of the current run.
+func (s *split) frame(f int) []float32 {
+	q := min(f/PatchHop, s.runLen-1)
+	row := f - q*PatchHop
+	return s.patch(s.runStart + q)[row*MelBands : (row+1)*MelBands]
+}
+
+// runSplit runs patches start…start+b.k−1 (already in b.in) through the
+// front end and the rest.
+func (m *Models) runSplit(b *batch, start int) error {
+	s := m.split
+	// The first patch of each run in the batch starts the run; frames of the
+	// run are computed as far as the batch's last patch of that run needs.
+	for j := 0; j < b.k; {
+		p := start + j
+		if !s.cont[p] || s.runStart < 0 {
+			s.startRun(p)
+		}
+		last := j
+		for last+1 < b.k && s.cont[start+last+1] {
+			last++
+		}
+		if err := m.advance(runFrames(start + last - s.runStart + 1)); err != nil {
+			return fmt.Errorf("front end: %w", err)
+		}
+		if err := m.cut(b, start, j, last); err != nil {
+			return fmt.Errorf("front end: %w", err)
+		}
+		// Frames before the next patch's are not needed again.
+		if next := start + last + 1; next < len(s.cont) && s.cont[next] {
+			s.drop(PatchHop * (next - s.runStart))
+		}
+		j = last + 1
+	}
+	return m.runValues(s.rest, append([]*ort.Tensor[float32]{b.in}, b.cuts...), []*ort.Tensor[float32]{b.msd, b.emb})
+}
+
+// startRun makes patch p the first of the current run.
+func (s *split) startRun(p int) {
+	m := 1
+	for p+m < len(s.cont) && s.cont[p+m] {
+		m++
+	}
+	s.runStart, s.runLen, s.lo, s.hi = p, m, 0, 0
+}
+
+// drop forgets the held frames before lo.
+func (s *split) drop(lo int) {
+	if lo <= s.lo {
+		return
+	}
+	keep := s.hi - lo
+	for i, c := range s.sp.channels {
+		for ch := range int(c) {
+			row := s.held[i][ch*s.stride:]
+			copy(row[:keep], row[lo-s.lo:s.hi-s.lo])
+		}
+	}
+	s.lo = lo
+}
+
+// advance computes the front end's output for the run's frames up to hi
+// (exclusive), one Run over the new frames and the reach of context on
+// either side that exists in the run.
+func (m *Models) advance(hi int) error {
+	s := m.split
+	if hi <= s.hi {
+		return nil
+	}
+	r, total := s.sp.reach, runFrames(s.runLen)
+	from, to := max(0, s.hi-r), min(total, hi+r)
+	w := to - from
+	s.win = slices.Grow(s.win[:0], w*MelBands)[:0]
+	for f := from; f < to; f++ {
+		s.win = append(s.win, s.frame(f)...)
 	}
 	if err := s.runFront(m, s.win, 1, w, s.winOut); err != nil {
 		return err
 	}
-
-	// The patches' inner edges: the first 2r frames of patches p+1… and the
-	// last 2r frames of patches …p+g−2, each window zero-padded as its patch.
-	e := 2 * (g - 1)
-	if e > 0 {
-		span := 2 * r
-		s.edges = slices.Grow(s.edges[:0], e*span*MelBands)[:e*span*MelBands]
-		for j := 0; j < g-1; j++ {
-			end := in[(p+j)*PatchSize:]
-			start := in[(p+j+1)*PatchSize:]
-			copy(s.edges[(2*j)*span*MelBands:], end[(PatchFrames-span)*MelBands:PatchSize])
-			copy(s.edges[(2*j+1)*span*MelBands:], start[:span*MelBands])
+	// Grow the held rows to hold [lo, hi).
+	if need := hi - s.lo; need > s.stride {
+		stride := max(need, 2*s.stride)
+		for i, c := range s.sp.channels {
+			grown := make([]float32, int(c)*stride)
+			for ch := range int(c) {
+				copy(grown[ch*stride:], s.held[i][ch*s.stride:ch*s.stride+s.hi-s.lo])
+			}
+			s.held[i] = grown
 		}
-		if err := s.runFront(m, s.edges, e, span, s.edgeOut); err != nil {
+		s.stride = stride
+	}
+	for i, c := range s.sp.channels {
+		for ch := range int(c) {
+			copy(s.held[i][ch*s.stride+s.hi-s.lo:ch*s.stride+hi-s.lo], s.winOut[i][ch*w+s.hi-from:ch*w+hi-from])
+		}
+	}
+	s.hi = hi
+	return nil
+}
+
+// cut fills b's cut tensors for batch positions j…last (patches start+j…,
+// all of the current run, whose frames are held): the held frames, and for
+// a patch that is not the first of its run its first reach frames, for one
+// that is not the last its last reach frames, from windows over the patch's
+// own edge frames.
+func (m *Models) cut(b *batch, start, j, last int) error {
+	s := m.split
+	r := s.sp.reach
+	span := 2 * r
+	type edge struct{ pos, win int }
+	var starts, ends []edge
+	s.edges = s.edges[:0]
+	for pos := j; pos <= last; pos++ {
+		q := start + pos - s.runStart
+		patch := s.patch(start + pos)
+		if q > 0 {
+			starts = append(starts, edge{pos, len(starts) + len(ends)})
+			s.edges = append(s.edges, patch[:span*MelBands]...)
+		}
+		if q < s.runLen-1 {
+			ends = append(ends, edge{pos, len(starts) + len(ends)})
+			s.edges = append(s.edges, patch[(PatchFrames-span)*MelBands:]...)
+		}
+	}
+	if n := len(starts) + len(ends); n > 0 {
+		if err := s.runFront(m, s.edges, n, span, s.edgeOut); err != nil {
 			return err
 		}
 	}
-
-	// Assemble [patch][channel][frame] for the rest.
-	for i, c := range sp.channels {
+	for i, c := range s.sp.channels {
 		cut := b.cuts[i].GetData()
-		span := 2 * r
-		for j := range g {
+		for pos := j; pos <= last; pos++ {
+			first := PatchHop*(start+pos-s.runStart) - s.lo
 			for ch := range int(c) {
-				dst := cut[((p+j)*int(c)+ch)*PatchFrames:][:PatchFrames]
-				copy(dst, s.winOut[i][ch*w+PatchHop*j:][:PatchFrames])
-				if j > 0 { // first r frames from patch j's start window
-					win := 2*(j-1) + 1
-					copy(dst[:r], s.edgeOut[i][(win*int(c)+ch)*span:][:r])
-				}
-				if j < g-1 { // last r frames from patch j's end window
-					win := 2 * j
-					copy(dst[PatchFrames-r:], s.edgeOut[i][(win*int(c)+ch)*span+r:][:r])
-				}
+				dst := cut[(pos*int(c)+ch)*PatchFrames:][:PatchFrames]
+				copy(dst, s.held[i][ch*s.stride+first:][:PatchFrames])
+			}
+		}
+		for _, e := range starts {
+			for ch := range int(c) {
+				copy(cut[(e.pos*int(c)+ch)*PatchFrames:][:r], s.edgeOut[i][(e.win*int(c)+ch)*span:][:r])
+			}
+		}
+		for _, e := range ends {
+			for ch := range int(c) {
+				copy(cut[(e.pos*int(c)+ch)*PatchFrames+PatchFrames-r:][:r], s.edgeOut[i][(e.win*int(c)+ch)*span+r:][:r])
 			}
 		}
 	}
