@@ -32,6 +32,11 @@ import (
 // frontEnd describes the split of the backbone.
 type frontEnd struct {
 	front, rest *onnxgraph.Model
+	// startEdge and endEdge are the front graph with its convolutions
+	// padded only before, or only after, the frames: over the first (last)
+	// 2·reach frames of a patch they give exactly the patch's first (last)
+	// reach output frames, and nothing else.
+	startEdge, endEdge *onnxgraph.Model
 	// frontInput is the front graph's input: frames [n, T, MelBands].
 	frontInput string
 	// outputs are the cut tensors [n, channels[i], T], the front graph's
@@ -366,6 +371,7 @@ func splitFrontEnd(m *onnxgraph.Model, frames int64) (*frontEnd, error) {
 		}
 	}
 	sp := &frontEnd{restInput: input}
+	var convs []string
 	for _, o := range g.Outputs {
 		sp.restOutputs = append(sp.restOutputs, o.Name)
 	}
@@ -390,6 +396,10 @@ func splitFrontEnd(m *onnxgraph.Model, frames int64) (*frontEnd, error) {
 			continue
 		}
 		if grp, ok := conv.Attr("group").Int(); ok && grp != 1 {
+			continue
+		}
+		// Every branch has the same reach (the edge graphs pad them alike).
+		if sp.reach != 0 && int(ks[0]/2) != sp.reach {
 			continue
 		}
 		// The Conv must read the normalized input, not a later feature map.
@@ -441,7 +451,8 @@ func splitFrontEnd(m *onnxgraph.Model, frames int64) (*frontEnd, error) {
 		}
 		sp.outputs = append(sp.outputs, out)
 		sp.channels = append(sp.channels, channels)
-		sp.reach = max(sp.reach, int(ks[0]/2))
+		convs = append(convs, conv.Name)
+		sp.reach = int(ks[0] / 2)
 	}
 	if len(sp.outputs) == 0 {
 		return nil, nil
@@ -492,6 +503,18 @@ func splitFrontEnd(m *onnxgraph.Model, frames int64) (*frontEnd, error) {
 	}
 	rg.Prune()
 	sp.front, sp.rest = front, rest
+	edge := func(before, after int64) *onnxgraph.Model {
+		e := front.Clone()
+		for _, n := range e.Graph.Nodes {
+			if n.OpType == "Conv" && slices.Contains(convs, n.Name) {
+				at := slices.IndexFunc(n.Attrs, func(a *onnxgraph.Attr) bool { return a.Name == "pads" })
+				n.Attrs[at] = onnxgraph.IntsAttr("pads", []int64{before, 0, after, 0})
+			}
+		}
+		return e
+	}
+	r := int64(sp.reach)
+	sp.startEdge, sp.endEdge = edge(r, 0), edge(0, r)
 	return sp, nil
 }
 

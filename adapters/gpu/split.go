@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
 )
 
 // split runs the backbone as two sessions (rewrite.go): the front end over
@@ -25,6 +27,8 @@ type split struct {
 	names *session // the backbone's input and outputs (s unset)
 	front *ort.DynamicAdvancedSession
 	rest  *ort.DynamicAdvancedSession
+	// startEdge, endEdge: the front end padded on one side (frontEnd).
+	startEdge, endEdge *ort.DynamicAdvancedSession
 
 	// Per Predict call: patches and whether each continues the previous.
 	patches []float32
@@ -36,8 +40,8 @@ type split struct {
 	lo, hi, stride   int
 	held             [][]float32
 	// Reused Go memory of the front-end Runs.
-	win, edges      []float32
-	winOut, edgeOut [][]float32
+	win, starts, ends        []float32
+	winOut, startOut, endOut [][]float32
 }
 
 // openBackbone checks the backbone file and opens it: as front end + rest
@@ -78,9 +82,14 @@ func (m *Models) openBackbone(opts *ort.SessionOptions) error {
 func openSplit(sp *frontEnd, names *session, opts *ort.SessionOptions) (*split, error) {
 	s := &split{sp: sp, names: names}
 	var err error
-	s.front, err = newFront(sp, opts)
-	if err != nil {
-		return nil, fmt.Errorf("front end: %w", err)
+	for _, f := range []struct {
+		dst   **ort.DynamicAdvancedSession
+		model *onnxgraph.Model
+	}{{&s.front, sp.front}, {&s.startEdge, sp.startEdge}, {&s.endEdge, sp.endEdge}} {
+		if *f.dst, err = ort.NewDynamicAdvancedSessionWithONNXData(f.model.Marshal(), []string{sp.frontInput}, sp.outputs, opts); err != nil {
+			s.destroy()
+			return nil, fmt.Errorf("front end: %w", err)
+		}
 	}
 	s.rest, err = ort.NewDynamicAdvancedSessionWithONNXData(sp.rest.Marshal(),
 		append([]string{sp.restInput}, sp.outputs...), names.outputs, opts)
@@ -89,21 +98,20 @@ func openSplit(sp *frontEnd, names *session, opts *ort.SessionOptions) (*split, 
 		return nil, fmt.Errorf("rest of the backbone: %w", err)
 	}
 	s.winOut = make([][]float32, len(sp.outputs))
-	s.edgeOut = make([][]float32, len(sp.outputs))
+	s.startOut = make([][]float32, len(sp.outputs))
+	s.endOut = make([][]float32, len(sp.outputs))
 	s.held = make([][]float32, len(sp.outputs))
 	return s, nil
-}
-
-func newFront(sp *frontEnd, opts *ort.SessionOptions) (*ort.DynamicAdvancedSession, error) {
-	return ort.NewDynamicAdvancedSessionWithONNXData(sp.front.Marshal(), []string{sp.frontInput}, sp.outputs, opts)
 }
 
 func (s *split) destroy() {
 	if s == nil {
 		return
 	}
-	if s.front != nil {
-		s.front.Destroy()
+	for _, x := range []*ort.DynamicAdvancedSession{s.front, s.startEdge, s.endEdge} {
+		if x != nil {
+			x.Destroy()
+		}
 	}
 	if s.rest != nil {
 		s.rest.Destroy()
@@ -211,7 +219,7 @@ func (m *Models) advance(hi int) error {
 	for f := from; f < to; f++ {
 		s.win = append(s.win, s.frame(f)...)
 	}
-	if err := s.runFront(m, s.win, 1, w, s.winOut); err != nil {
+	if err := s.runFront(m, s.front, s.win, 1, w, w, s.winOut); err != nil {
 		return err
 	}
 	// Grow the held rows to hold [lo, hi).
@@ -238,29 +246,33 @@ func (m *Models) advance(hi int) error {
 // cut fills b's cut tensors for batch positions j…last (patches start+j…,
 // all of the current run, whose frames are held): the held frames, and for
 // a patch that is not the first of its run its first reach frames, for one
-// that is not the last its last reach frames, from windows over the patch's
-// own edge frames.
+// that is not the last its last reach frames, from the one-side-padded
+// front end over the patch's own first or last 2·reach frames.
 func (m *Models) cut(b *batch, start, j, last int) error {
 	s := m.split
 	r := s.sp.reach
 	span := 2 * r
-	type edge struct{ pos, win int }
-	var starts, ends []edge
-	s.edges = s.edges[:0]
+	var starts, ends []int // batch positions
+	s.starts, s.ends = s.starts[:0], s.ends[:0]
 	for pos := j; pos <= last; pos++ {
 		q := start + pos - s.runStart
 		patch := s.patch(start + pos)
 		if q > 0 {
-			starts = append(starts, edge{pos, len(starts) + len(ends)})
-			s.edges = append(s.edges, patch[:span*MelBands]...)
+			starts = append(starts, pos)
+			s.starts = append(s.starts, patch[:span*MelBands]...)
 		}
 		if q < s.runLen-1 {
-			ends = append(ends, edge{pos, len(starts) + len(ends)})
-			s.edges = append(s.edges, patch[(PatchFrames-span)*MelBands:]...)
+			ends = append(ends, pos)
+			s.ends = append(s.ends, patch[(PatchFrames-span)*MelBands:]...)
 		}
 	}
-	if n := len(starts) + len(ends); n > 0 {
-		if err := s.runFront(m, s.edges, n, span, s.edgeOut); err != nil {
+	if len(starts) > 0 {
+		if err := s.runFront(m, s.startEdge, s.starts, len(starts), span, r, s.startOut); err != nil {
+			return err
+		}
+	}
+	if len(ends) > 0 {
+		if err := s.runFront(m, s.endEdge, s.ends, len(ends), span, r, s.endOut); err != nil {
 			return err
 		}
 	}
@@ -273,23 +285,24 @@ func (m *Models) cut(b *batch, start, j, last int) error {
 				copy(dst, s.held[i][ch*s.stride+first:][:PatchFrames])
 			}
 		}
-		for _, e := range starts {
+		for e, pos := range starts {
 			for ch := range int(c) {
-				copy(cut[(e.pos*int(c)+ch)*PatchFrames:][:r], s.edgeOut[i][(e.win*int(c)+ch)*span:][:r])
+				copy(cut[(pos*int(c)+ch)*PatchFrames:][:r], s.startOut[i][(e*int(c)+ch)*r:][:r])
 			}
 		}
-		for _, e := range ends {
+		for e, pos := range ends {
 			for ch := range int(c) {
-				copy(cut[(e.pos*int(c)+ch)*PatchFrames+PatchFrames-r:][:r], s.edgeOut[i][(e.win*int(c)+ch)*span+r:][:r])
+				copy(cut[(pos*int(c)+ch)*PatchFrames+PatchFrames-r:][:r], s.endOut[i][(e*int(c)+ch)*r:][:r])
 			}
 		}
 	}
 	return nil
 }
 
-// runFront runs the front end over n windows of t frames held in frames,
-// into outs[i] ([n][channels[i]][t], grown as needed).
-func (s *split) runFront(m *Models, frames []float32, n, t int, outs [][]float32) error {
+// runFront runs a front-end session over n windows of t frames held in
+// frames, giving u output frames per window, into outs[i]
+// ([n][channels[i]][u], grown as needed).
+func (s *split) runFront(m *Models, session *ort.DynamicAdvancedSession, frames []float32, n, t, u int, outs [][]float32) error {
 	in, err := ort.NewTensor(ort.NewShape(int64(n), int64(t), MelBands), frames[:n*t*MelBands])
 	if err != nil {
 		return err
@@ -304,11 +317,11 @@ func (s *split) runFront(m *Models, frames []float32, n, t int, outs [][]float32
 		}
 	}()
 	for i, c := range s.sp.channels {
-		size := n * int(c) * t
+		size := n * int(c) * u
 		outs[i] = slices.Grow(outs[i][:0], size)[:size]
-		if tensors[i], err = ort.NewTensor(ort.NewShape(int64(n), c, int64(t)), outs[i]); err != nil {
+		if tensors[i], err = ort.NewTensor(ort.NewShape(int64(n), c, int64(u)), outs[i]); err != nil {
 			return err
 		}
 	}
-	return m.runValues(s.front, []*ort.Tensor[float32]{in}, tensors)
+	return m.runValues(session, []*ort.Tensor[float32]{in}, tensors)
 }
