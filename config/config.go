@@ -35,6 +35,10 @@ type Config struct {
 
 	CheckInterval   time.Duration `key:"check_interval"`
 	HistoryInterval time.Duration `key:"history_interval"`
+	// HistoryRetention: health-history rows older than this are deleted
+	// (hourly); 0 keeps them forever. Not in DESIGN §13: without it the
+	// table grows by a row per worker every history_interval.
+	HistoryRetention time.Duration `key:"history_retention"`
 
 	BackoffBase   time.Duration `key:"backoff_base"`
 	BackoffMax    time.Duration `key:"backoff_max"`
@@ -86,6 +90,7 @@ func Defaults() Config {
 		StopGrace:            10 * time.Second,
 		CheckInterval:        time.Second,
 		HistoryInterval:      30 * time.Second,
+		HistoryRetention:     node.DefaultHistoryRetention,
 		BackoffBase:          r.BackoffBase,
 		BackoffMax:           r.BackoffMax,
 		WindowLimit:          r.WindowLimit,
@@ -138,6 +143,7 @@ func fields() map[string]func(*Config) any {
 		"stop_grace":             func(c *Config) any { return &c.StopGrace },
 		"check_interval":         func(c *Config) any { return &c.CheckInterval },
 		"history_interval":       func(c *Config) any { return &c.HistoryInterval },
+		"history_retention":      func(c *Config) any { return &c.HistoryRetention },
 		"backoff_base":           func(c *Config) any { return &c.BackoffBase },
 		"backoff_max":            func(c *Config) any { return &c.BackoffMax },
 		"window_limit":           func(c *Config) any { return &c.WindowLimit },
@@ -254,6 +260,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("config: %s must be at least %s, got %s", p.key, MinInterval, p.d)
 		}
 	}
+	if c.HistoryRetention < 0 || (c.HistoryRetention > 0 && c.HistoryRetention < c.HistoryInterval) {
+		return fmt.Errorf("config: history_retention must be 0 (keep forever) or at least history_interval (%s), got %s", c.HistoryInterval, c.HistoryRetention)
+	}
 	if err := c.Node("validate", "validate").Supervisor.Validate(); err != nil {
 		return err
 	}
@@ -282,7 +291,7 @@ func (c Config) Node(instance, nodeName string) node.Config {
 	s.Restart = c.Restart()
 	m := monitor.DefaultConfig()
 	m.CheckInterval, m.HistoryInterval = c.CheckInterval, c.HistoryInterval
-	return node.Config{Supervisor: s, Monitor: m, CleanupPeriod: c.CleanupPeriod}
+	return node.Config{Supervisor: s, Monitor: m, CleanupPeriod: c.CleanupPeriod, HistoryRetention: c.HistoryRetention}
 }
 
 // Worker returns the configuration of one worker process.

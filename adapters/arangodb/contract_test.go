@@ -277,6 +277,7 @@ func testQueryPlans(t *testing.T, s *Store) {
 	check("renew", qRenewLeases, map[string]any{"ids": []string{"a"}, "until": int64(1)}, "nomarr_claims_worker", false)
 	check("release worker", qRemoveWorkerClaims, map[string]any{"worker": "a"}, "nomarr_claims_worker", false)
 	check("history", qRecentHistory, map[string]any{"limit": 10}, "nomarr_history_at", false)
+	check("prune history", qPruneHistory, map[string]any{"before": int64(1), "limit": 10}, "nomarr_history_at", false)
 }
 
 // BenchmarkClaimCycle measures the worker's store round: discover a batch,

@@ -602,6 +602,24 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		}
 		return nil, nil
 	},
+	qPruneHistory: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		hs := slices.Collect(maps.Values(f.colls[colHistory]))
+		slices.SortFunc(hs, func(x, y doc) int {
+			if d := num(x["at_ms"]) - num(y["at_ms"]); d != 0 {
+				return map[bool]int{true: 1, false: -1}[d > 0]
+			}
+			return strings.Compare(str(x["_key"]), str(y["_key"]))
+		})
+		var out []any
+		for _, h := range hs {
+			if len(out) == int(num(b["limit"])) || num(h["at_ms"]) >= num(b["before"]) {
+				break
+			}
+			delete(f.colls[colHistory], str(h["_key"]))
+			out = append(out, 1)
+		}
+		return out, nil
+	},
 	qRecentHistory: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		hs := slices.Collect(maps.Values(f.colls[colHistory]))
 		slices.SortFunc(hs, func(x, y doc) int {

@@ -577,6 +577,30 @@ func (s *Store) AppendHistory(ctx context.Context, rows []store.HistoryRow) erro
 	return nil
 }
 
+// pruneBatch is the most history rows one PruneHistory query deletes.
+const pruneBatch = 10000
+
+// PruneHistory implements store.HistoryRetention, in queries of at most
+// pruneBatch rows.
+func (s *Store) PruneHistory(ctx context.Context, before time.Time) (int, error) {
+	total := 0
+	for {
+		var n int
+		err := s.write(ctx, false, func(ctx context.Context) error {
+			rows, err := queryAll[any](ctx, s.db, qPruneHistory, map[string]any{"before": ms(before), "limit": pruneBatch})
+			n = len(rows)
+			return err
+		})
+		if err != nil {
+			return total, s.fail("prune history", fmt.Sprintf("(before %s, %d rows deleted)", before.UTC().Format(time.RFC3339), total), err)
+		}
+		total += n
+		if n < pruneBatch {
+			return total, nil
+		}
+	}
+}
+
 // Tags returns the tags stored by the file's last completion (empty when it
 // was never completed). It is not part of the port (the contract suite's
 // storetest.TagReader).

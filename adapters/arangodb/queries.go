@@ -179,6 +179,15 @@ const qSaveRestart = `UPSERT { _key: @key }
 // qAppendHistory inserts a whole snapshot in one statement.
 const qAppendHistory = `FOR r IN @rows INSERT r INTO health_history`
 
+// qPruneHistory deletes up to @limit rows older than @before (index on
+// at_ms), returning one element per row deleted.
+const qPruneHistory = `FOR h IN health_history
+  FILTER h.at_ms < @before
+  SORT h.at_ms
+  LIMIT @limit
+  REMOVE h IN health_history
+  RETURN 1`
+
 // qRecentHistory returns the newest rows, newest first (index on at_ms, _key).
 const qRecentHistory = `FOR h IN health_history
   SORT h.at_ms DESC, h._key DESC

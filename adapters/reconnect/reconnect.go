@@ -201,6 +201,14 @@ func (s *Store) AppendHistory(ctx context.Context, rows []store.HistoryRow) erro
 	return st.AppendHistory(ctx, rows)
 }
 
+func (s *Store) PruneHistory(ctx context.Context, before time.Time) (int, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return st.PruneHistory(ctx, before)
+}
+
 // RecentHistory forwards to the underlying store when it can read history.
 func (s *Store) RecentHistory(ctx context.Context, limit int) ([]store.HistoryRow, error) {
 	st, err := s.get(ctx)

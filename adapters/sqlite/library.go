@@ -472,6 +472,34 @@ func (s *Store) AppendHistory(ctx context.Context, rows []store.HistoryRow) erro
 	return nil
 }
 
+// pruneBatch is the most history rows one PruneHistory statement deletes,
+// so that a large backlog does not hold the write lock for long.
+const pruneBatch = 10000
+
+// PruneHistory implements store.HistoryRetention, in statements of at most
+// pruneBatch rows (index on at_ms).
+func (s *Store) PruneHistory(ctx context.Context, before time.Time) (int, error) {
+	total := 0
+	for {
+		var n int64
+		err := s.withTx(ctx, func(tx *sql.Tx) error {
+			res, err := tx.StmtContext(ctx, s.ws[sPruneHistory]).ExecContext(ctx, ms(before), pruneBatch)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return total, s.fail("prune history", fmt.Sprintf("(before %s, %d rows deleted)", before.UTC().Format(time.RFC3339), total), err)
+		}
+		total += int(n)
+		if n < pruneBatch {
+			return total, nil
+		}
+	}
+}
+
 // Tags returns the tags stored by the file's last completion (empty when it
 // was never completed). It is not part of the port (the contract suite's
 // storetest.TagReader).

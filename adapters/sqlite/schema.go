@@ -107,6 +107,7 @@ const (
 	sSetMeta
 	sSaveRestart
 	sAppendHistory
+	sPruneHistory
 	// reads (query-only connections)
 	sDiscover
 	sFile
@@ -176,6 +177,8 @@ var writeSQL = map[int]string{
 			failed_at_wall_ms = excluded.failed_at_wall_ms, failure_reason = excluded.failure_reason,
 			updated_at_wall_ms = excluded.updated_at_wall_ms`,
 	sAppendHistory: `INSERT INTO health_history (at_ms, instance, component, status) VALUES (?, ?, ?, ?)`,
+	sPruneHistory: `DELETE FROM health_history WHERE id IN
+			(SELECT id FROM health_history WHERE at_ms < ? ORDER BY at_ms LIMIT ?)`,
 }
 
 var readSQL = map[int]string{

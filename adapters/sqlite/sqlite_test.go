@@ -584,3 +584,24 @@ func TestOddPath(t *testing.T) {
 		}
 	}
 }
+
+// PruneHistory deletes a backlog larger than one statement's batch.
+func TestPruneHistoryBatches(t *testing.T) {
+	s := openT(t, tempDB(t))
+	ctx := t.Context()
+	rows := make([]store.HistoryRow, 2*pruneBatch+5)
+	for i := range rows {
+		rows[i] = store.HistoryRow{At: time.UnixMilli(int64(1000 + i)), Instance: "i", Component: "worker:discovery:0", Status: "healthy"}
+	}
+	if err := s.AppendHistory(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.PruneHistory(ctx, time.UnixMilli(int64(1000+len(rows)-1)))
+	if err != nil || n != len(rows)-1 {
+		t.Fatalf("PruneHistory = %d, %v; want %d", n, err, len(rows)-1)
+	}
+	left, err := s.RecentHistory(ctx, 10)
+	if err != nil || len(left) != 1 || left[0].At.UnixMilli() != int64(1000+len(rows)-1) {
+		t.Fatalf("left %+v, %v", left, err)
+	}
+}

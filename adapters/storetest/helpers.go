@@ -228,6 +228,12 @@ func (l *locked) AppendHistory(ctx context.Context, rows []store.HistoryRow) err
 	return l.s.AppendHistory(ctx, rows)
 }
 
+func (l *locked) PruneHistory(ctx context.Context, before time.Time) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.PruneHistory(ctx, before)
+}
+
 // Tags implements TagReader when the wrapped store does.
 func (l *locked) Tags(ctx context.Context, key string) (map[string]string, error) {
 	tr, ok := l.s.(TagReader)

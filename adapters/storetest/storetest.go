@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Meta", testMeta},
 		{"RestartState", testRestartState},
 		{"History", testHistory},
+		{"PruneHistory", testPruneHistory},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -969,6 +970,37 @@ func testHistory(h *h) {
 	}
 	if last, _ := historyOf(h.T, h.st, 1); len(last) != 1 || last[0].Status != "failed" {
 		h.Fatalf("RecentHistory(1) = %+v", last)
+	}
+}
+
+// testPruneHistory: rows taken before the cut are deleted, the cut itself
+// and later rows kept, the count returned; pruning again deletes nothing.
+func testPruneHistory(h *h) {
+	ctx := h.Context()
+	var rows []store.HistoryRow
+	for i := range 25 {
+		rows = append(rows, store.HistoryRow{At: At(time.Duration(i) * time.Minute), Instance: "host:1:0",
+			Component: fmt.Sprintf("worker:discovery:%d", i%3), Status: "healthy"})
+	}
+	if err := h.st.AppendHistory(ctx, rows); err != nil {
+		h.Fatal(err)
+	}
+	n, err := h.st.PruneHistory(ctx, At(10*time.Minute))
+	if err != nil || n != 10 {
+		h.Fatalf("PruneHistory(10m) = %d, %v; want 10 rows (0m…9m)", n, err)
+	}
+	if n, err := h.st.PruneHistory(ctx, At(10*time.Minute)); err != nil || n != 0 {
+		h.Fatalf("PruneHistory(10m) again = %d, %v; want 0", n, err)
+	}
+	got, ok := historyOf(h.T, h.st, 100)
+	if !ok {
+		return
+	}
+	if len(got) != 15 || !SameTime(got[0].At, At(10*time.Minute)) || !SameTime(got[14].At, At(24*time.Minute)) {
+		h.Fatalf("history after pruning = %d rows from %v; want 15 from 10m", len(got), got)
+	}
+	if n, err := h.st.PruneHistory(ctx, At(time.Hour)); err != nil || n != 15 {
+		h.Fatalf("PruneHistory(1h) = %d, %v; want 15", n, err)
 	}
 }
 

@@ -23,7 +23,17 @@ type Config struct {
 	Supervisor    supervisor.Config
 	Monitor       monitor.Config
 	CleanupPeriod time.Duration // 30 s
+	// HistoryRetention: the history-retention hook deletes health-history
+	// rows older than this, every HistoryPrunePeriod (or a quarter of the
+	// retention when that is shorter); 0 disables it.
+	HistoryRetention time.Duration // 7 days
 }
+
+// DefaultHistoryRetention is how long health history is kept by default.
+const DefaultHistoryRetention = 7 * 24 * time.Hour
+
+// HistoryPrunePeriod is how often old health history is deleted.
+const HistoryPrunePeriod = time.Hour
 
 // DefaultConfig returns the defaults of DESIGN §13.
 func DefaultConfig(instance, nodeName string, workers int) Config {
@@ -31,6 +41,8 @@ func DefaultConfig(instance, nodeName string, workers int) Config {
 		Supervisor:    supervisor.DefaultConfig(instance, nodeName, workers),
 		Monitor:       monitor.DefaultConfig(),
 		CleanupPeriod: claim.DefaultCleanupPeriod,
+
+		HistoryRetention: DefaultHistoryRetention,
 	}
 }
 
@@ -61,6 +73,10 @@ func New(cfg Config, procs supervisor.Processes, st store.Store, sink event.Sink
 		n.Mon.Register(id, sup)
 	}
 	n.Mon.AddHook(monitor.Hook{Name: "claim cleanup", Period: cfg.CleanupPeriod, Run: n.cleanup})
+	if cfg.HistoryRetention > 0 {
+		n.Mon.AddHook(monitor.Hook{Name: "history retention", Period: min(HistoryPrunePeriod, cfg.HistoryRetention/4),
+			Run: n.pruneHistory})
+	}
 	return n, nil
 }
 
@@ -93,6 +109,16 @@ func (n *Node) cleanup(ctx context.Context, now time.Time) error {
 	}
 	for _, c := range removed {
 		n.sink.Emit(event.Event{T: now, Event: event.LeaseExpired, Instance: n.cfg.Supervisor.Instance, File: c.FileKey, Worker: c.WorkerID})
+	}
+	return nil
+}
+
+// pruneHistory deletes health history older than the retention. Rows are
+// stamped with the wall clock of the instance that wrote them; an instance
+// whose clock is ahead deletes a little early, which the retention dwarfs.
+func (n *Node) pruneHistory(ctx context.Context, now time.Time) error {
+	if _, err := n.store.PruneHistory(ctx, now.Add(-n.cfg.HistoryRetention)); err != nil {
+		return fmt.Errorf("prune history: %w", err)
 	}
 	return nil
 }

@@ -219,3 +219,48 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Fatal("empty instance accepted")
 	}
 }
+
+// The history-retention hook deletes rows older than the retention once per
+// period (a quarter of a short retention), keeps newer ones, and is off at 0.
+func TestHistoryRetentionHook(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		retention time.Duration
+		period    time.Duration // first run, one period after the first tick
+		kept      int           // of rows at t0−3h, t0−90m, t0−1s, t0
+	}{
+		{2 * time.Hour, 30 * time.Minute, 2},
+		{8 * time.Hour, node.HistoryPrunePeriod, 4},
+		{0, 0, 4},
+	} {
+		n, st, _, _ := newNode(t, 1, func(c *node.Config) { c.HistoryRetention = tc.retention })
+		var rows []store.HistoryRow
+		for _, d := range []time.Duration{-3 * time.Hour, -90 * time.Minute, -time.Second, 0} {
+			rows = append(rows, store.HistoryRow{At: at(d), Instance: "old", Component: "worker:discovery:0", Status: "healthy"})
+		}
+		if err := st.AppendHistory(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		old := func() int {
+			k := 0
+			for _, r := range st.History() {
+				if r.Instance == "old" {
+					k++
+				}
+			}
+			return k
+		}
+		n.Start(ctx, t0)
+		if tc.period > 0 {
+			n.Tick(ctx, at(tc.period-time.Second))
+			if old() != 4 {
+				t.Fatalf("retention %s: pruned before its period", tc.retention)
+			}
+		}
+		n.Tick(ctx, at(max(tc.period, time.Hour)))
+		// The hook runs once, at this tick: the cut is now−retention.
+		if got := old(); got != tc.kept {
+			t.Fatalf("retention %s: %d old rows kept, want %d", tc.retention, got, tc.kept)
+		}
+	}
+}

@@ -170,12 +170,21 @@ type History interface {
 	AppendHistory(ctx context.Context, rows []HistoryRow) error
 }
 
+// HistoryRetention bounds the health history: PruneHistory deletes the rows
+// taken before before and returns how many it deleted. It may delete in
+// several statements; a failure part-way leaves only newer rows than some of
+// the deleted ones, never a gap.
+type HistoryRetention interface {
+	PruneHistory(ctx context.Context, before time.Time) (int, error)
+}
+
 // Store is the whole port.
 type Store interface {
 	Library
 	Meta
 	RestartStates
 	History
+	HistoryRetention
 }
 
 // Meta keys.

@@ -410,6 +410,16 @@ func (s *Store) AppendHistory(_ context.Context, rows []store.HistoryRow) error 
 
 // Inspection helpers for tests and the simulator's checks; they bypass faults.
 
+// PruneHistory implements store.HistoryRetention.
+func (s *Store) PruneHistory(_ context.Context, before time.Time) (int, error) {
+	if err := s.op(); err != nil {
+		return 0, err
+	}
+	n := len(s.history)
+	s.history = slices.DeleteFunc(s.history, func(r store.HistoryRow) bool { return r.At.Before(before) })
+	return n - len(s.history), nil
+}
+
 // Claims returns a copy of all claims, sorted by file.
 func (s *Store) Claims() []store.Claim {
 	out := make([]store.Claim, 0, len(s.claims))
