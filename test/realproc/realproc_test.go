@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -393,30 +394,42 @@ func TestCrashLoopFailedSurvivesRestartUntilReset(t *testing.T) {
 	}
 }
 
-// SIGKILL of the main process: every worker finishes its current job,
-// completes its claim, exits 0, and no process is left behind.
-func TestMainProcessKilled(t *testing.T) {
+// killMainMidJob runs a drill with two workers (lease_ttl 3 s) over library
+// and SIGKILLs its main process 1.5 s in, when both workers are mid-job. It
+// returns the store, the trace and the time of the kill. With a non-nil
+// stderr (a pipe the workers inherit) it returns only once the orphaned
+// workers have exited too; with nil they may still run.
+func killMainMidJob(t *testing.T, library string, stderr io.Writer) (db, trace string, killedAt time.Time) {
+	t.Helper()
 	dir := t.TempDir()
-	db, trace := filepath.Join(dir, "nomarr.db"), filepath.Join(dir, "trace.jsonl")
-	file := filepath.Join(dir, "long-jobs.yaml")
+	db, trace = filepath.Join(dir, "nomarr.db"), filepath.Join(dir, "trace.jsonl")
+	file := filepath.Join(dir, "main-killed.yaml")
 	body := `name: real-main-killed
-duration: 30s
+duration: 60s
 config: {workers: 2, frame_interval: 200ms, stale_after: 1s, hang_after: 3s, check_interval: 100ms, lease_ttl: 3s, cleanup_period: 1s, idle_poll_min: 100ms, idle_poll_max: 500ms}
-library: {files: 20, job_time: 2s, model_load: 200ms}
-`
+library: ` + library + "\n"
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
 	cmd := exec.Command(binary, "drill", file, "--db", "sqlite:"+db, "--trace", trace)
-	cmd.Stderr = &stderr
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond) // both workers are mid-job
-	killedAt := time.Now()
+	killedAt = time.Now()
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
+	return db, trace, killedAt
+}
+
+// SIGKILL of the main process: every worker finishes its current job,
+// completes its claim, exits 0, and no process is left behind.
+func TestMainProcessKilled(t *testing.T) {
+	var stderr bytes.Buffer
+	db, trace, killedAt := killMainMidJob(t, "{files: 20, job_time: 2s, model_load: 200ms}", &stderr)
 	var pids []int
 	for _, e := range readTrace(t, trace) {
 		if e.Event.Event == "spawn" {
@@ -467,25 +480,9 @@ library: {files: 20, job_time: 2s, model_load: 200ms}
 // both claims are live and a cleanup (as another instance's would) deletes
 // neither; then the workers complete their files and exit.
 func TestOrphanKeepsLease(t *testing.T) {
-	dir := t.TempDir()
-	db, trace := filepath.Join(dir, "nomarr.db"), filepath.Join(dir, "trace.jsonl")
-	file := filepath.Join(dir, "orphans.yaml")
-	body := `name: real-orphan-lease
-duration: 60s
-config: {workers: 2, frame_interval: 200ms, stale_after: 1s, hang_after: 3s, check_interval: 100ms, lease_ttl: 3s, cleanup_period: 1s, idle_poll_min: 100ms, idle_poll_max: 500ms}
-library: {files: 4, job_time: 8s, model_load: 200ms}
-`
-	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(binary, "drill", file, "--db", "sqlite:"+db, "--trace", trace)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond) // both workers are mid-job
-	killedAt := time.Now()
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	// No stderr capture: cmd.Wait would wait for the orphans, which
+	// inherit the pipe.
+	db, _, killedAt := killMainMidJob(t, "{files: 4, job_time: 8s, model_load: 200ms}", nil)
 	ctx := context.Background()
 	st, err := sqlite.Open(db)
 	if err != nil {
