@@ -6,8 +6,8 @@ import (
 	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
 )
 
-// The backbone is rewritten at load time into two graphs that compute the
-// same function with less work on the CPU (the model file itself, and so
+// The backbone is rewritten at load time into graphs that compute the same
+// function with less work on the CPU (the model file itself, and so
 // nom_version, is untouched):
 //
 //   - foldGatherConv turns the exporter's im2col form of one temporal
@@ -16,15 +16,17 @@ import (
 //     into the Conv it is;
 //   - poolBeforeNorm moves each BatchNormalization (and Relu) that feeds a
 //     MaxPool after it, exactly (see there), so they work on the pooled
-//     values instead of the whole feature map;
+//     values instead of the whole feature map, and pads the Conv to ONNX
+//     Runtime's NCHWc channel block so pooling reads its blocked layout;
 //   - fullWidthToConv1D turns the mid-end's convolutions, written as 2-D
 //     convolutions of a one-channel image with a kernel as wide as the
 //     image, into the 1-D convolutions over channels they are;
 //   - splitFrontEnd cuts the "timbral" branches (Conv with a short kernel
 //     over time → per-frame ops → Squeeze: each output frame depends only on
 //     the input frames within the kernel's reach) into a front graph whose
-//     time axis is free, so that Predict computes them once per frame of the
-//     track instead of once per patch (patches overlap by half).
+//     time axis is free (plus two variants padded on one side only, for
+//     patch edges), so that Predict computes them once per frame of the
+//     track instead of once per patch (patches overlap by half; split.go).
 //
 // Each step checks the exact pattern it needs and leaves the graph unchanged
 // when it is not there; splitFrontEnd reports whether it found the branches.
@@ -43,8 +45,8 @@ type frontEnd struct {
 	// outputs and the rest graph's inputs besides the patches.
 	outputs  []string
 	channels []int64
-	// reach is the largest number of frames an output frame looks at on
-	// either side (the kernels' half-width in time).
+	// reach is the number of frames an output frame looks at on either side
+	// (the kernels' half-width in time, the same for every branch).
 	reach int
 	// restInput is the patches' input name in the rest graph; restOutputs
 	// are its outputs, in the backbone's order.

@@ -108,13 +108,10 @@ func (s *split) destroy() {
 	if s == nil {
 		return
 	}
-	for _, x := range []*ort.DynamicAdvancedSession{s.front, s.startEdge, s.endEdge} {
+	for _, x := range []*ort.DynamicAdvancedSession{s.front, s.startEdge, s.endEdge, s.rest} {
 		if x != nil {
 			x.Destroy()
 		}
-	}
-	if s.rest != nil {
-		s.rest.Destroy()
 	}
 }
 
