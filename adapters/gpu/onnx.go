@@ -91,6 +91,9 @@ type Models struct {
 	// beforeRun, when set (tests), runs before each session Run and may
 	// fail it, to simulate a provider failure.
 	beforeRun func(provider string) error
+	// afterRewrite, when set (tests), may change the split backbone before
+	// its sessions open, to simulate a rewrite ONNX Runtime refuses.
+	afterRewrite func(sp *frontEnd)
 }
 
 var _ worker.Models = (*Models)(nil)

@@ -55,19 +55,28 @@ func (m *Models) openBackbone(opts *ort.SessionOptions) error {
 		return err
 	}
 	if !m.cfg.PlainGraph {
+		// A rewritten graph that ONNX Runtime refuses falls back to the
+		// graph as exported (whose failure, on CUDA, is the provider's).
 		whole, sp, err := rewriteBackbone(data)
 		switch {
 		case err != nil:
 			m.cfg.Logger.Warn("gpu: backbone rewrite failed; running it as exported", "err", err)
 		case sp != nil && sp.reach*2 <= PatchHop:
-			s, err := openSplit(sp, names, opts)
-			if err != nil {
-				return fmt.Errorf("gpu: open session for %s: %w", filepath.Join(dir, name), err)
+			if m.afterRewrite != nil {
+				m.afterRewrite(sp)
 			}
-			m.split = s
-			return nil
+			s, err := openSplit(sp, names, opts)
+			if err == nil {
+				m.split = s
+				return nil
+			}
+			m.cfg.Logger.Warn("gpu: the split backbone does not open; running it as exported", "err", err)
 		default:
-			data = whole
+			if names.s, err = ort.NewDynamicAdvancedSessionWithONNXData(whole, []string{names.input}, names.outputs, opts); err == nil {
+				m.backbone = names
+				return nil
+			}
+			m.cfg.Logger.Warn("gpu: the rewritten backbone does not open; running it as exported", "err", err)
 		}
 	}
 	names.s, err = ort.NewDynamicAdvancedSessionWithONNXData(data, []string{names.input}, names.outputs, opts)

@@ -3,8 +3,11 @@
 package gpu
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/nomarr/nomarr/core/tags"
@@ -118,5 +121,37 @@ func TestSplitEdgeFrameMatters(t *testing.T) {
 		if changed := p == 1 || p == 2; changed != (d > 0) {
 			t.Errorf("patch %d: max change %.3g; want a change: %v", p, d, changed)
 		}
+	}
+}
+
+// A split backbone that ONNX Runtime refuses to open falls back, with a
+// warning, to the backbone as exported; scores are unchanged.
+func TestSplitRefusedFallsBack(t *testing.T) {
+	var logs strings.Builder
+	cfg := testConfig(t)
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	m := New(cfg)
+	m.afterRewrite = func(sp *frontEnd) { sp.rest.Graph.Nodes = sp.rest.Graph.Nodes[1:] } // a dangling value
+	if err := m.Load(context.Background()); err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	t.Cleanup(m.Unload)
+	if m.split != nil || m.backbone == nil || !strings.Contains(logs.String(), "running it as exported") {
+		t.Fatalf("split %v, backbone %v; logs:\n%s", m.split != nil, m.backbone != nil, logs.String())
+	}
+	plainCfg := testConfig(t)
+	plainCfg.PlainGraph = true
+	plain := loaded(t, plainCfg)
+	patches := trackPatches(3, 11)
+	want, err := plain.Predict(patches, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Predict(patches, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := predDiff(t, got, want); d != 0 {
+		t.Fatalf("fallback differs from the plain backbone by %g", d)
 	}
 }
