@@ -260,6 +260,12 @@ func (c Config) Validate() error {
 			return fmt.Errorf("config: %s must be at least %s, got %s", p.key, MinInterval, p.d)
 		}
 	}
+	// An orphaned worker renews its lease on its frame ticker once lease_ttl/3
+	// has passed (worker.KeepLease): the renewal lands before the lease ends
+	// when lease_ttl/3 + frame_interval < lease_ttl.
+	if 3*c.FrameInterval >= 2*c.LeaseTTL {
+		return fmt.Errorf("config: lease_ttl (%s) must exceed 1.5 × frame_interval (%s): a worker whose main process died renews its own lease between frames", c.LeaseTTL, c.FrameInterval)
+	}
 	if c.HistoryRetention < 0 || (c.HistoryRetention > 0 && c.HistoryRetention < c.HistoryInterval) {
 		return fmt.Errorf("config: history_retention must be 0 (keep forever) or at least history_interval (%s), got %s", c.HistoryInterval, c.HistoryRetention)
 	}

@@ -33,6 +33,22 @@ func TestValidateNamesTheKey(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "workers") {
 		t.Errorf("got %v", err)
 	}
+	c = Defaults() // frame_interval 5 s: an orphan's renewal could come after a 7 s lease ended
+	c.LeaseTTL = 7 * time.Second
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "lease_ttl") {
+		t.Errorf("lease_ttl 7s with frame_interval 5s: got %v", err)
+	}
+	c.LeaseTTL = 8 * time.Second
+	if err := c.Validate(); err != nil {
+		t.Errorf("lease_ttl 8s with frame_interval 5s: %v", err)
+	}
+	for _, bad := range []time.Duration{-time.Hour, time.Second} { // negative; shorter than history_interval
+		c = Defaults()
+		c.HistoryRetention = bad
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "history_retention") {
+			t.Errorf("history_retention %s: got %v", bad, err)
+		}
+	}
 }
 
 func TestValuesRoundTrip(t *testing.T) {
