@@ -95,7 +95,7 @@ func openSplit(sp *frontEnd, names *session, opts *ort.SessionOptions) (*split, 
 		dst   **ort.DynamicAdvancedSession
 		model *onnxgraph.Model
 	}{{&s.front, sp.front}, {&s.startEdge, sp.startEdge}, {&s.endEdge, sp.endEdge}} {
-		if *f.dst, err = ort.NewDynamicAdvancedSessionWithONNXData(f.model.Marshal(), []string{sp.frontInput}, sp.outputs, opts); err != nil {
+		if *f.dst, err = openFront(sp, f.model, opts); err != nil {
 			s.destroy()
 			return nil, fmt.Errorf("front end: %w", err)
 		}
@@ -111,6 +111,11 @@ func openSplit(sp *frontEnd, names *session, opts *ort.SessionOptions) (*split, 
 	s.endOut = make([][]float32, len(sp.outputs))
 	s.held = make([][]float32, len(sp.outputs))
 	return s, nil
+}
+
+// openFront opens a session over one of the front-end graphs of sp.
+func openFront(sp *frontEnd, model *onnxgraph.Model, opts *ort.SessionOptions) (*ort.DynamicAdvancedSession, error) {
+	return ort.NewDynamicAdvancedSessionWithONNXData(model.Marshal(), []string{sp.frontInput}, sp.outputs, opts)
 }
 
 func (s *split) destroy() {

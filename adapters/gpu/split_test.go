@@ -26,7 +26,7 @@ func trackPatches(n int, seed uint64) []float32 {
 	return out
 }
 
-func predDiff(t *testing.T, a, b tags.Predictions) float64 {
+func predDiff(t testing.TB, a, b tags.Predictions) float64 {
 	t.Helper()
 	d := 0.0
 	cmp := func(x, y [][]float32) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -19,8 +20,10 @@ const (
 	tensorRawData   = 9
 	tensorLocation  = 14
 
-	// DataTypeFloat and DataTypeInt64 are TensorProto.DataType values.
+	// DataTypeFloat and the others are TensorProto.DataType values.
 	DataTypeFloat = 1
+	DataTypeUint8 = 2
+	DataTypeInt8  = 3
 	DataTypeInt32 = 6
 	DataTypeInt64 = 7
 )
@@ -181,13 +184,29 @@ func Int64Tensor(name string, dims []int64, vals []int64) *Tensor {
 	return newTensor(name, dims, DataTypeInt64, data)
 }
 
+// Int8Tensor is a new INT8 initializer; Uint8Tensor a new UINT8 one.
+func Int8Tensor(name string, dims []int64, vals []int8) *Tensor {
+	data := make([]byte, len(vals))
+	for i, v := range vals {
+		data[i] = byte(v)
+	}
+	return newTensor(name, dims, DataTypeInt8, data)
+}
+
+// Uint8Tensor is a new UINT8 initializer (values in raw_data).
+func Uint8Tensor(name string, dims []int64, vals []uint8) *Tensor {
+	return newTensor(name, dims, DataTypeUint8, slices.Clone(vals))
+}
+
 func newTensor(name string, dims []int64, dtype int32, data []byte) *Tensor {
 	var b []byte
 	var packed []byte
 	for _, d := range dims {
 		packed = protowire.AppendVarint(packed, uint64(d))
 	}
-	b = appendMessage(b, tensorDims, packed)
+	if len(dims) > 0 { // a scalar has no dims
+		b = appendMessage(b, tensorDims, packed)
+	}
 	b = protowire.AppendTag(b, tensorDataType, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(dtype))
 	b = appendString(b, tensorName, name)

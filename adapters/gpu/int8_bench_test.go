@@ -1,0 +1,170 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/nomarr/nomarr/adapters/audio"
+	"github.com/nomarr/nomarr/adapters/features"
+	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
+)
+
+// BenchmarkInt8FrontEnd is the measurement behind not using int8: the two
+// front-end convolutions (90 % of the front end's time) quantized the way
+// ONNX Runtime's QDQ format does — a uint8 input over the whole range of
+// normalized log-mel values, per-channel symmetric int8 weights — against
+// the float graph, on the patches of 12 s of generated audio (a chord over
+// noise). It reports patches/s of both and the largest change of a
+// prediction (limit: 1e-3 against the reference pipeline).
+func BenchmarkInt8FrontEnd(b *testing.B) {
+	patches, n := benchAudioPatches(b)
+	cfg := testConfig(b)
+	cfg.BatchSize, cfg.CPUArena = 8, true
+	float := loaded(b, cfg)
+	want, err := float.Predict(patches, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := loaded(b, cfg)
+	if q.split == nil {
+		b.Fatal("backbone not split")
+	}
+	// The input normalization of the backbone maps log-mel values in
+	// [0, 6] (louder than any test audio) into [lo, hi].
+	lo, hi := inputNorm(b, q.split.sp, 0), inputNorm(b, q.split.sp, 6)
+	quantizeConvs(b, q.split.sp.front, lo, hi)
+	opts, err := q.sessionOptions(ProviderCPU)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer opts.Destroy()
+	q.split.front.Destroy()
+	q.split.front, err = openFront(q.split.sp, q.split.sp.front, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	got, err := q.Predict(patches, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := predDiff(b, got, want)
+	for _, v := range []struct {
+		name string
+		m    *Models
+	}{{"float", float}, {"int8", q}} {
+		b.Run(v.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := v.m.Predict(patches, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "patches/s")
+			if v.name == "int8" {
+				b.ReportMetric(d, "max-Δpred")
+			}
+		})
+	}
+}
+
+// benchAudioPatches decodes 12 s of a chord over noise made by ffmpeg and
+// returns its patches.
+func benchAudioPatches(b *testing.B) ([]float32, int) {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "chord-noise.wav")
+	out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i",
+		"sine=f=220:d=12,volume=0.3[a];sine=f=277:d=12,volume=0.3[b];sine=f=330:d=12,volume=0.3[c];anoisesrc=d=12:a=0.05[d];[a][b][c][d]amix=inputs=4",
+		"-ar", "44100", path).CombinedOutput()
+	if err != nil {
+		b.Fatalf("ffmpeg: %v\n%s", err, out)
+	}
+	samples, err := audio.Decode(context.Background(), path, audio.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	patches, n := features.NewExtractor().AppendPatches(nil, samples)
+	return patches, n
+}
+
+// inputNorm is the backbone's input BatchNormalization applied to v.
+func inputNorm(b *testing.B, sp *frontEnd, v float32) float32 {
+	b.Helper()
+	for _, n := range sp.front.Graph.Nodes {
+		if n.OpType != "BatchNormalization" || !readsInputOnly(sp.front.Graph, n.Inputs[0], sp.frontInput) {
+			continue
+		}
+		p := make([]float32, 4)
+		for i := range p {
+			f := floats(sp.front.Graph, n.Inputs[i+1])
+			if len(f) != 1 {
+				b.Fatalf("input normalization parameter %d has %d values", i, len(f))
+			}
+			p[i] = f[0]
+		}
+		eps, ok := n.Attr("epsilon").Float()
+		if !ok {
+			eps = 1e-5
+		}
+		gamma, beta, mean, variance := p[0], p[1], p[2], p[3]
+		return (v-mean)/float32(math.Sqrt(float64(variance+eps)))*gamma + beta
+	}
+	b.Fatal("no input normalization in the front end")
+	return 0
+}
+
+// quantizeConvs puts every Conv of m behind QuantizeLinear/DequantizeLinear
+// on its input (uint8 over [lo, hi]) and gives it DequantizeLinear(int8
+// weights, one scale per output channel).
+func quantizeConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32) {
+	b.Helper()
+	g := m.Graph
+	for _, conv := range slices.Clone(g.Nodes) {
+		if conv.OpType != "Conv" {
+			continue
+		}
+		wt := g.Initializer(conv.Inputs[1])
+		w := floats(g, conv.Inputs[1])
+		out := int(wt.Dims[0])
+		per := len(w) / out
+		wq := make([]int8, len(w))
+		scales := make([]float32, out)
+		for c := range out {
+			m := float32(0)
+			for _, v := range w[c*per : (c+1)*per] {
+				m = max(m, float32(math.Abs(float64(v))))
+			}
+			scales[c] = max(m, 1e-12) / 127 // a zero (padding) filter stays zero
+			for i := c * per; i < (c+1)*per; i++ {
+				wq[i] = int8(math.Round(float64(w[i] / scales[c])))
+			}
+		}
+		xs := (hi - lo) / 255
+		name := conv.Name
+		g.Initializers = append(g.Initializers,
+			onnxgraph.Int8Tensor(name+"/wq", wt.Dims, wq),
+			onnxgraph.FloatTensor(name+"/ws", []int64{int64(out)}, scales),
+			onnxgraph.Int8Tensor(name+"/wzp", []int64{int64(out)}, make([]int8, out)),
+			onnxgraph.FloatTensor(name+"/xs", nil, []float32{xs}),
+			onnxgraph.Uint8Tensor(name+"/xzp", nil, []uint8{uint8(math.Round(float64(-lo / xs)))}))
+		nodes := []*onnxgraph.Node{
+			{Inputs: []string{conv.Inputs[0], name + "/xs", name + "/xzp"}, Outputs: []string{name + "/xq"},
+				Name: name + "/quantize", OpType: "QuantizeLinear"},
+			{Inputs: []string{name + "/xq", name + "/xs", name + "/xzp"}, Outputs: []string{name + "/xdq"},
+				Name: name + "/dequantize", OpType: "DequantizeLinear"},
+			{Inputs: []string{name + "/wq", name + "/ws", name + "/wzp"}, Outputs: []string{name + "/wdq"},
+				Name: name + "/dequantize_w", OpType: "DequantizeLinear", Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("axis", 0)}},
+		}
+		conv.Inputs[0], conv.Inputs[1] = name+"/xdq", name+"/wdq"
+		g.Nodes = slices.Insert(g.Nodes, slices.Index(g.Nodes, conv), nodes...)
+	}
+	g.Prune()
+	if _, err := onnxgraph.Parse(m.Marshal()); err != nil {
+		b.Fatal(fmt.Errorf("quantized front end: %w", err))
+	}
+}
