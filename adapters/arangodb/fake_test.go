@@ -603,15 +603,8 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		return nil, nil
 	},
 	qPruneHistory: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
-		hs := slices.Collect(maps.Values(f.colls[colHistory]))
-		slices.SortFunc(hs, func(x, y doc) int {
-			if d := num(x["at_ms"]) - num(y["at_ms"]); d != 0 {
-				return map[bool]int{true: 1, false: -1}[d > 0]
-			}
-			return strings.Compare(str(x["_key"]), str(y["_key"]))
-		})
 		var out []any
-		for _, h := range hs {
+		for _, h := range f.historyOldestFirst() {
 			if len(out) == int(num(b["limit"])) || num(h["at_ms"]) >= num(b["before"]) {
 				break
 			}
@@ -621,13 +614,8 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		return out, nil
 	},
 	qRecentHistory: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
-		hs := slices.Collect(maps.Values(f.colls[colHistory]))
-		slices.SortFunc(hs, func(x, y doc) int {
-			if d := num(y["at_ms"]) - num(x["at_ms"]); d != 0 {
-				return map[bool]int{true: 1, false: -1}[d > 0]
-			}
-			return strings.Compare(str(y["_key"]), str(x["_key"]))
-		})
+		hs := f.historyOldestFirst()
+		slices.Reverse(hs)
 		var out []any
 		for _, h := range hs[:min(len(hs), int(num(b["limit"])))] {
 			out = append(out, h)
@@ -659,4 +647,16 @@ func (f *fakeServer) discover(b map[string]any, limit int) []any {
 		out = append(out, with(fd, "_id", colFiles+"/"+k, "_rev", "_r"))
 	}
 	return out
+}
+
+// historyOldestFirst returns the health_history documents by (at_ms, _key).
+func (f *fakeServer) historyOldestFirst() []doc {
+	hs := slices.Collect(maps.Values(f.colls[colHistory]))
+	slices.SortFunc(hs, func(x, y doc) int {
+		if d := num(x["at_ms"]) - num(y["at_ms"]); d != 0 {
+			return map[bool]int{true: 1, false: -1}[d > 0]
+		}
+		return strings.Compare(str(x["_key"]), str(y["_key"]))
+	})
+	return hs
 }

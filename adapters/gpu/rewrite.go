@@ -388,16 +388,7 @@ func splitFrontEnd(m *onnxgraph.Model, frames int64) (*frontEnd, error) {
 			!slices.Equal(pads, []int64{ks[0] / 2, 0, ks[0] / 2, 0}) || wt.Dims[1] != 1 {
 			continue
 		}
-		if a := conv.Attr("auto_pad"); a != nil && len(a.Ints()) > 0 {
-			continue
-		}
-		if s := conv.Attr("strides").Ints(); s != nil && !slices.Equal(s, []int64{1, 1}) {
-			continue
-		}
-		if d := conv.Attr("dilations").Ints(); d != nil && !slices.Equal(d, []int64{1, 1}) {
-			continue
-		}
-		if grp, ok := conv.Attr("group").Int(); ok && grp != 1 {
+		if !plainConv2D(conv) {
 			continue
 		}
 		// Every branch has the same reach (the edge graphs pad them alike).
@@ -518,6 +509,22 @@ func splitFrontEnd(m *onnxgraph.Model, frames int64) (*frontEnd, error) {
 	r := int64(sp.reach)
 	sp.startEdge, sp.endEdge = edge(r, 0), edge(0, r)
 	return sp, nil
+}
+
+// plainConv2D reports whether a 2-D Conv has explicit pads (no auto_pad),
+// stride and dilation 1 and one group: the form every rewrite here assumes.
+func plainConv2D(conv *onnxgraph.Node) bool {
+	if a := conv.Attr("auto_pad"); a != nil && len(a.Ints()) > 0 {
+		return false
+	}
+	if s := conv.Attr("strides").Ints(); s != nil && !slices.Equal(s, []int64{1, 1}) {
+		return false
+	}
+	if d := conv.Attr("dilations").Ints(); d != nil && !slices.Equal(d, []int64{1, 1}) {
+		return false
+	}
+	grp, ok := conv.Attr("group").Int()
+	return !ok || grp == 1
 }
 
 // readsInputOnly reports whether value is computed from the graph input

@@ -33,16 +33,7 @@ func fullWidthToConv1D(g *onnxgraph.Graph) int {
 			pads[1] != 0 || pads[3] != 0 || int64(len(bias)) != wt.Dims[0] || ks[0] != wt.Dims[2] || ks[1] != wt.Dims[3] {
 			continue
 		}
-		if a := conv.Attr("auto_pad"); a != nil && len(a.Ints()) > 0 {
-			continue
-		}
-		if s := conv.Attr("strides").Ints(); s != nil && !slices.Equal(s, []int64{1, 1}) {
-			continue
-		}
-		if d := conv.Attr("dilations").Ints(); d != nil && !slices.Equal(d, []int64{1, 1}) {
-			continue
-		}
-		if grp, ok := conv.Attr("group").Int(); ok && grp != 1 {
+		if !plainConv2D(conv) {
 			continue
 		}
 		reshape := g.Producer(conv.Inputs[0])
