@@ -55,9 +55,9 @@ type frontEnd struct {
 }
 
 // rewriteBackbone parses the backbone, applies the exact rewrites and splits
-// it. split is nil when the front-end branches were not found (the rewritten
-// whole graph is returned as whole then).
-func rewriteBackbone(data []byte) (whole []byte, split *frontEnd, err error) {
+// it. split is nil when the front-end branches were not found; whole is the
+// rewritten graph before the split (serialized only when it is used).
+func rewriteBackbone(data []byte) (whole *onnxgraph.Model, split *frontEnd, err error) {
 	m, err := onnxgraph.Parse(data)
 	if err != nil {
 		return nil, nil, err
@@ -67,12 +67,11 @@ func rewriteBackbone(data []byte) (whole []byte, split *frontEnd, err error) {
 	poolBeforeNorm(g)
 	fullWidthToConv1D(g)
 	g.DropValueInfo()
-	whole = m.Marshal()
 	split, err = splitFrontEnd(m, PatchFrames)
 	if err != nil {
 		return nil, nil, err
 	}
-	return whole, split, nil
+	return m, split, nil
 }
 
 // single returns the only consumer of value, or nil when it has none, more

@@ -72,7 +72,7 @@ func (m *Models) openBackbone(opts *ort.SessionOptions) error {
 			}
 			m.cfg.Logger.Warn("gpu: the split backbone does not open; running it as exported", "err", err)
 		default:
-			if names.s, err = ort.NewDynamicAdvancedSessionWithONNXData(whole, []string{names.input}, names.outputs, opts); err == nil {
+			if names.s, err = ort.NewDynamicAdvancedSessionWithONNXData(whole.Marshal(), []string{names.input}, names.outputs, opts); err == nil {
 				m.backbone = names
 				return nil
 			}
