@@ -99,7 +99,7 @@ type Config struct {
 	BatchSize int
 	// CPUArena keeps ONNX Runtime's CPU memory arena: the intermediates of a
 	// Run are reused by the next instead of going back to the allocator —
-	// ≈ 30 % faster on the CPU, at the price of holding the largest Run's
+	// 10–30 % faster on the CPU (BenchmarkPredict), at the price of holding the largest Run's
 	// memory while the models are loaded (≈ 80 MiB more at batch 8, several
 	// hundred at 64). Config key ort_cpu_arena (default true).
 	CPUArena bool
