@@ -14,6 +14,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/audio"
 	"github.com/nomarr/nomarr/adapters/features"
 	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
+	"github.com/nomarr/nomarr/core/tags"
 )
 
 // BenchmarkInt8FrontEnd is the measurement behind not using int8: the two
@@ -167,4 +168,98 @@ func quantizeConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32) {
 	if _, err := onnxgraph.Parse(m.Marshal()); err != nil {
 		b.Fatal(fmt.Errorf("quantized front end: %w", err))
 	}
+}
+
+// BenchmarkBF16Convolutions is the measurement behind not using bfloat16
+// (the format of this CPU generation's matrix units, AMX, which ONNX
+// Runtime's CPU kernels do not use for a float model on x86): every
+// convolution's weights and inputs rounded to bfloat16, products summed in
+// float32 — what such a kernel computes — emulated in float32 graphs. It
+// reports the largest change of a prediction against the float graph for
+// the front end alone and for every convolution of the backbone (limit:
+// 1e-3 against the reference pipeline); ns/op is the emulation's, not a
+// bfloat16 kernel's.
+func BenchmarkBF16Convolutions(b *testing.B) {
+	patches, n := benchAudioPatches(b)
+	cfg := testConfig(b)
+	cfg.BatchSize, cfg.CPUArena = 8, true
+	want, err := loaded(b, cfg).Predict(patches, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range []struct {
+		name string
+		rest bool
+	}{{"front-end", false}, {"all", true}} {
+		b.Run(v.name, func(b *testing.B) {
+			m := loaded(b, cfg)
+			if m.split == nil {
+				b.Fatal("backbone not split")
+			}
+			sp := m.split.sp
+			for _, g := range []*onnxgraph.Model{sp.front, sp.startEdge, sp.endEdge} {
+				bf16Convs(b, g)
+			}
+			if v.rest {
+				bf16Convs(b, sp.rest)
+			}
+			opts, err := m.sessionOptions(ProviderCPU)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer opts.Destroy()
+			names := m.split.names
+			m.split.destroy()
+			if m.split, err = openSplit(sp, names, opts); err != nil {
+				b.Fatal(err)
+			}
+			var got tags.Predictions
+			for b.Loop() {
+				if got, err = m.Predict(patches, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(predDiff(b, got, want), "max-Δpred")
+		})
+	}
+}
+
+// bf16Convs rounds every Conv's weights of m to bfloat16 and puts its input
+// through a Cast to bfloat16 and back.
+func bf16Convs(b *testing.B, m *onnxgraph.Model) {
+	b.Helper()
+	g := m.Graph
+	rounded := map[string]string{} // input → its rounded value
+	for _, conv := range slices.Clone(g.Nodes) {
+		if conv.OpType != "Conv" {
+			continue
+		}
+		wt := g.Initializer(conv.Inputs[1])
+		w := floats(g, conv.Inputs[1])
+		for i, v := range w {
+			w[i] = toBF16(v)
+		}
+		g.Initializers = append(g.Initializers, onnxgraph.FloatTensor(conv.Name+"/bf16_kernel", wt.Dims, w))
+		conv.Inputs[1] = conv.Name + "/bf16_kernel"
+		x := conv.Inputs[0]
+		if r, ok := rounded[x]; ok {
+			conv.Inputs[0] = r
+			continue
+		}
+		r := x + "/bf16"
+		g.Nodes = slices.Insert(g.Nodes, slices.Index(g.Nodes, conv),
+			&onnxgraph.Node{Inputs: []string{x}, Outputs: []string{r + "/cast"}, Name: r + "/cast", OpType: "Cast",
+				Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("to", 16)}}, // BFLOAT16
+			&onnxgraph.Node{Inputs: []string{r + "/cast"}, Outputs: []string{r}, Name: r, OpType: "Cast",
+				Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("to", 1)}}) // FLOAT
+		rounded[x], conv.Inputs[0] = r, r
+	}
+	g.Prune()
+}
+
+// toBF16 rounds v to the nearest bfloat16 (ties to even), as float32.
+func toBF16(v float32) float32 {
+	u := math.Float32bits(v)
+	u += 0x7fff + (u>>16)&1
+	return math.Float32frombits(u &^ 0xffff)
 }
