@@ -238,8 +238,100 @@ func compare(t *testing.T, sc *sim.Scenario, simTrace, realTrace []sim.Rec) time
 	}
 	statuses := compareStatuses(t, simTrace, realTrace, "simulated", "real", limit) +
 		compareStatuses(t, realTrace, simTrace, "real", "simulated", limit)
-	t.Logf("%d key events match (largest real-vs-simulated difference %s); %d stable statuses agree", n, worst, statuses)
+	transitions, d := compareSequences(t, simTrace, realTrace, limit)
+	worst = max(worst, d)
+	t.Logf("%d key events match (largest real-vs-simulated difference %s); %d stable statuses and %d status changes agree",
+		n, worst, statuses, transitions)
 	return worst
+}
+
+// skippable is the status that may be seen in one world and not in the
+// other however long it lasts there: how long a worker stays `pending`
+// depends on how fast a process starts and sends its first frame, which the
+// simulator models as a constant (a respawned real worker can be healthy
+// before the monitor's next poll, or pending for half a second).
+const skippable = "pending"
+
+// statusSequence returns comp's statuses before limit, without skippable
+// and with repeats merged: [time, status] in order.
+func statusSequence(trace []sim.Rec, limit int64) map[string][]sim.Rec {
+	out := map[string][]sim.Rec{}
+	for _, r := range trace {
+		if r.TMs >= limit {
+			break
+		}
+		if r.Event.Event != "status" || r.Event.To == skippable {
+			continue
+		}
+		seq := out[r.Event.Component]
+		if len(seq) > 0 && seq[len(seq)-1].Event.To == r.Event.To {
+			continue
+		}
+		out[r.Event.Component] = append(seq, r)
+	}
+	return out
+}
+
+// compareSequences requires every component to go through the same
+// statuses in the same order in both worlds — short ones included, which
+// compareStatuses does not see — each change within tolerance of its twin,
+// `pending` aside (skippable). A change in the last tolerance before limit
+// may be in one trace only. It returns how many changes matched and the
+// largest time difference.
+func compareSequences(t *testing.T, simTrace, realTrace []sim.Rec, limit int64) (int, time.Duration) {
+	t.Helper()
+	n, worst, problems := sequenceMismatches(simTrace, realTrace, limit)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	return n, worst
+}
+
+// sequenceMismatches is compareSequences' check: matched changes, the
+// largest time difference and what differs.
+func sequenceMismatches(simTrace, realTrace []sim.Rec, limit int64) (int, time.Duration, []string) {
+	s, r := statusSequence(simTrace, limit), statusSequence(realTrace, limit)
+	edge := limit - tolerance.Milliseconds()
+	var worst time.Duration
+	var problems []string
+	n := 0
+	for _, comp := range unionKeys(s, r) {
+		ss, rs := s[comp], r[comp]
+		for i := 0; i < len(ss) || i < len(rs); i++ {
+			if i >= len(ss) || i >= len(rs) {
+				extra := append(ss[min(i, len(ss)):], rs[min(i, len(rs)):]...)
+				if extra[0].TMs < edge {
+					problems = append(problems, fmt.Sprintf("%s: statuses differ from change %d on (pending aside):\nsimulated: %s\nreal:      %s",
+						comp, i, statusLines(ss), statusLines(rs)))
+				}
+				break
+			}
+			if ss[i].Event.To != rs[i].Event.To {
+				problems = append(problems, fmt.Sprintf("%s: statuses differ at change %d (pending aside):\nsimulated: %s\nreal:      %s",
+					comp, i, statusLines(ss), statusLines(rs)))
+				break
+			}
+			d := time.Duration(rs[i].TMs-ss[i].TMs) * time.Millisecond
+			if d < 0 {
+				d = -d
+			}
+			if d > tolerance {
+				problems = append(problems, fmt.Sprintf("%s: %s at %d ms real, %d ms simulated (more than %s apart)",
+					comp, ss[i].Event.To, rs[i].TMs, ss[i].TMs, tolerance))
+			}
+			worst = max(worst, d)
+			n++
+		}
+	}
+	return n, worst, problems
+}
+
+func statusLines(rs []sim.Rec) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "\n  %6d ms  %s", r.TMs, r.Event.To)
+	}
+	return b.String()
 }
 
 func byComponent(rs []sim.Rec) map[string][]sim.Rec {
