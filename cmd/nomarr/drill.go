@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -34,8 +35,8 @@ type drillSummary struct {
 // FILE`: it plays a scenario with real worker processes, the real store and
 // real signals, and writes the same JSONL trace as the simulator, so real and
 // simulated behaviour can be compared. Supported faults: crash (SIGKILL),
-// hang (SIGSTOP), stop, pause, resume, reset, main: die (SIGKILL of this
-// process; its workers remain).
+// hang (SIGSTOP), stop (SIGTERM to this process), pause, resume, reset,
+// main: die (SIGKILL of this process; its workers remain).
 func runDrill(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("drill", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -141,14 +142,17 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 	m.Spawner.Env = workerEnvironment(workerSpec{DB: *db, Config: values, Analyzer: "script:" + files[0],
 		StateDir: *stateDir, ModelLoad: sc.ModelLoad()})
 
+	// A stop fault is a SIGTERM to this process, handled as `nomarr serve`
+	// handles it: the context that Run watches ends.
+	sigCtx, cancel := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer cancel()
 	stop := make(chan struct{})
-	var stopOnce sync.Once
 	for _, f := range sc.Faults {
 		f := f
-		time.AfterFunc(f.At.D(), func() { drillFault(m, f, sink, func() { stopOnce.Do(func() { close(stop) }) }) })
+		time.AfterFunc(f.At.D(), func() { drillFault(m, f, sink) })
 	}
-	time.AfterFunc(sc.Duration.D(), func() { stopOnce.Do(func() { close(stop) }) })
-	if err := m.Run(ctx, stop); err != nil {
+	time.AfterFunc(sc.Duration.D(), func() { close(stop) })
+	if err := m.Run(sigCtx, stop); err != nil {
 		fmt.Fprintln(stderr, "nomarr drill:", err)
 		return 1
 	}
@@ -187,7 +191,7 @@ func mustFiles(st store.Store, lib []store.File) []store.File {
 }
 
 // drillFault carries out one fault on the main loop.
-func drillFault(m *driver.Main, f sim.Fault, sink event.Sink, stop func()) {
+func drillFault(m *driver.Main, f sim.Fault, sink event.Sink) {
 	_ = m.Do(context.Background(), func(ctx context.Context, now time.Time) {
 		name, comp := "", ""
 		switch {
@@ -219,7 +223,7 @@ func drillFault(m *driver.Main, f sim.Fault, sink event.Sink, stop func()) {
 		case "reset":
 			_ = m.Node.Reset(ctx, comp, now)
 		case "stop":
-			stop()
+			_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		case "pause", "resume":
 			_ = m.Node.SetEnabled(ctx, name == "resume")
 		case "main":
