@@ -48,14 +48,20 @@ DATA_DIR ?= $(CURDIR)/.nomarr
 DEMO_DIR ?= $(DATA_DIR)/demo
 RUN_TARGET ?= $(if $(LIBRARY),run-library,run-demo)
 
-.PHONY: bench-pipeline deps test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library run-demo fmt-check
+.PHONY: bench-pipeline deps test-deps test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library run-demo fmt-check
 
-test: deps vet unit fuzz-smoke
+test: test-deps vet unit fuzz-smoke
 
 # System packages (ffmpeg, TagLib, sox, espeak-ng) and the ONNX Runtime
 # library; idempotent and quick when everything is there.
 deps:
 	scripts/deps.sh
+	@if [ -x scripts/fetch-ort.sh ]; then scripts/fetch-ort.sh; fi
+
+# deps, plus what only the tests use (qemu-user, for the simulator's
+# cross-machine determinism test).
+test-deps:
+	scripts/deps.sh --test
 	@if [ -x scripts/fetch-ort.sh ]; then scripts/fetch-ort.sh; fi
 
 vet:

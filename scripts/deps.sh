@@ -5,11 +5,21 @@
 #   pkg-config   locating TagLib for cgo
 #   sox          test-library generation (scripts/testaudio.sh)
 #   espeak-ng    speech for the test library
+# With --test (make test), also what only the tests use:
+#   qemu-user    runs the simulator's arm64 build (cross-machine determinism)
 # Packages already installed are skipped; `apt-get update` runs only when
 # something is missing. Needs root, or sudo when not root.
 set -euo pipefail
 
 PACKAGES=(ffmpeg libtag1-dev pkg-config sox espeak-ng)
+case "${1:-}" in
+--test) PACKAGES+=(qemu-user) ;;
+"") ;;
+*)
+	echo "usage: deps.sh [--test]" >&2
+	exit 2
+	;;
+esac
 
 installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
