@@ -278,6 +278,7 @@ func testQueryPlans(t *testing.T, s *Store) {
 	check("release worker", qRemoveWorkerClaims, map[string]any{"worker": "a"}, "nomarr_claims_worker", false)
 	check("history", qRecentHistory, map[string]any{"limit": 10}, "nomarr_history_at", false)
 	check("prune history", qPruneHistory, map[string]any{"before": int64(1), "limit": 10}, "nomarr_history_at", false)
+	check("list files", qListFiles, map[string]any{"after": "", "limit": 10}, "primary", true)
 }
 
 // BenchmarkClaimCycle measures the worker's store round: discover a batch,

@@ -404,6 +404,10 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 			k := str(d["_key"])
 			prev, ok := files[k]
 			if ok && num(prev["size"]) == num(d["size"]) && num(prev["mtime_ms"]) == num(d["mtime_ms"]) {
+				if prev["is_valid"] != d["is_valid"] {
+					files[k] = with(prev, "is_valid", d["is_valid"])
+					out = append(out, 1)
+				}
 				continue
 			}
 			if !ok {
@@ -414,6 +418,22 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 					"skip_until", 0.0, "crash_count", 0.0, "last_error", "", "checkpoint", "")
 			}
 			out = append(out, 1)
+		}
+		return out, nil
+	},
+	qListFiles: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		return f.list(b, int(num(b["limit"]))), nil
+	},
+	qListFilesAll: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		return f.list(b, -1), nil
+	},
+	qMarkMissing: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		var out []any
+		for _, k := range b["keys"].([]any) {
+			if fd, ok := f.colls[colFiles][str(k)]; ok && isTrue(fd["is_valid"]) {
+				f.colls[colFiles][str(k)] = with(fd, "is_valid", false)
+				out = append(out, 1)
+			}
 		}
 		return out, nil
 	},
@@ -645,6 +665,21 @@ func (f *fakeServer) discover(b map[string]any, limit int) []any {
 			break
 		}
 		out = append(out, with(fd, "_id", colFiles+"/"+k, "_rev", "_r"))
+	}
+	return out
+}
+
+// list is ListFiles: every file after the cursor, in key order.
+func (f *fakeServer) list(b map[string]any, limit int) []any {
+	var out []any
+	for _, k := range slices.Sorted(maps.Keys(f.colls[colFiles])) {
+		if k <= str(b["after"]) {
+			continue
+		}
+		if limit >= 0 && len(out) == limit {
+			break
+		}
+		out = append(out, with(f.colls[colFiles][k], "_id", colFiles+"/"+k, "_rev", "_r"))
 	}
 	return out
 }

@@ -405,6 +405,52 @@ func (s *Store) File(ctx context.Context, key string) (store.File, error) {
 	return docs[0].file(), nil
 }
 
+// ListFiles implements store.Inventory.
+func (s *Store) ListFiles(ctx context.Context, after string, limit int) ([]store.File, error) {
+	q, bind := qListFiles, map[string]any{"after": after, "limit": limit}
+	if limit <= 0 {
+		q = qListFilesAll
+		delete(bind, "limit")
+	}
+	var docs []fileDoc
+	err := s.read(ctx, func(ctx context.Context) error {
+		var err error
+		docs, err = queryAll[fileDoc](ctx, s.db, q, bind)
+		return err
+	})
+	if err != nil {
+		return nil, s.fail("list files", "", err)
+	}
+	out := make([]store.File, len(docs))
+	for i, d := range docs {
+		out[i] = d.file()
+	}
+	return out, nil
+}
+
+// MarkMissing implements store.Inventory in one query (one transaction).
+func (s *Store) MarkMissing(ctx context.Context, keys []string) (int, error) {
+	valid := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if validFileKey(k) { // no other key can name a file
+			valid = append(valid, k)
+		}
+	}
+	if len(valid) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.write(ctx, false, func(ctx context.Context) error {
+		rows, err := queryAll[int](ctx, s.db, qMarkMissing, map[string]any{"keys": valid})
+		n = len(rows)
+		return err
+	})
+	if err != nil {
+		return 0, s.fail("mark missing", fmt.Sprintf("(%d files)", len(keys)), err)
+	}
+	return n, nil
+}
+
 // Counts implements store.Library (one query, one snapshot; a scan of the
 // library, meant for status displays rather than hot paths).
 func (s *Store) Counts(ctx context.Context) (store.Counts, error) {

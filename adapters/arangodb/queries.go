@@ -13,19 +13,42 @@ import "strings"
 // scanner's keys are hex) it is also Go's byte order.
 
 // qUpsertFiles inserts new files and resets the tagging state of files
-// whose size or mtime changed; unchanged files are not written at all (no
-// new revision, no conflict with a concurrent completion). Reading
-// library_files in the subquery before the UPSERT writes it is allowed.
+// whose size or mtime changed; an unchanged file whose validity differs
+// (marked missing, now back) gets the new validity only; other unchanged
+// files are not written at all (no new revision, no conflict with a
+// concurrent completion). Reading library_files in the subquery before the
+// UPSERT writes it is allowed.
 const qUpsertFiles = `FOR d IN @docs
-  LET prev = FIRST(FOR p IN library_files FILTER p._key == d._key RETURN { size: p.size, mtime_ms: p.mtime_ms })
-  FILTER prev == null OR prev.size != d.size OR prev.mtime_ms != d.mtime_ms
+  LET prev = FIRST(FOR p IN library_files FILTER p._key == d._key
+    RETURN { size: p.size, mtime_ms: p.mtime_ms, is_valid: p.is_valid })
+  LET changed = prev != null AND (prev.size != d.size OR prev.mtime_ms != d.mtime_ms)
+  FILTER prev == null OR changed OR prev.is_valid != d.is_valid
   UPSERT { _key: d._key }
     INSERT d
-    UPDATE { path: d.path, size: d.size, mtime_ms: d.mtime_ms, is_valid: d.is_valid,
+    UPDATE changed ? { path: d.path, size: d.size, mtime_ms: d.mtime_ms, is_valid: d.is_valid,
              needs_tagging: true, tagged: false, failed: false, attempts: 0, next_retry_at: 0,
              skip_until: 0, crash_count: 0, last_error: "", checkpoint: "" }
+      : { is_valid: d.is_valid }
     IN library_files
   RETURN 1`
+
+// qListFiles: every file after the cursor, in key order (primary index).
+const qListFiles = `FOR f IN library_files
+  FILTER f._key > @after
+  SORT f._key
+  LIMIT @limit
+  RETURN f`
+
+// qListFilesAll is qListFiles without a limit.
+var qListFilesAll = strings.Replace(qListFiles, "\n  LIMIT @limit", "", 1)
+
+// qMarkMissing marks the valid files among @keys not valid, returning one
+// element per file changed (primary-index lookups).
+const qMarkMissing = `FOR k IN @keys
+  FOR f IN library_files
+    FILTER f._key == k AND f.is_valid == true
+    UPDATE f WITH { is_valid: false } IN library_files
+    RETURN 1`
 
 // qDiscover: eligible, unclaimed files after the cursor, in key order.
 //

@@ -153,6 +153,22 @@ func (s *Store) File(ctx context.Context, key string) (store.File, error) {
 	return st.File(ctx, key)
 }
 
+func (s *Store) ListFiles(ctx context.Context, after string, limit int) ([]store.File, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.ListFiles(ctx, after, limit)
+}
+
+func (s *Store) MarkMissing(ctx context.Context, keys []string) (int, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return st.MarkMissing(ctx, keys)
+}
+
 func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 	st, err := s.get(ctx)
 	if err != nil {

@@ -500,6 +500,59 @@ func (s *Store) PruneHistory(ctx context.Context, before time.Time) (int, error)
 	}
 }
 
+// ListFiles implements store.Inventory.
+func (s *Store) ListFiles(ctx context.Context, after string, limit int) ([]store.File, error) {
+	lim := int64(limit)
+	if limit <= 0 {
+		lim = -1
+	}
+	rows, err := s.rs[sListFiles].QueryContext(ctx, after, lim)
+	if err != nil {
+		return nil, s.fail("list files", "", err)
+	}
+	defer rows.Close()
+	var out []store.File
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, s.fail("list files", "", err)
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("list files", "", err)
+	}
+	return out, nil
+}
+
+// MarkMissing implements store.Inventory, in one transaction.
+func (s *Store) MarkMissing(ctx context.Context, keys []string) (int, error) {
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	var n int64
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		n = 0
+		st := tx.StmtContext(ctx, s.ws[sMarkMissing])
+		for _, k := range keys {
+			res, err := st.ExecContext(ctx, k)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			c, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			n += c
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, s.fail("mark missing", fmt.Sprintf("(%d files)", len(keys)), err)
+	}
+	return int(n), nil
+}
+
 // Tags returns the tags stored by the file's last completion (empty when it
 // was never completed). It is not part of the port (the contract suite's
 // storetest.TagReader).

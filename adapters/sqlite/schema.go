@@ -85,6 +85,10 @@ var schema = []string{
 	) WITHOUT ROWID`,
 }
 
+// changedFile: in an upsert, the stored file's size or mtime differs from
+// the scanned one.
+const changedFile = `(library_files.size <> excluded.size OR library_files.mtime_ms <> excluded.mtime_ms)`
+
 const fileCols = `key, path, size, mtime_ms, needs_tagging, is_valid, tagged, tagged_version,
 	last_tagged_at, attempts, next_retry_at, skip_until, crash_count, failed, last_error, checkpoint`
 
@@ -108,6 +112,7 @@ const (
 	sSaveRestart
 	sAppendHistory
 	sPruneHistory
+	sMarkMissing
 	// reads (query-only connections)
 	sDiscover
 	sFile
@@ -118,21 +123,34 @@ const (
 	sLoadRestart
 	sTags
 	sHistory
+	sListFiles
 	nStmts
 )
 
 var writeSQL = map[int]string{
 	// Insert a new file as given; a known file whose size or mtime changed
 	// needs tagging again and forgets its attempts, failure, retry/skip times,
-	// crash count, error and checkpoint. An unchanged file is not touched.
+	// crash count, error and checkpoint. An unchanged file whose validity
+	// differs (marked missing, now back) takes the new validity only. Any
+	// other unchanged file is not touched. (The SET expressions read the
+	// stored row, so every CASE sees the old size and mtime.)
 	sUpsertFile: `INSERT INTO library_files (` + fileCols + `)
 		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
 		ON CONFLICT (key) DO UPDATE SET
 			path = excluded.path, size = excluded.size, mtime_ms = excluded.mtime_ms,
-			is_valid = excluded.is_valid, needs_tagging = 1, tagged = 0, failed = 0,
-			attempts = 0, next_retry_at = 0, skip_until = 0, crash_count = 0,
-			last_error = '', checkpoint = ''
-		WHERE library_files.size <> excluded.size OR library_files.mtime_ms <> excluded.mtime_ms`,
+			is_valid = excluded.is_valid,
+			needs_tagging = CASE WHEN ` + changedFile + ` THEN 1 ELSE needs_tagging END,
+			tagged = CASE WHEN ` + changedFile + ` THEN 0 ELSE tagged END,
+			failed = CASE WHEN ` + changedFile + ` THEN 0 ELSE failed END,
+			attempts = CASE WHEN ` + changedFile + ` THEN 0 ELSE attempts END,
+			next_retry_at = CASE WHEN ` + changedFile + ` THEN 0 ELSE next_retry_at END,
+			skip_until = CASE WHEN ` + changedFile + ` THEN 0 ELSE skip_until END,
+			crash_count = CASE WHEN ` + changedFile + ` THEN 0 ELSE crash_count END,
+			last_error = CASE WHEN ` + changedFile + ` THEN '' ELSE last_error END,
+			checkpoint = CASE WHEN ` + changedFile + ` THEN '' ELSE checkpoint END
+		WHERE ` + changedFile + ` OR library_files.is_valid <> excluded.is_valid`,
+	// Only valid files change, so the count is of files newly missing.
+	sMarkMissing: `UPDATE library_files SET is_valid = 0 WHERE key = ? AND is_valid = 1`,
 	// Claim = insert, only if the file is eligible at claimed_at; the primary
 	// key refuses a second claim.
 	sClaimInsert: `INSERT INTO worker_claims (file_key, worker_id, claimed_at, lease_until)
@@ -202,6 +220,7 @@ var readSQL = map[int]string{
 			failed_at_wall_ms, failure_reason, updated_at_wall_ms
 		FROM worker_restart_policy WHERE key = ?`,
 	sTags: `SELECT tags FROM file_tags WHERE file_key = ?`,
+	sListFiles: `SELECT ` + fileCols + ` FROM library_files WHERE key > ?1 ORDER BY key LIMIT ?2`,
 	sHistory: `SELECT at_ms, instance, component, status FROM
 			(SELECT id, at_ms, instance, component, status FROM health_history ORDER BY id DESC LIMIT ?)
 		ORDER BY id`,

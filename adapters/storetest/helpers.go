@@ -192,6 +192,18 @@ func (l *locked) File(ctx context.Context, key string) (store.File, error) {
 	return l.s.File(ctx, key)
 }
 
+func (l *locked) ListFiles(ctx context.Context, after string, limit int) ([]store.File, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.ListFiles(ctx, after, limit)
+}
+
+func (l *locked) MarkMissing(ctx context.Context, keys []string) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.MarkMissing(ctx, keys)
+}
+
 func (l *locked) Counts(ctx context.Context) (store.Counts, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -42,6 +42,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RestartState", testRestartState},
 		{"History", testHistory},
 		{"PruneHistory", testPruneHistory},
+		{"ListFiles", testListFiles},
+		{"MissingAndBack", testMissingAndBack},
+		{"MissingAndChanged", testMissingAndChanged},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1014,4 +1017,96 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+func testListFiles(h *h) {
+	h.upsertKeys("c", "a", "e", "b", "d")
+	h.claim("b", "i/w0", T0, time.Minute)
+	h.complete("b", "i/w0", store.Completion{Version: "v1", At: T0})
+	list := func(after string, limit int) []string {
+		h.Helper()
+		fs, err := h.st.ListFiles(h.Context(), after, limit)
+		if err != nil {
+			h.Fatalf("ListFiles(%q, %d): %v", after, limit, err)
+		}
+		var keys []string
+		for _, f := range fs {
+			keys = append(keys, f.Key)
+			if d := DiffFile(f, h.file(f.Key)); d != "" {
+				h.Fatalf("ListFiles gives %s otherwise than File: %s", f.Key, d)
+			}
+		}
+		return keys
+	}
+	for _, c := range []struct {
+		after string
+		limit int
+		want  []string
+	}{
+		{"", 0, []string{"a", "b", "c", "d", "e"}}, // tagged files too
+		{"", 2, []string{"a", "b"}},
+		{"b", 2, []string{"c", "d"}},
+		{"d", -1, []string{"e"}},
+		{"e", 10, nil},
+	} {
+		if got := list(c.after, c.limit); !slices.Equal(got, c.want) {
+			h.Fatalf("ListFiles(%q, %d) = %v, want %v", c.after, c.limit, got, c.want)
+		}
+	}
+}
+
+// testMissingAndBack: a file marked missing is neither discovered nor
+// claimable, a claim on it is cleaned up, and an unchanged rescan makes it
+// valid again with its tagging state kept.
+func testMissingAndBack(h *h) {
+	h.upsertKeys("gone", "pending", "held", "other")
+	h.claim("gone", "i/w0", T0, time.Minute)
+	h.complete("gone", "i/w0", store.Completion{Tags: map[string]string{"k": "v"}, Version: "v1", At: At(time.Second)})
+	h.claim("held", "i/w1", T0, time.Minute)
+	tagged := h.file("gone")
+
+	n, err := h.st.MarkMissing(h.Context(), []string{"gone", "pending", "held", "unknown"})
+	if err != nil || n != 3 {
+		h.Fatalf("MarkMissing = %d, %v; want 3 (unknown keys ignored)", n, err)
+	}
+	if n, err := h.st.MarkMissing(h.Context(), []string{"gone", "pending"}); err != nil || n != 0 {
+		h.Fatalf("MarkMissing again = %d, %v; want 0", n, err)
+	}
+	for _, k := range []string{"gone", "pending", "held"} {
+		if h.file(k).IsValid {
+			h.Fatalf("%s still valid after MarkMissing", k)
+		}
+	}
+	h.wantDiscover(T0, "", 10, "other")
+	h.claimErr("pending", "i/w0", T0, store.ErrNotEligible)
+	if got := claimKeys(h.cleanup(T0)); !slices.Equal(got, []string{"held"}) {
+		h.Fatalf("cleanup after MarkMissing removed %v, want the claim on held", got)
+	}
+
+	// Back, unchanged: valid again, tagging state kept.
+	h.upsertKeys("gone", "pending", "held")
+	want := tagged
+	h.wantFile("gone", want)
+	if f := h.file("pending"); !f.IsValid || !f.NeedsTagging || f.Tagged {
+		h.Fatalf("pending file back = %+v", f)
+	}
+	h.wantDiscover(T0, "", 10, "held", "other", "pending")
+}
+
+// testMissingAndChanged: a missing file that comes back changed needs
+// tagging again, like any changed file.
+func testMissingAndChanged(h *h) {
+	h.upsertKeys("f")
+	h.claim("f", "i/w0", T0, time.Minute)
+	h.complete("f", "i/w0", store.Completion{Version: "v1", At: T0})
+	if _, err := h.st.MarkMissing(h.Context(), []string{"f"}); err != nil {
+		h.Fatal(err)
+	}
+	changed := NewFile("f")
+	changed.Size++
+	h.upsert(changed)
+	if f := h.file("f"); !f.IsValid || !f.NeedsTagging || f.Tagged || f.Size != changed.Size {
+		h.Fatalf("changed file back = %+v", f)
+	}
+	h.wantDiscover(T0, "", 10, "f")
 }

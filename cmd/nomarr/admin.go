@@ -188,11 +188,15 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
-	n, err := scanInto(context.Background(), st, rest[0], newLogger(s, stderr))
+	n, missing, err := scanInto(context.Background(), st, rest[0], newLogger(s, stderr))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr scan:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "scanned %s: %d audio files\n", rest[0], n)
+	fmt.Fprintf(stdout, "scanned %s: %d audio files", rest[0], n)
+	if missing > 0 {
+		fmt.Fprintf(stdout, ", %d known files no longer there (marked missing)", missing)
+	}
+	fmt.Fprintln(stdout)
 	return 0
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/nomarr/nomarr/adapters/gpu"
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/inventory"
+	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/driver"
 )
 
@@ -132,23 +134,61 @@ func openForSettings(s *settings) (closer, error) {
 	return openStore(s.get("db"))
 }
 
-// scanInto scans dir and upserts what it finds.
-func scanInto(ctx context.Context, st closer, dir string, log *slog.Logger) (int, error) {
+// scanInto scans dir, upserts what it finds and marks missing the stored
+// files under dir that it did not find (core/inventory decides which). It
+// returns how many audio files it found and how many it marked missing.
+func scanInto(ctx context.Context, st store.Store, dir string, log *slog.Logger) (found, missing int, err error) {
 	files, skipped, err := library.Scan(dir)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	for _, sk := range skipped {
 		log.Warn("scan: skipped", "why", sk)
 	}
-	for i := 0; i < len(files); i += 1000 {
-		end := min(i+1000, len(files))
+	for i := 0; i < len(files); i += scanBatch {
+		end := min(i+scanBatch, len(files))
 		if err := st.UpsertFiles(ctx, files[i:end]); err != nil {
-			return i, fmt.Errorf("scan: store: %w", err)
+			return i, 0, fmt.Errorf("scan: store: %w", err)
 		}
 	}
-	return len(files), nil
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return len(files), 0, fmt.Errorf("scan: %w", err)
+	}
+	scan := inventory.Scan{Root: root, Seen: make(map[string]bool, len(files)), Complete: len(skipped) == 0}
+	for _, f := range files {
+		scan.Seen[f.Key] = true
+	}
+	for after := ""; ; {
+		page, err := st.ListFiles(ctx, after, listBatch)
+		if err != nil {
+			return len(files), missing, fmt.Errorf("scan: store: %w", err)
+		}
+		if gone := scan.Missing(page); len(gone) > 0 {
+			n, err := st.MarkMissing(ctx, gone)
+			if err != nil {
+				return len(files), missing, fmt.Errorf("scan: store: %w", err)
+			}
+			missing += n
+		}
+		if len(page) < listBatch {
+			break
+		}
+		after = page[len(page)-1].Key
+	}
+	if missing > 0 {
+		log.Info("scan: files no longer on disk marked missing (valid again, tags kept, when they come back)",
+			"dir", root, "files", missing)
+	}
+	return len(files), missing, nil
 }
+
+// Batch sizes of a scan's store calls: short write transactions, pages of
+// the library small enough to hold.
+const (
+	scanBatch = 1000
+	listBatch = 5000
+)
 
 // redact hides the password of a store URL.
 func redact(db string) string {

@@ -54,11 +54,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		rescan, _ := time.ParseDuration(s.get("rescan_interval"))
 		go func() {
 			for {
-				n, err := scanInto(ctx, st, root, log)
+				n, missing, err := scanInto(ctx, st, root, log)
 				if err != nil {
 					log.Error("scan failed", "dir", root, "err", err)
 				} else {
-					log.Info("scanned library", "dir", root, "files", n)
+					log.Info("scanned library", "dir", root, "files", n, "marked_missing", missing)
 				}
 				if rescan <= 0 {
 					return

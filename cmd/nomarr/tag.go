@@ -33,7 +33,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	defer st.Close()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	n, err := scanInto(ctx, st, rest[0], log)
+	n, _, err := scanInto(ctx, st, rest[0], log)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return 1

@@ -119,7 +119,9 @@ type Counts struct {
 // Library is the work queue: files and their claims.
 type Library interface {
 	// UpsertFiles inserts new files and updates size/mtime of known ones (a
-	// changed file needs tagging again). Tagging state of unchanged files is kept.
+	// changed file needs tagging again). Tagging state of unchanged files is
+	// kept; an unchanged file whose validity differs (it was marked missing
+	// and came back) takes the given validity and keeps its tagging state.
 	UpsertFiles(ctx context.Context, files []File) error
 	// Discover returns up to limit eligible, unclaimed files in key order, with
 	// keys greater than after (empty: from the start).
@@ -178,9 +180,24 @@ type HistoryRetention interface {
 	PruneHistory(ctx context.Context, before time.Time) (int, error)
 }
 
+// Inventory lets a rescan notice files that left the disk and files that
+// came back. A file that left is kept, marked not valid (so never
+// discovered or claimed), with its tagging state, so that it is not tagged
+// again when it comes back unchanged (a library on a drive that was not
+// mounted for one rescan); UpsertFiles makes it valid again.
+type Inventory interface {
+	// ListFiles returns up to limit files with keys greater than after, in
+	// key order (limit <= 0: no limit).
+	ListFiles(ctx context.Context, after string, limit int) ([]File, error)
+	// MarkMissing marks the valid files among keys not valid and returns how
+	// many it changed; unknown keys are ignored.
+	MarkMissing(ctx context.Context, keys []string) (int, error)
+}
+
 // Store is the whole port.
 type Store interface {
 	Library
+	Inventory
 	Meta
 	RestartStates
 	History

@@ -137,6 +137,9 @@ func (s *Store) UpsertFiles(_ context.Context, files []store.File) error {
 				f.Failed, f.Attempts, f.CrashCount, f.LastError, f.Checkpoint = false, 0, 0, "", ""
 				f.NextRetryAt, f.SkipUntil = time.Time{}, time.Time{}
 				s.setPendingMembership(pos)
+			} else if f.IsValid != in.IsValid {
+				f.IsValid = in.IsValid // missing and back: tagging state kept
+				s.setPendingMembership(pos)
 			}
 			continue
 		}
@@ -338,6 +341,38 @@ func (s *Store) File(_ context.Context, key string) (store.File, error) {
 		return store.File{}, store.ErrNotFound
 	}
 	return *s.files[pos], nil
+}
+
+// ListFiles implements store.Inventory.
+func (s *Store) ListFiles(_ context.Context, after string, limit int) ([]store.File, error) {
+	if err := s.op(); err != nil {
+		return nil, err
+	}
+	from := sort.Search(len(s.files), func(i int) bool { return s.files[i].Key > after })
+	var out []store.File
+	for _, f := range s.files[from:] {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		out = append(out, *f)
+	}
+	return out, nil
+}
+
+// MarkMissing implements store.Inventory.
+func (s *Store) MarkMissing(_ context.Context, keys []string) (int, error) {
+	if err := s.op(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, k := range keys {
+		if pos, ok := s.index[k]; ok && s.files[pos].IsValid {
+			s.files[pos].IsValid = false
+			s.setPendingMembership(pos)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Counts implements store.Library.

@@ -1,0 +1,48 @@
+// Package inventory decides, after a scan of a library root, which stored
+// files have left the disk. library_files is the single source of truth for
+// work (DESIGN §7), so a file that is gone must stop being work; it is
+// marked missing (not valid) rather than deleted, keeping its tagging state
+// for when it comes back (store.Inventory).
+package inventory
+
+import (
+	"strings"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// Scan is what a scan of a library root found.
+type Scan struct {
+	// Root is the scanned directory: an absolute, clean path.
+	Root string
+	// Seen holds the keys of the files found under Root.
+	Seen map[string]bool
+	// Complete is false when some directory under Root could not be read:
+	// its files were not seen, though they may well be there.
+	Complete bool
+}
+
+// Missing returns the keys of the files among stored that are valid, lie
+// under the root and were not seen.
+//
+// Only a complete scan that found something marks files: an empty root is
+// far more often a drive that is not mounted than a library that was
+// emptied, and an unreadable directory hides files that are still there;
+// marking them missing only to make them valid again at the next scan is
+// churn for nothing.
+func (s Scan) Missing(stored []store.File) []string {
+	if !s.Complete || len(s.Seen) == 0 {
+		return nil
+	}
+	prefix := s.Root
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	var out []string
+	for _, f := range stored {
+		if f.IsValid && strings.HasPrefix(f.Path, prefix) && !s.Seen[f.Key] {
+			out = append(out, f.Key)
+		}
+	}
+	return out
+}

@@ -1,0 +1,41 @@
+package inventory
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+func TestMissing(t *testing.T) {
+	stored := []store.File{
+		{Key: "a", Path: "/music/a.mp3", IsValid: true},
+		{Key: "b", Path: "/music/sub/b.flac", IsValid: true},
+		{Key: "c", Path: "/music/c.mp3", IsValid: true},
+		{Key: "d", Path: "/music-other/d.mp3", IsValid: true}, // another root with the same prefix
+		{Key: "e", Path: "/music/e.mp3", IsValid: false},      // already missing (or empty)
+		{Key: "f", Path: "/elsewhere/f.mp3", IsValid: true},
+	}
+	for _, c := range []struct {
+		name     string
+		root     string
+		seen     map[string]bool
+		complete bool
+		want     []string
+	}{
+		{"gone under the root", "/music", map[string]bool{"a": true}, true, []string{"b", "c"}},
+		{"all seen", "/music", map[string]bool{"a": true, "b": true, "c": true}, true, nil},
+		{"a sub-folder as root", "/music/sub", map[string]bool{"x": true}, true, []string{"b"}},
+		{"root with a slash", "/music/", map[string]bool{"a": true, "c": true}, true, []string{"b"}},
+		{"the whole file system", "/", map[string]bool{"a": true}, true, []string{"b", "c", "d", "f"}},
+		{"a scan that found nothing marks nothing", "/music", map[string]bool{}, true, nil},
+		{"a scan that could not read a directory marks nothing", "/music", map[string]bool{"a": true}, false, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := Scan{Root: c.root, Seen: c.seen, Complete: c.complete}
+			if got := s.Missing(stored); !slices.Equal(got, c.want) {
+				t.Errorf("Missing(%q) = %v, want %v", c.root, got, c.want)
+			}
+		})
+	}
+}
