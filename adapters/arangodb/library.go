@@ -141,10 +141,17 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 
 // Discover implements store.Library. A limit <= 0 means no limit.
 func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
-	q, bind := qDiscover, map[string]any{"after": after, "now": ms(now), "limit": limit}
-	if limit <= 0 {
-		q = qDiscoverAll
-		delete(bind, "limit")
+	return s.queryFiles(ctx, "discover", qDiscover, qDiscoverAll, limit, map[string]any{"after": after, "now": ms(now)})
+}
+
+// queryFiles runs a read query returning file documents: q with @limit
+// bound to limit, or qAll (q without its LIMIT) when limit <= 0. op names
+// the operation in errors.
+func (s *Store) queryFiles(ctx context.Context, op, q, qAll string, limit int, bind map[string]any) ([]store.File, error) {
+	if limit > 0 {
+		bind["limit"] = limit
+	} else {
+		q = qAll
 	}
 	var docs []fileDoc
 	err := s.read(ctx, func(ctx context.Context) error {
@@ -153,7 +160,7 @@ func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit
 		return err
 	})
 	if err != nil {
-		return nil, s.fail("discover", "", err)
+		return nil, s.fail(op, "", err)
 	}
 	out := make([]store.File, len(docs))
 	for i, d := range docs {
@@ -407,25 +414,7 @@ func (s *Store) File(ctx context.Context, key string) (store.File, error) {
 
 // ListFiles implements store.Inventory.
 func (s *Store) ListFiles(ctx context.Context, after string, limit int) ([]store.File, error) {
-	q, bind := qListFiles, map[string]any{"after": after, "limit": limit}
-	if limit <= 0 {
-		q = qListFilesAll
-		delete(bind, "limit")
-	}
-	var docs []fileDoc
-	err := s.read(ctx, func(ctx context.Context) error {
-		var err error
-		docs, err = queryAll[fileDoc](ctx, s.db, q, bind)
-		return err
-	})
-	if err != nil {
-		return nil, s.fail("list files", "", err)
-	}
-	out := make([]store.File, len(docs))
-	for i, d := range docs {
-		out[i] = d.file()
-	}
-	return out, nil
+	return s.queryFiles(ctx, "list files", qListFiles, qListFilesAll, limit, map[string]any{"after": after})
 }
 
 // MarkMissing implements store.Inventory in one query (one transaction).

@@ -69,13 +69,24 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 
 // Discover implements store.Library. A limit <= 0 means no limit.
 func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
-	lim := int64(limit)
+	return s.queryFiles(ctx, "discover", sDiscover, limit, after, ms(now), sqlLimit(limit))
+}
+
+// sqlLimit is limit as a LIMIT value: -1 (none) for limit <= 0.
+func sqlLimit(limit int) int64 {
 	if limit <= 0 {
-		lim = -1
+		return -1
 	}
-	rows, err := s.rs[sDiscover].QueryContext(ctx, after, ms(now), lim)
+	return int64(limit)
+}
+
+// queryFiles runs the read statement id, whose rows are fileCols, and
+// returns the files (op names it in errors; limit, when > 0, sizes the
+// result).
+func (s *Store) queryFiles(ctx context.Context, op string, id, limit int, args ...any) ([]store.File, error) {
+	rows, err := s.rs[id].QueryContext(ctx, args...)
 	if err != nil {
-		return nil, s.fail("discover", "", err)
+		return nil, s.fail(op, "", err)
 	}
 	defer rows.Close()
 	var out []store.File
@@ -85,12 +96,12 @@ func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit
 	for rows.Next() {
 		f, err := scanFile(rows)
 		if err != nil {
-			return nil, s.fail("discover", "", err)
+			return nil, s.fail(op, "", err)
 		}
 		out = append(out, f)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.fail("discover", "", err)
+		return nil, s.fail(op, "", err)
 	}
 	return out, nil
 }
@@ -502,27 +513,7 @@ func (s *Store) PruneHistory(ctx context.Context, before time.Time) (int, error)
 
 // ListFiles implements store.Inventory.
 func (s *Store) ListFiles(ctx context.Context, after string, limit int) ([]store.File, error) {
-	lim := int64(limit)
-	if limit <= 0 {
-		lim = -1
-	}
-	rows, err := s.rs[sListFiles].QueryContext(ctx, after, lim)
-	if err != nil {
-		return nil, s.fail("list files", "", err)
-	}
-	defer rows.Close()
-	var out []store.File
-	for rows.Next() {
-		f, err := scanFile(rows)
-		if err != nil {
-			return nil, s.fail("list files", "", err)
-		}
-		out = append(out, f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail("list files", "", err)
-	}
-	return out, nil
+	return s.queryFiles(ctx, "list files", sListFiles, limit, after, sqlLimit(limit))
 }
 
 // MarkMissing implements store.Inventory, in one transaction.

@@ -219,7 +219,7 @@ var readSQL = map[int]string{
 	sLoadRestart: `SELECT component, restart_count, consecutive, recent, last_restart_wall_ms,
 			failed_at_wall_ms, failure_reason, updated_at_wall_ms
 		FROM worker_restart_policy WHERE key = ?`,
-	sTags: `SELECT tags FROM file_tags WHERE file_key = ?`,
+	sTags:      `SELECT tags FROM file_tags WHERE file_key = ?`,
 	sListFiles: `SELECT ` + fileCols + ` FROM library_files WHERE key > ?1 ORDER BY key LIMIT ?2`,
 	sHistory: `SELECT at_ms, instance, component, status FROM
 			(SELECT id, at_ms, instance, component, status FROM health_history ORDER BY id DESC LIMIT ?)
