@@ -216,3 +216,51 @@ func BenchmarkCycleProcs(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRescanInventory: what a rescan of a 100,000-file library adds to
+// the upserts — reading every file in pages of 5,000 (ListFiles) to find
+// the ones that left, and marking 1,000 of them missing and, at the next
+// scan, valid again.
+func BenchmarkRescanInventory(b *testing.B) {
+	s := openT(b, libraryDB(b))
+	var gone []store.File // valid files of the library (see libraryDB)
+	for i := 0; len(gone) < 1000; i++ {
+		if (i*7919)%100 >= 34 {
+			gone = append(gone, mkf(fmt.Sprintf("lib/%07d", i)))
+		}
+	}
+	keys := make([]string, len(gone))
+	for i, f := range gone {
+		keys[i] = f.Key
+	}
+	b.Run("list-100k", func(b *testing.B) {
+		for b.Loop() {
+			n := 0
+			for after := ""; ; {
+				page, err := s.ListFiles(bg, after, 5000)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += len(page)
+				if len(page) < 5000 {
+					break
+				}
+				after = page[len(page)-1].Key
+			}
+			if n != benchFiles {
+				b.Fatalf("listed %d files, want %d", n, benchFiles)
+			}
+		}
+		b.ReportMetric(float64(benchFiles*b.N)/b.Elapsed().Seconds(), "files/s")
+	})
+	b.Run("mark-and-back-1000", func(b *testing.B) {
+		for b.Loop() {
+			if n, err := s.MarkMissing(bg, keys); err != nil || n != len(keys) {
+				b.Fatalf("MarkMissing = %d, %v", n, err)
+			}
+			if err := s.UpsertFiles(bg, gone); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
