@@ -102,6 +102,7 @@ type libraryJSON struct {
 	Failed  int `json:"failed"`
 	Pending int `json:"pending"`
 	Claimed int `json:"claimed"`
+	Invalid int `json:"invalid"` // derived: store.Counts.Invalid
 }
 
 // MarshalJSON writes Library with lower-case keys and Workers as [] rather
@@ -116,7 +117,7 @@ func (i Info) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		plain
 		Library libraryJSON `json:"library"` // shallower: wins over plain.Library
-	}{p, libraryJSON{c.Total, c.Tagged, c.Failed, c.Pending, c.Claimed}})
+	}{p, libraryJSON{c.Total, c.Tagged, c.Failed, c.Pending, c.Claimed, c.Invalid()}})
 }
 
 // historyRowJSON is the wire form of store.HistoryRow.

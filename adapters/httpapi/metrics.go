@@ -89,6 +89,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.library, float64(l.Failed), "failed")
 	gauge(c.library, float64(l.Pending), "pending")
 	gauge(c.library, float64(l.Claimed), "claimed")
+	gauge(c.library, float64(l.Invalid()), "invalid")
 
 	for _, w := range info.Workers {
 		known := false

@@ -89,7 +89,7 @@ func TestMetrics(t *testing.T) {
 	wantSeries(t, "frame age", series(t, fams, "nomarr_worker_last_frame_age_seconds", G), map[string]float64{w0: 1.5})
 	wantSeries(t, "avg", series(t, fams, "nomarr_worker_avg_processing_seconds", G), map[string]float64{w0: 2.5, w1: 0})
 	wantSeries(t, "library", series(t, fams, "nomarr_library_files", G), map[string]float64{
-		"state=total": 100, "state=tagged": 60, "state=failed": 5, "state=pending": 33, "state=claimed": 2,
+		"state=total": 100, "state=tagged": 60, "state=failed": 5, "state=pending": 33, "state=claimed": 2, "state=invalid": 2,
 	})
 	wantSeries(t, "enabled", series(t, fams, "nomarr_workers_enabled", G), map[string]float64{"": 1})
 	wantSeries(t, "build", series(t, fams, "nomarr_build_info", G), map[string]float64{"version=v9": 1})

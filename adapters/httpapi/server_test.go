@@ -217,7 +217,7 @@ func TestInfo(t *testing.T) {
 		t.Errorf("info %s", r.body)
 	}
 	lib := m["library"].(map[string]any)
-	for k, v := range map[string]float64{"total": 100, "tagged": 60, "failed": 5, "pending": 33, "claimed": 2} {
+	for k, v := range map[string]float64{"total": 100, "tagged": 60, "failed": 5, "pending": 33, "claimed": 2, "invalid": 2} {
 		if lib[k] != v {
 			t.Errorf("library.%s = %v, want %v", k, lib[k], v)
 		}

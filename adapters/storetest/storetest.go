@@ -850,6 +850,9 @@ func testCounts(h *h) {
 	// Tagged, failed, pending (needs tagging, valid, not failed: claimed and
 	// retry-pending files included); invalid files count only in Total.
 	h.wantCounts(store.Counts{Total: 7, Tagged: 1, Failed: 1, Pending: 4})
+	if n := h.counts().Invalid(); n != 1 {
+		h.Fatalf("Invalid() = %d, want 1", n)
+	}
 	h.claim("p1", "i/w0", T0, time.Minute)
 	h.claim("p2", "i/w1", T0, time.Minute)
 	h.wantCounts(store.Counts{Total: 7, Tagged: 1, Failed: 1, Pending: 4, Claimed: 2})

@@ -84,8 +84,12 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	l := info.Library
-	fmt.Fprintf(stdout, "store %s: %d files, %d tagged, %d failed, %d pending, %d in progress; workers enabled: %v\n",
-		info.Store, l.Total, l.Tagged, l.Failed, l.Pending, l.Claimed, info.WorkerEnabled)
+	fmt.Fprintf(stdout, "store %s: %d files, %d tagged, %d failed, %d pending, %d in progress",
+		info.Store, l.Total, l.Tagged, l.Failed, l.Pending, l.Claimed)
+	if n := l.Invalid(); n > 0 {
+		fmt.Fprintf(stdout, ", %d not valid (empty, or gone at the last scan)", n)
+	}
+	fmt.Fprintf(stdout, "; workers enabled: %v\n", info.WorkerEnabled)
 	if len(info.Workers) > 0 {
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "COMPONENT\tSTATUS\tPHASE\tJOB\tPID\tRESTARTS\tLAST FRAME\tFILES")

@@ -111,10 +111,15 @@ type HistoryRow struct {
 	Status    string
 }
 
-// Counts summarises the library.
+// Counts summarises the library. Tagged, Failed and Pending (needs
+// tagging, valid, not failed; Claimed of them in progress) do not overlap.
 type Counts struct {
 	Total, Tagged, Failed, Pending, Claimed int
 }
+
+// Invalid is the files in none of the classes: not valid (empty, or gone
+// from disk at the last scan) and neither tagged nor failed.
+func (c Counts) Invalid() int { return c.Total - c.Tagged - c.Failed - c.Pending }
 
 // Library is the work queue: files and their claims.
 type Library interface {
