@@ -24,6 +24,7 @@ import (
 
 	"github.com/nomarr/nomarr/core/tags"
 	"github.com/nomarr/nomarr/core/worker"
+	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
 // TestModelIO documents the models' inputs and outputs as ONNX Runtime reads
@@ -489,29 +490,11 @@ func TestMissingModel(t *testing.T) {
 	wantServiceDown(t, New(cfg).Load(context.Background()), ErrModelInvalid, BackboneFile)
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestCUDAUnavailable: with UseCUDA and no working CUDA provider (this
 // library has none), Load falls back to the CPU with a warning.
 func TestCUDAUnavailable(t *testing.T) {
 	cfg := testConfig(t)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	cfg.UseCUDA = true
 	m := loaded(t, cfg)
@@ -544,7 +527,7 @@ func TestCUDARunFailureRetriesOnCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	m := loaded(t, cfg)
 	m.provider = ProviderCUDA // pretend the sessions run on CUDA

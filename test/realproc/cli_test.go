@@ -10,10 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
 func audioDir(t *testing.T, n int) string {
@@ -190,7 +191,7 @@ func unreachable(t *testing.T, data, db string) {
 	cmd := exec.Command(binary, "serve", "--data-dir", data, "--db", db,
 		"--http-addr", addr, "--workers", "2", "--analyzer", "noop", "--frame-interval", "200ms", "--stale-after", "1s",
 		"--hang-after", "3s", "--check-interval", "100ms", "--breaker-cooldown", "2s")
-	var errb syncBuffer
+	var errb syncbuf.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -241,24 +242,6 @@ func unreachable(t *testing.T, data, db string) {
 	}
 }
 
-// syncBuffer collects a running process's output; safe to read meanwhile.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // With gpu on, the supervisor probes nvidia-smi and writes gpu:health; a GPU
 // that is down puts the workers in backing_off (unhealthy, never killed), and
 // they recover once the probe succeeds again.
@@ -279,7 +262,7 @@ func TestGPUProbeDownAndUp(t *testing.T) {
 		"--gpu", "true", "--gpu-probe-interval", "500ms", "--frame-interval", "200ms", "--stale-after", "1s",
 		"--hang-after", "3s", "--check-interval", "100ms", "--breaker-cooldown", "1s")
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
-	var errb syncBuffer
+	var errb syncbuf.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

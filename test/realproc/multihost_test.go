@@ -11,12 +11,14 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
 type instance struct {
 	name, addr string
 	cmd        *exec.Cmd
-	log        syncBuffer
+	log        syncbuf.Buffer
 }
 
 func startServe(t *testing.T, name, lib, data, db string) *instance {
