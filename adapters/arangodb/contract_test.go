@@ -213,23 +213,7 @@ func TestContract(t *testing.T) {
 		if err := probe.db.Remove(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		var wg sync.WaitGroup
-		errs := make([]error, 4)
-		for i := range errs {
-			wg.Go(func() {
-				s, err := Open(t.Context(), fresh)
-				if err == nil {
-					s.Close()
-				}
-				errs[i] = err
-			})
-		}
-		wg.Wait()
-		for i, err := range errs {
-			if err != nil {
-				t.Fatalf("concurrent open %d: %v", i, err)
-			}
-		}
+		openConcurrently(t, fresh, 4)
 	})
 	t.Run("QueryPlans", func(t *testing.T) { testQueryPlans(t, openReal(t, u)) })
 	t.Run("WrongPassword", func(t *testing.T) {

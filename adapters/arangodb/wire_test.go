@@ -216,13 +216,15 @@ func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 	}
 }
 
-func TestConcurrentBootstrap(t *testing.T) {
-	f := newFake(t, "nomarr")
+// openConcurrently opens n stores on url at once (each bootstrapping the
+// schema if it has to) and requires every Open to succeed.
+func openConcurrently(t *testing.T, url string, n int) {
+	t.Helper()
 	var wg sync.WaitGroup
-	errs := make([]error, 8)
+	errs := make([]error, n)
 	for i := range errs {
 		wg.Go(func() {
-			s, err := Open(bg, f.url())
+			s, err := Open(t.Context(), url)
 			if err == nil {
 				s.Close()
 			}
@@ -232,9 +234,14 @@ func TestConcurrentBootstrap(t *testing.T) {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			t.Fatalf("open %d: %v", i, err)
+			t.Fatalf("concurrent open %d: %v", i, err)
 		}
 	}
+}
+
+func TestConcurrentBootstrap(t *testing.T) {
+	f := newFake(t, "nomarr")
+	openConcurrently(t, f.url(), 8)
 	var dupes int
 	for _, r := range f.requests() {
 		if r == "POST /_db/_system/_api/database" {
