@@ -6,10 +6,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/nomarr/nomarr/adapters/audio"
 	"github.com/nomarr/nomarr/adapters/features"
@@ -262,4 +266,210 @@ func toBF16(v float32) float32 {
 	u := math.Float32bits(v)
 	u += 0x7fff + (u>>16)&1
 	return math.Float32frombits(u &^ 0xffff)
+}
+
+// BenchmarkFixedPointFrontEnd is the measurement behind how many int8
+// products a fixed-point front end would need: the front end's
+// convolutions with inputs rounded to x bits over the range of normalized
+// log-mel values (0: left in float) and weights to w bits per output
+// channel (symmetric), emulated in float32 graphs. It reports the largest
+// change of a prediction against the float graph (limit: 1e-3); ns/op is
+// the emulation's. Two int8 pieces per operand (16 bits) need three int8
+// products (high·high, high·low, low·high).
+func BenchmarkFixedPointFrontEnd(b *testing.B) {
+	patches, n := benchAudioPatches(b)
+	cfg := testConfig(b)
+	cfg.BatchSize, cfg.CPUArena = 8, true
+	want, err := loaded(b, cfg).Predict(patches, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bits := range [][2]int{{0, 8}, {8, 8}, {16, 8}, {8, 16}, {0, 16}, {16, 16}} {
+		b.Run(fmt.Sprintf("x=%d/w=%d", bits[0], bits[1]), func(b *testing.B) {
+			m := loaded(b, cfg)
+			if m.split == nil {
+				b.Fatal("backbone not split")
+			}
+			sp := m.split.sp
+			lo, hi := inputNorm(b, sp, 0), inputNorm(b, sp, 6)
+			for _, g := range []*onnxgraph.Model{sp.front, sp.startEdge, sp.endEdge} {
+				fixedPointConvs(b, g, lo, hi, bits[0], bits[1])
+			}
+			opts, err := m.sessionOptions(ProviderCPU)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer opts.Destroy()
+			names := m.split.names
+			m.split.destroy()
+			if m.split, err = openSplit(sp, names, opts); err != nil {
+				b.Fatal(err)
+			}
+			var got tags.Predictions
+			for b.Loop() {
+				if got, err = m.Predict(patches, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(predDiff(b, got, want), "max-Δpred")
+		})
+	}
+}
+
+// fixedPointConvs rounds every Conv's weights of m to wbits per output
+// channel and, unless xbits is 0, its input to xbits over [lo, hi]
+// (Clip, then round((x−lo)/s)·s + lo in float ops).
+func fixedPointConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32, xbits, wbits int) {
+	b.Helper()
+	g := m.Graph
+	for _, conv := range slices.Clone(g.Nodes) {
+		if conv.OpType != "Conv" {
+			continue
+		}
+		wt := g.Initializer(conv.Inputs[1])
+		w := floats(g, conv.Inputs[1])
+		out := int(wt.Dims[0])
+		per := len(w) / out
+		top := float64(int(1)<<(wbits-1) - 1)
+		for c := range out {
+			mx := 0.0
+			for _, v := range w[c*per : (c+1)*per] {
+				mx = max(mx, math.Abs(float64(v)))
+			}
+			s := max(mx, 1e-12) / top
+			for i := c * per; i < (c+1)*per; i++ {
+				w[i] = float32(math.Round(float64(w[i])/s) * s)
+			}
+		}
+		name := conv.Name
+		g.Initializers = append(g.Initializers, onnxgraph.FloatTensor(name+"/fixed_kernel", wt.Dims, w))
+		conv.Inputs[1] = name + "/fixed_kernel"
+		if xbits == 0 {
+			continue
+		}
+		g.Initializers = append(g.Initializers,
+			onnxgraph.FloatTensor(name+"/xs", nil, []float32{(hi - lo) / float32(int(1)<<xbits-1)}),
+			onnxgraph.FloatTensor(name+"/xlo", nil, []float32{lo}),
+			onnxgraph.FloatTensor(name+"/xhi", nil, []float32{hi}))
+		step := func(op, in string, args ...string) *onnxgraph.Node {
+			return &onnxgraph.Node{Inputs: append([]string{in}, args...), Outputs: []string{name + "/" + op},
+				Name: name + "/" + op, OpType: op}
+		}
+		g.Nodes = slices.Insert(g.Nodes, slices.Index(g.Nodes, conv),
+			step("Clip", conv.Inputs[0], name+"/xlo", name+"/xhi"),
+			step("Sub", name+"/Clip", name+"/xlo"),
+			step("Div", name+"/Sub", name+"/xs"),
+			step("Round", name+"/Div"),
+			step("Mul", name+"/Round", name+"/xs"),
+			step("Add", name+"/Mul", name+"/xlo"))
+		conv.Inputs[0] = name + "/Add"
+	}
+	g.Prune()
+}
+
+// BenchmarkInt8MatMul is the measurement behind not computing the front
+// end with int8 products on this CPU's matrix units (ONNX Runtime's int8
+// GEMM uses AMX where the CPU has it): float MatMul against
+// DynamicQuantizeLinear → MatMulInteger → Cast, one thread, in
+// GOP/s (2 per multiply-add). "square" (2048³) shows the int8 kernel's
+// reach; "front-end" is the front end's 7×38 convolution over one patch
+// hop (93 frames × 59 positions) as one GEMM with the three int8 products
+// of 16-bit operands stacked (K = 2 × 266, N = 2 × 204), which must run
+// 4× the float rate to gain anything.
+func BenchmarkInt8MatMul(b *testing.B) {
+	cfg := testConfig(b)
+	if err := Init(cfg.LibraryPath); err != nil {
+		b.Fatal(err)
+	}
+	for _, shape := range []struct {
+		name    string
+		m, k, n int
+	}{{"square", 2048, 2048, 2048}, {"front-end", 93 * 59, 2 * 266, 2 * 204}} {
+		for _, quantized := range []bool{false, true} {
+			kind := "float"
+			if quantized {
+				kind = "int8"
+			}
+			b.Run(shape.name+"/"+kind, func(b *testing.B) {
+				data := matMulModel(b, quantized, shape.m, shape.k, shape.n)
+				opts, err := ort.NewSessionOptions()
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer opts.Destroy()
+				if err := opts.SetIntraOpNumThreads(1); err != nil {
+					b.Fatal(err)
+				}
+				s, err := ort.NewDynamicAdvancedSessionWithONNXData(data, []string{"x"}, []string{"y"}, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Destroy()
+				x := make([]float32, shape.m*shape.k)
+				for i := range x {
+					x[i] = float32(i%97) / 97
+				}
+				in, err := ort.NewTensor(ort.NewShape(int64(shape.m), int64(shape.k)), x)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer in.Destroy()
+				out, err := ort.NewEmptyTensor[float32](ort.NewShape(int64(shape.m), int64(shape.n)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer out.Destroy()
+				for b.Loop() {
+					if err := s.Run([]ort.Value{in}, []ort.Value{out}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ops := 2 * float64(shape.m) * float64(shape.k) * float64(shape.n)
+				b.ReportMetric(ops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+			})
+		}
+	}
+}
+
+// matMulModel is a model computing y = x·W for a float x of [m, k] and
+// fixed random W of [k, n]: in float, or with x quantized dynamically to
+// uint8 and W in int8. It borrows a head model's header (IR version and
+// opset imports) and replaces its graph.
+func matMulModel(b *testing.B, quantized bool, m, k, n int) []byte {
+	b.Helper()
+	raw, err := os.ReadFile(filepath.Join(testModels, HeadFile(tags.Heads[0])))
+	if err != nil {
+		b.Fatal(err)
+	}
+	model, err := onnxgraph.Parse(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := model.Graph
+	g.DropValueInfo()
+	g.Inputs = []*onnxgraph.ValueInfo{onnxgraph.FloatInput("x", []int64{int64(m), int64(k)})}
+	g.Outputs = []*onnxgraph.ValueInfo{onnxgraph.FloatInput("y", []int64{int64(m), int64(n)})}
+	r := rand.New(rand.NewPCG(1, 2))
+	dims := []int64{int64(k), int64(n)}
+	if !quantized {
+		w := make([]float32, k*n)
+		for i := range w {
+			w[i] = r.Float32() - 0.5
+		}
+		g.Initializers = []*onnxgraph.Tensor{onnxgraph.FloatTensor("w", dims, w)}
+		g.Nodes = []*onnxgraph.Node{{Inputs: []string{"x", "w"}, Outputs: []string{"y"}, Name: "matmul", OpType: "MatMul"}}
+		return model.Marshal()
+	}
+	w := make([]int8, k*n)
+	for i := range w {
+		w[i] = int8(r.IntN(255) - 127)
+	}
+	g.Initializers = []*onnxgraph.Tensor{onnxgraph.Int8Tensor("w", dims, w), onnxgraph.Int8Tensor("wzp", nil, []int8{0})}
+	g.Nodes = []*onnxgraph.Node{
+		{Inputs: []string{"x"}, Outputs: []string{"xq", "xs", "xzp"}, Name: "quantize", OpType: "DynamicQuantizeLinear"},
+		{Inputs: []string{"xq", "w", "xzp", "wzp"}, Outputs: []string{"yi"}, Name: "matmul", OpType: "MatMulInteger"},
+		{Inputs: []string{"yi"}, Outputs: []string{"y"}, Name: "float", OpType: "Cast",
+			Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("to", 1)}},
+	}
+	return model.Marshal()
 }
