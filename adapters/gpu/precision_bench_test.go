@@ -196,36 +196,45 @@ func BenchmarkBF16Convolutions(b *testing.B) {
 		rest bool
 	}{{"front-end", false}, {"all", true}} {
 		b.Run(v.name, func(b *testing.B) {
-			m := loaded(b, cfg)
-			if m.split == nil {
-				b.Fatal("backbone not split")
-			}
-			sp := m.split.sp
-			for _, g := range []*onnxgraph.Model{sp.front, sp.startEdge, sp.endEdge} {
-				bf16Convs(b, g)
-			}
-			if v.rest {
-				bf16Convs(b, sp.rest)
-			}
-			opts, err := m.sessionOptions(ProviderCPU)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer opts.Destroy()
-			names := m.split.names
-			m.split.destroy()
-			if m.split, err = openSplit(sp, names, opts); err != nil {
-				b.Fatal(err)
-			}
-			var got tags.Predictions
-			for b.Loop() {
-				if got, err = m.Predict(patches, n); err != nil {
-					b.Fatal(err)
+			benchEditedGraphs(b, cfg, patches, n, want, func(sp *frontEnd) {
+				for _, g := range []*onnxgraph.Model{sp.front, sp.startEdge, sp.endEdge} {
+					bf16Convs(b, g)
 				}
-			}
-			b.ReportMetric(predDiff(b, got, want), "max-Δpred")
+				if v.rest {
+					bf16Convs(b, sp.rest)
+				}
+			})
 		})
 	}
+}
+
+// benchEditedGraphs loads the models of cfg, lets edit change the split
+// backbone's graphs, reopens them, and reports the largest change of a
+// prediction of patches against want (ns/op: Predict on the edited graphs).
+func benchEditedGraphs(b *testing.B, cfg Config, patches []float32, n int, want tags.Predictions, edit func(sp *frontEnd)) {
+	b.Helper()
+	m := loaded(b, cfg)
+	if m.split == nil {
+		b.Fatal("backbone not split")
+	}
+	edit(m.split.sp)
+	opts, err := m.sessionOptions(ProviderCPU)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer opts.Destroy()
+	sp, names := m.split.sp, m.split.names
+	m.split.destroy()
+	if m.split, err = openSplit(sp, names, opts); err != nil {
+		b.Fatal(err)
+	}
+	var got tags.Predictions
+	for b.Loop() {
+		if got, err = m.Predict(patches, n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(predDiff(b, got, want), "max-Δpred")
 }
 
 // bf16Convs rounds every Conv's weights of m to bfloat16 and puts its input
@@ -286,32 +295,12 @@ func BenchmarkFixedPointFrontEnd(b *testing.B) {
 	}
 	for _, bits := range [][2]int{{0, 8}, {8, 8}, {16, 8}, {8, 16}, {0, 16}, {16, 16}} {
 		b.Run(fmt.Sprintf("x=%d/w=%d", bits[0], bits[1]), func(b *testing.B) {
-			m := loaded(b, cfg)
-			if m.split == nil {
-				b.Fatal("backbone not split")
-			}
-			sp := m.split.sp
-			lo, hi := inputNorm(b, sp, 0), inputNorm(b, sp, 6)
-			for _, g := range []*onnxgraph.Model{sp.front, sp.startEdge, sp.endEdge} {
-				fixedPointConvs(b, g, lo, hi, bits[0], bits[1])
-			}
-			opts, err := m.sessionOptions(ProviderCPU)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer opts.Destroy()
-			names := m.split.names
-			m.split.destroy()
-			if m.split, err = openSplit(sp, names, opts); err != nil {
-				b.Fatal(err)
-			}
-			var got tags.Predictions
-			for b.Loop() {
-				if got, err = m.Predict(patches, n); err != nil {
-					b.Fatal(err)
+			benchEditedGraphs(b, cfg, patches, n, want, func(sp *frontEnd) {
+				lo, hi := inputNorm(b, sp, 0), inputNorm(b, sp, 6)
+				for _, g := range []*onnxgraph.Model{sp.front, sp.startEdge, sp.endEdge} {
+					fixedPointConvs(b, g, lo, hi, bits[0], bits[1])
 				}
-			}
-			b.ReportMetric(predDiff(b, got, want), "max-Δpred")
+			})
 		})
 	}
 }
