@@ -16,6 +16,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/storetest"
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/internal/unprivileged"
 )
 
 func openT(t testing.TB, path string, opts ...Option) *Store {
@@ -368,9 +369,9 @@ func TestLocked(t *testing.T) {
 	}
 }
 
-// TestReadOnly: a database that cannot be written. Running as root makes
-// chmod ineffective, so the read-only open (mode=ro, query_only) simulates
-// it; without root the file and its directory are made read-only too.
+// TestReadOnly: a database that cannot be written, opened read-only
+// (mode=ro, query_only) and made read-only with chmod (file and directory;
+// as root that case runs again as nobody, since root ignores the modes).
 func TestReadOnly(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ro.db")
@@ -412,8 +413,9 @@ func TestReadOnly(t *testing.T) {
 		check(t, ro)
 	})
 	t.Run("chmod", func(t *testing.T) {
-		if os.Geteuid() == 0 {
-			t.Skip("running as root: permissions do not apply (the mode=ro case covers it)")
+		if os.Geteuid() == 0 { // root ignores the modes set below
+			unprivileged.Rerun(t, "^TestReadOnly$/^chmod$")
+			return
 		}
 		for _, p := range []string{path, dir} {
 			if err := os.Chmod(p, 0o555); err != nil {

@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/internal/unprivileged"
 )
 
 // TestScanMarksMissingAndBack: `nomarr scan` marks the known files that
@@ -81,7 +80,7 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 	// An unreadable sub-folder hides c.ogg: nothing is marked. Root reads
 	// every folder, so as root the whole test runs again as nobody.
 	if os.Geteuid() == 0 {
-		rerunUnprivileged(t, "TestScanMarksMissingAndBack", unreadableChecked)
+		unprivileged.Rerun(t, "^TestScanMarksMissingAndBack$")
 	} else {
 		if err := os.Chmod(filepath.Join(dir, "sub"), 0); err != nil {
 			t.Fatal(err)
@@ -94,7 +93,6 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 		if !valid("sub/c.ogg") {
 			t.Fatal("c.ogg marked missing while its folder could not be read")
 		}
-		t.Log(unreadableChecked)
 	}
 
 	// An empty folder (a drive not mounted): nothing is marked.
@@ -106,51 +104,5 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 	scan("0 audio files\n")
 	if !valid("a.mp3") || !valid("b.flac") || !valid("sub/c.ogg") {
 		t.Fatal("files marked missing by a scan that found nothing")
-	}
-}
-
-// unreadableChecked is logged when the unreadable-folder case ran.
-const unreadableChecked = "unreadable-folder case checked"
-
-// rerunUnprivileged runs test of this test binary again as the user nobody
-// (uid and gid 65534), for cases that need permissions root ignores, and
-// fails unless it passes and logs want. The binary is copied where nobody
-// can run it, with a temporary directory of its own.
-func rerunUnprivileged(t *testing.T, test, want string) {
-	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "nomarr-unprivileged-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	bin, tmp := filepath.Join(dir, "nomarr.test"), filepath.Join(dir, "tmp")
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(tmp, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	for p, mode := range map[string]os.FileMode{dir: 0o755, tmp: 0o777 | os.ModeSticky} {
-		if err := os.Chmod(p, mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(bin, "-test.run", "^"+test+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+tmp)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s as nobody (uid 65534): %v\n%s", test, err, out)
-	}
-	if !strings.Contains(string(out), want) {
-		t.Fatalf("%s as nobody passed without logging %q:\n%s", test, want, out)
 	}
 }
