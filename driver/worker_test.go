@@ -1,0 +1,276 @@
+package driver
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/frame"
+	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/core/worker"
+	"github.com/nomarr/nomarr/internal/syncbuf"
+	"github.com/nomarr/nomarr/sim/memstore"
+)
+
+const frameEvery = 10 * time.Millisecond
+
+// gateAnalyzer reports each job it starts on started, then holds it until
+// release is closed.
+type gateAnalyzer struct {
+	started chan string
+	release chan struct{}
+}
+
+func newGate() *gateAnalyzer {
+	return &gateAnalyzer{started: make(chan string, 8), release: make(chan struct{})}
+}
+
+func (g *gateAnalyzer) Analyze(_ context.Context, job worker.Job, progress func(int64)) worker.Result {
+	g.started <- job.FileKey
+	progress(1)
+	<-g.release
+	return worker.Result{Tags: map[string]string{"nom_version": "v"}, Version: "v"}
+}
+
+type noModels struct{}
+
+func (noModels) Load(context.Context) error { return nil }
+func (noModels) Unload()                    {}
+
+// frames collects what the worker writes on its frame pipe.
+type frames struct {
+	mu  sync.Mutex
+	got []frame.Frame
+	bad int
+}
+
+func (f *frames) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fr, err := frame.Parse(sc.Bytes())
+		f.mu.Lock()
+		if err != nil {
+			f.bad++
+		} else {
+			f.got = append(f.got, fr)
+		}
+		f.mu.Unlock()
+	}
+}
+
+// during counts the frames that name job as the current job.
+func (f *frames) during(job string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, fr := range f.got {
+		if fr.CurrentJob == job && fr.Phase == health.Processing {
+			n++
+		}
+	}
+	return n
+}
+
+// rig is one worker loop run in this process over an in-memory store with
+// files a and b. The store is read only after the loop has returned.
+type rig struct {
+	t    *testing.T
+	st   *memstore.Store
+	an   *gateAnalyzer
+	logs *syncbuf.Buffer
+	code chan int
+}
+
+func start(t *testing.T, wio WorkerIO) *rig {
+	t.Helper()
+	st := memstore.New(1)
+	files := []store.File{
+		{Key: "a", Path: "/music/a.mp3", Size: 10, MtimeMs: 1, NeedsTagging: true, IsValid: true},
+		{Key: "b", Path: "/music/b.mp3", Size: 10, MtimeMs: 1, NeedsTagging: true, IsValid: true},
+	}
+	if err := st.UpsertFiles(context.Background(), files); err != nil {
+		t.Fatal(err)
+	}
+	cfg := worker.DefaultConfig("worker:discovery:0", "i/worker:discovery:0")
+	cfg.DiscoverBatch, cfg.IdlePollMin, cfg.IdlePollMax = 1, frameEvery, 5*frameEvery
+	w, err := worker.New(cfg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, st: st, an: newGate(), logs: &syncbuf.Buffer{}, code: make(chan int, 1)}
+	log := slog.New(slog.NewTextHandler(r.logs, nil))
+	go func() { r.code <- RunWorker(context.Background(), w, r.an, noModels{}, wio, nil, frameEvery, log) }()
+	return r
+}
+
+// jobStarted waits for the analyzer to start a job and returns its file.
+func (r *rig) jobStarted() string {
+	r.t.Helper()
+	select {
+	case k := <-r.an.started:
+		return k
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("no job started")
+		return ""
+	}
+}
+
+// waitLog waits until the worker has logged msg.
+func (r *rig) waitLog(msg string) {
+	r.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(r.logs.String(), msg) {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("worker did not log %q; log:\n%s", msg, r.logs.String())
+		}
+		time.Sleep(frameEvery)
+	}
+}
+
+// exit waits for RunWorker to return and checks its code.
+func (r *rig) exit(want int) {
+	r.t.Helper()
+	select {
+	case code := <-r.code:
+		if code != want {
+			r.t.Fatalf("exit code %d, want %d; log:\n%s", code, want, r.logs.String())
+		}
+	case <-time.After(10 * time.Second):
+		r.t.Fatalf("RunWorker did not return; log:\n%s", r.logs.String())
+	}
+}
+
+// finishedOnlyA: the job under way (a) was completed and nothing else was
+// claimed or tagged.
+func (r *rig) finishedOnlyA() {
+	r.t.Helper()
+	if n := len(r.st.Claims()); n != 0 {
+		r.t.Errorf("%d claims left", n)
+	}
+	for _, f := range r.st.Files() {
+		switch {
+		case f.Key == "a" && (!f.Tagged || f.NeedsTagging):
+			r.t.Errorf("a: the job under way was not completed: %+v", f)
+		case f.Key == "b" && (f.Tagged || !f.NeedsTagging):
+			r.t.Errorf("b: claimed and tagged after the worker was told to stop: %+v", f)
+		}
+	}
+	if r.st.TagWrites["a"] != 1 {
+		r.t.Errorf("a tagged %d times", r.st.TagWrites["a"])
+	}
+}
+
+// The frame writer does not wait for the job: a job that runs for many
+// frame intervals keeps framing, naming the job. SIGTERM (Term) lets the
+// job finish, claims nothing more and exits 0.
+func TestRunWorkerFramesDuringJobAndStops(t *testing.T) {
+	pr, pw := io.Pipe()
+	fr := &frames{}
+	go fr.read(pr)
+	term := make(chan struct{})
+	r := start(t, WorkerIO{Frames: pw, Term: term})
+	if k := r.jobStarted(); k != "a" {
+		t.Fatalf("first job %q", k)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for fr.during("a") < 5 && time.Now().Before(deadline) {
+		time.Sleep(frameEvery)
+	}
+	if n := fr.during("a"); n < 5 {
+		t.Fatalf("%d frames during the job, want ≥ 5", n)
+	}
+	close(term)
+	r.waitLog("stop requested") // seen while the job still runs
+	close(r.an.release)
+	r.exit(0)
+	pw.Close()
+	r.finishedOnlyA()
+	if fr.bad != 0 {
+		t.Errorf("%d frames did not parse", fr.bad)
+	}
+}
+
+// EOF on the control pipe is the main process's death: the worker finishes
+// the job under way, completes it, claims nothing more and exits 0.
+func TestRunWorkerControlEOFFinishesJob(t *testing.T) {
+	cr, cw := io.Pipe()
+	r := start(t, WorkerIO{Frames: io.Discard, Control: cr})
+	r.jobStarted()
+	cw.Close()
+	r.waitLog("control pipe closed")
+	close(r.an.release)
+	r.exit(0)
+	r.finishedOnlyA()
+}
+
+// failAfter fails every write once failing is set.
+type failAfter struct {
+	mu      sync.Mutex
+	failing bool
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failing {
+		return 0, errors.New("broken pipe")
+	}
+	return len(p), nil
+}
+
+// A failed frame write is the main process's death too.
+func TestRunWorkerFrameWriteErrorFinishesJob(t *testing.T) {
+	w := &failAfter{}
+	r := start(t, WorkerIO{Frames: w})
+	r.jobStarted()
+	w.mu.Lock()
+	w.failing = true
+	w.mu.Unlock()
+	r.waitLog("frame write failed: broken pipe")
+	close(r.an.release)
+	r.exit(0)
+	r.finishedOnlyA()
+}
+
+// blockAfter blocks every write after the first n, forever: a frame pipe
+// whose reader (a stopped main process) no longer reads.
+type blockAfter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (b *blockAfter) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	b.n--
+	block := b.n < 0
+	b.mu.Unlock()
+	if block {
+		select {}
+	}
+	return len(p), nil
+}
+
+// A frame write that never returns does not keep the worker from exiting:
+// it waits at most a second for the frame writer.
+func TestRunWorkerExitsPastBlockedFrameWrite(t *testing.T) {
+	term := make(chan struct{})
+	r := start(t, WorkerIO{Frames: &blockAfter{n: 2}, Term: term})
+	r.jobStarted()
+	time.Sleep(5 * frameEvery) // the writer is blocked by now
+	close(term)
+	r.waitLog("stop requested")
+	close(r.an.release)
+	began := time.Now()
+	r.exit(0)
+	if d := time.Since(began); d > 3*time.Second {
+		t.Errorf("exit took %v with the frame writer blocked", d)
+	}
+	r.finishedOnlyA()
+}
