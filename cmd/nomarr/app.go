@@ -112,7 +112,8 @@ func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver
 	arena, _ := strconv.ParseBool(s.get("ort_cpu_arena"))
 	m.Spawner.Env = workerEnvironment(workerSpec{DB: s.get("db"), Config: s.core.Values(), Analyzer: s.get("analyzer"),
 		StateDir: filepath.Join(s.get("data_dir"), "analyzer-state"), ModelsDir: s.get("models_dir"),
-		OrtLib: s.get("onnxruntime_lib"), WriteMode: s.get("write_mode"), Threads: threads, BatchSize: batch, CPUArena: arena, UseGPU: s.core.GPU})
+		OrtLib: s.get("onnxruntime_lib"), WriteMode: s.get("write_mode"), Threads: threads, BatchSize: batch, CPUArena: arena, UseGPU: s.core.GPU,
+		LogLevel: s.get("log_level")})
 	return m, nil
 }
 

@@ -34,6 +34,7 @@ type workerSpec struct {
 	Analyzer  string            `json:"analyzer"` // noop | script:SCENARIO
 	StateDir  string            `json:"state_dir,omitempty"`
 	ModelLoad time.Duration     `json:"model_load,omitempty"`
+	LogLevel  string            `json:"log_level,omitempty"` // the main process's; "" is info
 	// For the musicnn analyzer.
 	ModelsDir string `json:"models_dir,omitempty"`
 	OrtLib    string `json:"onnxruntime_lib,omitempty"`
@@ -47,7 +48,6 @@ type workerSpec struct {
 // runWorker implements the hidden `nomarr worker`: it is started by a main
 // process with the frame pipe on fd 3 and the control pipe on fd 4.
 func runWorker(args []string, stderr io.Writer) int {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	component := fs.String("component", "", "component id")
@@ -61,7 +61,15 @@ func runWorker(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nomarr worker: %s is missing or invalid (a worker is started by its main process): %v\n", workerEnv, err)
 		return 2
 	}
-	log = log.With("component", *component, "pid", os.Getpid())
+	var level slog.Level // info unless the main process says otherwise
+	if spec.LogLevel != "" {
+		if err := level.UnmarshalText([]byte(spec.LogLevel)); err != nil {
+			fmt.Fprintf(stderr, "nomarr worker: log_level: %v\n", err)
+			return 2
+		}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).
+		With("component", *component, "pid", os.Getpid())
 	cfg, err := config.FromValues(spec.Config)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr worker:", err)

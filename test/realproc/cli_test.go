@@ -43,12 +43,20 @@ func TestTagCommand(t *testing.T) {
 	if !strings.HasPrefix(out.String(), "tagged 60, failed 0, pending 0 of 60 files") {
 		t.Errorf("summary %q", out.String())
 	}
-	// A second run finds nothing to do.
+	if !strings.Contains(errb.String(), `level=INFO msg="worker exiting"`) {
+		t.Errorf("workers logged no exit at the default log level:\n%s", errb.String())
+	}
+	// A second run finds nothing to do; at log level warn neither the main
+	// process nor its workers log their routine steps.
 	out.Reset()
-	cmd = exec.Command(binary, "tag", lib, "--analyzer", "noop", "--workers", "2", "--data-dir", data)
+	errb.Reset()
+	cmd = exec.Command(binary, "tag", lib, "--analyzer", "noop", "--workers", "2", "--data-dir", data, "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil || !strings.HasPrefix(out.String(), "tagged 0, failed 0, pending 0 of 60") {
 		t.Errorf("second run: %v %q", err, out.String())
+	}
+	if strings.Contains(errb.String(), "level=INFO") {
+		t.Errorf("info lines at log level warn:\n%s", errb.String())
 	}
 }
 
