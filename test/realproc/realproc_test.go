@@ -333,6 +333,27 @@ func TestPoisonFileQuarantined(t *testing.T) {
 	}
 }
 
+// A worker whose job stops progressing while it keeps framing is killed for
+// a stall (never for a hang), twice, and the file is quarantined.
+func TestStalledJobKilled(t *testing.T) {
+	r := check(t, scenario("stall.yaml"))
+	if r.sum.Tagged != 5 || r.sum.Failed != 1 || len(r.sum.FailedWorkers) != 0 || r.sum.ClaimsLeft != 0 {
+		t.Errorf("summary %+v: want 5 tagged, the stalled file failed, no failed worker, no claim", r.sum)
+	}
+	stalls := 0
+	for _, e := range r.trace {
+		if e.Event.Event == "kill" {
+			if !strings.HasPrefix(e.Event.Reason, "stall") {
+				t.Errorf("killed for %q at %d ms", e.Event.Reason, e.TMs)
+			}
+			stalls++
+		}
+	}
+	if stalls != 2 {
+		t.Errorf("%d stall kills, want 2", stalls)
+	}
+}
+
 func TestPauseResume(t *testing.T) {
 	r := check(t, scenario("pause-resume.yaml"))
 	if r.sum.Tagged != r.sum.Files {
