@@ -333,6 +333,21 @@ func TestPoisonFileQuarantined(t *testing.T) {
 	}
 }
 
+// A model load longer than hang_after is a cold start, not a hang: the real
+// worker frames while it loads, stays pending (never unhealthy, never
+// killed) and tags everything once loaded.
+func TestColdStartLongerThanHangAfter(t *testing.T) {
+	r := check(t, scenario("cold-start.yaml"))
+	if r.sum.Tagged != r.sum.Files || r.sum.ClaimsLeft != 0 {
+		t.Errorf("summary %+v: want every file tagged and no claim left", r.sum)
+	}
+	for _, e := range r.trace {
+		if e.Event.Event == "kill" || (e.Event.Event == "status" && e.Event.To == "unhealthy") {
+			t.Errorf("during a cold start: %+v at %d ms", e.Event, e.TMs)
+		}
+	}
+}
+
 // A worker whose job stops progressing while it keeps framing is killed for
 // a stall (never for a hang), twice, and the file is quarantined.
 func TestStalledJobKilled(t *testing.T) {
