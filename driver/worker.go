@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -26,6 +27,12 @@ type WorkerIO struct {
 // EOF on the control pipe tells the core the main process died, and the core
 // finishes the current job before exiting 0, renewing its own lease on the
 // same ticker meanwhile (worker.KeepLease).
+//
+// The frame writer never waits for a call into the core: such a call may be
+// waiting on a slow store (up to the store's own timeout), and a worker that
+// is alive must not look hung for it. While the loop is inside one, the
+// writer sends the last frame it built again (same seq: the state was not
+// read again). The first frame is built before the loop starts.
 func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models worker.Models, wio WorkerIO,
 	clk clock.Clock, frameInterval time.Duration, log *slog.Logger) int {
 	if clk == nil {
@@ -40,34 +47,43 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 		}
 	}
 	var diedOnce sync.Once
+	var orphaned atomic.Bool // the core has been told the main process died
 	mainDied := func(why string) {
 		diedOnce.Do(func() {
 			mu.Lock()
 			w.MainDied()
 			mu.Unlock()
+			orphaned.Store(true)
 			log.Warn("main process gone: finishing the current job, then exiting", "why", why)
 			poke()
 		})
 	}
 	stopFrames := make(chan struct{})
 	framesDone := make(chan struct{})
-	go func() { // frame writer; after main death, the keeper of the job's lease
+	last := w.Frame() // the first frame; nothing else runs yet
+	// The frame writer; after main death, the keeper of the job's lease.
+	go func() {
 		defer close(framesDone)
 		t := clk.Ticker(frameInterval)
 		defer t.Stop()
 		var buf []byte
 		writing := true
-		for {
-			mu.Lock()
-			f := w.Frame()
-			w.KeepLease(ctx, clk.Now()) // a no-op until the main process is gone
-			mu.Unlock()
+		for first := true; ; first = false {
+			if !first && mu.TryLock() {
+				last = w.Frame()
+				mu.Unlock()
+			}
 			if writing {
-				buf = frame.Append(buf[:0], &f)
+				buf = frame.Append(buf[:0], &last)
 				if _, err := wio.Frames.Write(buf); err != nil {
 					writing = false
 					mainDied("frame write failed: " + err.Error())
 				}
+			}
+			if orphaned.Load() { // KeepLease is a no-op until then; no frame waits for it
+				mu.Lock()
+				w.KeepLease(ctx, clk.Now())
+				mu.Unlock()
 			}
 			select {
 			case <-t.C:

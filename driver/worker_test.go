@@ -88,7 +88,8 @@ type rig struct {
 	code chan int
 }
 
-func start(t *testing.T, wio WorkerIO) *rig {
+// start runs the loop over the in-memory store, or over what wrap makes of it.
+func start(t *testing.T, wio WorkerIO, wrap ...func(*memstore.Store) store.Store) *rig {
 	t.Helper()
 	st := memstore.New(1)
 	files := []store.File{
@@ -100,7 +101,11 @@ func start(t *testing.T, wio WorkerIO) *rig {
 	}
 	cfg := worker.DefaultConfig("worker:discovery:0", "i/worker:discovery:0")
 	cfg.DiscoverBatch, cfg.IdlePollMin, cfg.IdlePollMax = 1, frameEvery, 5*frameEvery
-	w, err := worker.New(cfg, st, nil)
+	var port store.Store = st
+	for _, f := range wrap {
+		port = f(st)
+	}
+	w, err := worker.New(cfg, port, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,4 +278,70 @@ func TestRunWorkerExitsPastBlockedFrameWrite(t *testing.T) {
 		t.Errorf("exit took %v with the frame writer blocked", d)
 	}
 	r.finishedOnlyA()
+}
+
+// holdingStore holds every GetMeta (read before each claim) while hold is
+// set: a store call that takes long, like one waiting out a timeout.
+type holdingStore struct {
+	*memstore.Store
+	mu      sync.Mutex
+	hold    chan struct{}
+	entered chan struct{}
+}
+
+func (s *holdingStore) GetMeta(ctx context.Context, key string) (string, bool, error) {
+	s.mu.Lock()
+	h := s.hold
+	s.mu.Unlock()
+	if h != nil {
+		select {
+		case s.entered <- struct{}{}:
+		default:
+		}
+		<-h
+	}
+	return s.Store.GetMeta(ctx, key)
+}
+
+// Frames go on while the loop waits on a store call: the supervisor must
+// not take a worker held up by a slow store for a hung one.
+func TestRunWorkerFramesWhileStoreCallWaits(t *testing.T) {
+	pr, pw := io.Pipe()
+	fr := &frames{}
+	go fr.read(pr)
+	term := make(chan struct{})
+	held := &holdingStore{entered: make(chan struct{}, 1)}
+	r := start(t, WorkerIO{Frames: pw, Term: term}, func(m *memstore.Store) store.Store {
+		held.Store = m
+		return held
+	})
+	r.jobStarted()
+	hold := make(chan struct{})
+	held.mu.Lock()
+	held.hold = hold
+	held.mu.Unlock()
+	close(r.an.release) // a completes; the next claim reads worker_enabled and waits
+	select {
+	case <-held.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop never called GetMeta")
+	}
+	count := func() int {
+		fr.mu.Lock()
+		defer fr.mu.Unlock()
+		return len(fr.got)
+	}
+	before := count()
+	time.Sleep(20 * frameEvery)
+	during := count() - before
+	held.mu.Lock()
+	held.hold = nil
+	held.mu.Unlock()
+	close(hold)
+	close(term)
+	r.exit(0)
+	pw.Close()
+	if during < 10 {
+		t.Errorf("%d frames in %s while a store call waited, want ≥ 10", during, 20*frameEvery)
+	}
 }
