@@ -100,6 +100,7 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 		case ev := <-m.events:
 			m.handle(sctx, ev)
 		case <-timer.C:
+			m.drain(sctx)
 			m.Node.Tick(sctx, m.Clock.Now())
 		case f := <-m.cmds:
 			f(sctx, m.Clock.Now())
@@ -124,6 +125,16 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	close(m.events)
 	<-drained
 	return nil
+}
+
+// drain handles the pipe events already waiting. A tick comes after them:
+// when the loop was held up (a store call waiting out its timeout), the
+// frames that arrived meanwhile must count before the node looks for
+// workers that stopped framing.
+func (m *Main) drain(ctx context.Context) {
+	for n := len(m.events); n > 0; n-- {
+		m.handle(ctx, <-m.events)
+	}
 }
 
 func (m *Main) handle(ctx context.Context, ev process.Event) {

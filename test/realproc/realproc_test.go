@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -331,6 +332,63 @@ func TestPoisonFileQuarantined(t *testing.T) {
 	if r.sum.Tagged != 4 || r.sum.Failed != 1 || len(r.sum.FailedWorkers) != 0 {
 		t.Errorf("summary %+v: want 4 tagged, the poison file failed, no failed worker", r.sum)
 	}
+}
+
+// A store whose write lock another process holds for longer than
+// hang_after stalls every write of the main process (each waits out the
+// busy timeout, 5 s) while the workers keep framing: no worker is killed
+// for a hang and none fails.
+func TestLockedStoreKillsNoWorker(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "nomarr.db")
+	locked := make(chan error, 1)
+	go func() { locked <- holdWriteLock(db, 1500*time.Millisecond, 6*time.Second) }()
+	r := drill(t, scenario("locked-store.yaml"), db)
+	if err := <-locked; err != nil {
+		t.Fatalf("holding the write lock: %v", err)
+	}
+	for _, e := range r.trace {
+		if e.Event.Event == "kill" || e.Event.Event == "failed" {
+			t.Errorf("while the store was locked: %+v at %d ms", e.Event, e.TMs)
+		}
+	}
+	if r.sum.Tagged != r.sum.Files || r.sum.ClaimsLeft != 0 || len(r.sum.FailedWorkers) != 0 {
+		t.Errorf("summary %+v: want every file tagged, no claim left, no failed worker", r.sum)
+	}
+	// The main process's writes must have met the lock, or the test proves
+	// nothing.
+	held := false
+	for _, e := range r.trace {
+		held = held || (e.Event.Event == "store_error" && strings.Contains(e.Event.Reason, "locked"))
+	}
+	if !held {
+		t.Error("no store error in the trace: the lock was never met")
+	}
+}
+
+// holdWriteLock waits until the database at path exists, after from, then
+// holds its write lock (BEGIN IMMEDIATE) for hold.
+func holdWriteLock(path string, from, hold time.Duration) error {
+	time.Sleep(from)
+	if _, err := os.Stat(path); err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	time.Sleep(hold)
+	_, err = conn.ExecContext(ctx, "ROLLBACK")
+	return err
 }
 
 // A model load longer than hang_after is a cold start, not a hang: the real
