@@ -50,6 +50,9 @@ type Event struct {
 type Spawner struct {
 	// Command returns the binary and arguments of a worker.
 	Command func(component string, gen uint64) (path string, args []string)
+	// Name is the workers' argv[0] ("": the binary's path), for when the
+	// path says little, such as /proc/self/exe.
+	Name string
 	// Env is the children's environment (nil: the parent's).
 	Env []string
 	// Output receives the children's stdout and stderr (their logs).
@@ -87,6 +90,9 @@ func (s *Spawner) Spawn(component string, gen uint64) (int, error) {
 	}
 	path, args := s.Command(component, gen)
 	cmd := exec.Command(path, args...)
+	if s.Name != "" {
+		cmd.Args[0] = s.Name
+	}
 	cmd.Env = s.Env
 	cmd.Stdout, cmd.Stderr = s.Output, s.Output
 	cmd.ExtraFiles = []*os.File{frameW, ctrlR} // fds 3 and 4

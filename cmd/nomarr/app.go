@@ -94,9 +94,9 @@ func logSink(log *slog.Logger) event.Sink {
 
 // newMain builds the main process for the settings: store, node, spawner.
 func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver.Main, error) {
-	self, err := os.Executable()
+	self, name, err := selfBinary()
 	if err != nil {
-		return nil, fmt.Errorf("finding the nomarr binary: %w", err)
+		return nil, err
 	}
 	instance := fmt.Sprintf("%s:%d:%d", s.get("node"), os.Getpid(), time.Now().UnixMilli())
 	var m *driver.Main
@@ -110,12 +110,30 @@ func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver
 	threads, _ := strconv.Atoi(s.get("ort_threads"))
 	batch, _ := strconv.Atoi(s.get("batch_size"))
 	arena, _ := strconv.ParseBool(s.get("ort_cpu_arena"))
+	m.Spawner.Name = name
 	m.Spawner.Env = workerEnvironment(workerSpec{DB: s.get("db"), Config: s.core.Values(), Analyzer: s.get("analyzer"),
 		StateDir: filepath.Join(s.get("data_dir"), "analyzer-state"), ModelsDir: s.get("models_dir"),
 		OrtLib: s.get("onnxruntime_lib"), WriteMode: s.get("write_mode"), Threads: threads, BatchSize: batch, CPUArena: arena, UseGPU: s.core.GPU,
 		LogLevel: s.get("log_level")})
 	return m, nil
 }
+
+// selfBinary is the binary that workers run: the one this process runs,
+// through /proc/self/exe where there is one, so that a binary replaced or
+// deleted on disk while the main process runs (an upgrade) does not give it
+// workers of another version; name is its path, for the workers' argv[0].
+func selfBinary() (path, name string, err error) {
+	name, err = os.Executable()
+	if err != nil {
+		return "", "", fmt.Errorf("finding the nomarr binary: %w", err)
+	}
+	if _, err := os.Stat(procSelfExe); err == nil {
+		return procSelfExe, name, nil
+	}
+	return name, name, nil
+}
+
+const procSelfExe = "/proc/self/exe"
 
 // ensureDataDir creates the directory of a SQLite store.
 func ensureDataDir(s *settings) error {

@@ -122,7 +122,7 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 		tw.Flush() // a SIGKILL of this process must not lose the trace
 		tmu.Unlock()
 	})
-	self, err := os.Executable()
+	self, argv0, err := selfBinary()
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr drill:", err)
 		return 2
@@ -139,6 +139,7 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr drill:", err)
 		return 2
 	}
+	m.Spawner.Name = argv0
 	m.Spawner.Env = workerEnvironment(workerSpec{DB: *db, Config: values, Analyzer: "script:" + files[0],
 		StateDir: *stateDir, ModelLoad: sc.ModelLoad()})
 

@@ -68,11 +68,25 @@ func scenario(name string) string { return filepath.Join("..", "..", "scenarios"
 // drill plays a scenario for real on the store at db.
 func drill(t testing.TB, file, db string) run {
 	t.Helper()
+	return drillWith(t, binary, file, db, nil)
+}
+
+// drillWith plays a scenario with the nomarr binary bin and runs meanwhile,
+// once the drill has started, if it is not nil.
+func drillWith(t testing.TB, bin, file, db string, meanwhile func()) run {
+	t.Helper()
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
-	cmd := exec.Command(binary, "drill", file, "--db", "sqlite:"+db, "--trace", trace)
+	cmd := exec.Command(bin, "drill", file, "--db", "sqlite:"+db, "--trace", trace)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	err := cmd.Start()
+	if err == nil {
+		if meanwhile != nil {
+			meanwhile()
+		}
+		err = cmd.Wait()
+	}
+	if err != nil {
 		t.Fatalf("nomarr drill %s: %v\n%s", file, err, stderr.String())
 	}
 	var r run
@@ -305,6 +319,37 @@ func TestKillWorkerMidJob(t *testing.T) {
 		t.Errorf("claim released %d ms after the SIGKILL at %d ms, want < 1000 ms", release-crash, crash)
 	} else {
 		t.Logf("claim released %d ms after the SIGKILL", release-crash)
+	}
+}
+
+// Workers run the binary of their main process, even when the file it was
+// started from is replaced while it runs (an upgrade): the worker restarted
+// after the SIGKILL is the same version, not the file now on disk.
+func TestRestartedWorkerRunsTheRunningBinary(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "nomarr")
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := scenario("kill-worker.yaml")
+	sc, res := simulate(t, file)
+	r := drillWith(t, bin, file, filepath.Join(dir, "nomarr.db"), func() {
+		time.Sleep(500 * time.Millisecond) // before the SIGKILL at 1.5 s
+		next := filepath.Join(dir, "nomarr.next")
+		if err := os.WriteFile(next, []byte("#!/bin/sh\necho not this version >&2\nexit 3\n"), 0o755); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(next, bin); err != nil {
+			t.Error(err)
+		}
+	})
+	compare(t, sc, res.Trace, r.trace)
+	if r.sum.Tagged != r.sum.Files || strings.Contains(r.stderr, "not this version") {
+		t.Errorf("summary %+v, stderr:\n%s", r.sum, r.stderr)
 	}
 }
 
