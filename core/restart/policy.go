@@ -46,7 +46,8 @@ func (s State) clone() State {
 // the recorded FailureReason; only UpdatedAtWallMs changes.
 //
 // Otherwise Recent is pruned to the sliding window (timestamps > nowMs-Window
-// are kept; the copy is also sorted, which is a no-op for well-formed states).
+// are kept, those later than nowMs — the wall clock went back — as nowMs;
+// the copy is also sorted, which is a no-op for well-formed states).
 // The policy then gives up if len(Recent) >= WindowLimit (reason
 // "restart window: N restarts within <Window>") or RestartCount >=
 // LifetimeLimit (reason "lifetime limit: N restarts"), setting FailedAtWallMs
@@ -71,7 +72,10 @@ func OnDeath(c Config, st State, nowMs int64) (State, Decision) {
 	kept := make([]int64, 0, len(st.Recent)+1)
 	for _, t := range st.Recent {
 		if t > cutoff {
-			kept = append(kept, t)
+			// A restart later than now means the wall clock went back: it
+			// counts as a restart now, so that it leaves the window one
+			// Window from now instead of when the clock catches up with it.
+			kept = append(kept, min(t, nowMs))
 		}
 	}
 	slices.Sort(kept)

@@ -376,8 +376,41 @@ func TestTimeGoingBackwardsKeepsRecentSorted(t *testing.T) {
 	}
 	// Extreme times do not overflow the window cutoff.
 	st, d := OnDeath(c, State{Recent: []int64{math.MinInt64, math.MaxInt64}}, math.MinInt64)
-	// cutoff saturates at MinInt64, so the MinInt64 entry is pruned.
-	if !d.Restart || len(st.Recent) != 2 || st.Recent[0] != math.MinInt64 || st.Recent[1] != math.MaxInt64 {
+	// cutoff saturates at MinInt64, so the MinInt64 entry is pruned; the
+	// MaxInt64 one (in the future) counts as now.
+	if !d.Restart || len(st.Recent) != 2 || st.Recent[0] != math.MinInt64 || st.Recent[1] != math.MinInt64 {
 		t.Fatalf("extreme times: %+v %+v", d, st)
+	}
+}
+
+// After the wall clock went back an hour, the restarts recorded just
+// before the jump count as restarts at the first death after it, and leave
+// the window one Window later — not an hour later, when the clock has
+// caught up with them.
+func TestClockWentBack(t *testing.T) {
+	c := DefaultConfig() // 5 within 5 min
+	t0 := 100 * hr
+	st := State{Recent: []int64{t0, t0 + sec, t0 + 2*sec, t0 + 3*sec}, RestartCount: 4, Consecutive: 4}
+	now := t0 - hr // the clock went back
+	for i, at := range []int64{now, now + 6*minute, now + 7*minute} {
+		var d Decision
+		st, d = OnDeath(c, st, at)
+		if !d.Restart {
+			t.Fatalf("death %d at +%d s refused: %s (Recent %v)", i, (at-now)/sec, d.Reason, st.Recent)
+		}
+		for _, r := range st.Recent {
+			if r > at {
+				t.Fatalf("death %d: Recent %v holds a time after now %d", i, st.Recent, at)
+			}
+		}
+	}
+	// The window still limits: four more deaths within the minute fail the
+	// component at the fifth restart in the window.
+	for i := range 4 {
+		var d Decision
+		st, d = OnDeath(c, st, now+7*minute+int64(i+1)*sec)
+		if want := i < 3; d.Restart != want {
+			t.Fatalf("death at +7 min %d s: restart %v, want %v (%s)", i+1, d.Restart, want, d.Reason)
+		}
 	}
 }
