@@ -29,14 +29,29 @@ func Key(absPath string) string {
 // Scan walks dir and returns one document per audio file. Unreadable
 // directories are reported in skipped and do not stop the scan.
 func Scan(dir string) (files []store.File, skipped []string, err error) {
+	skipped, err = Walk(dir, func(f store.File) error {
+		files = append(files, f)
+		return nil
+	})
+	if err != nil {
+		return nil, skipped, err
+	}
+	return files, skipped, nil
+}
+
+// Walk walks dir and calls visit with one document per audio file, in
+// lexical order, without holding them: a library of a million files is
+// never in memory at once. Unreadable directories are reported in skipped
+// and do not stop the walk; an error from visit stops it and is returned.
+func Walk(dir string, visit func(store.File) error) (skipped []string, err error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("library: %w", err)
+		return nil, fmt.Errorf("library: %w", err)
 	}
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root {
-				return err
+				return fmt.Errorf("library: scan %s: %w", dir, err)
 			}
 			skipped = append(skipped, fmt.Sprintf("%s: %v", path, err))
 			if d != nil && d.IsDir() {
@@ -52,12 +67,8 @@ func Scan(dir string) (files []store.File, skipped []string, err error) {
 			skipped = append(skipped, fmt.Sprintf("%s: %v", path, err))
 			return nil
 		}
-		files = append(files, store.File{Key: Key(path), Path: path, Size: info.Size(), MtimeMs: info.ModTime().UnixMilli(),
+		return visit(store.File{Key: Key(path), Path: path, Size: info.Size(), MtimeMs: info.ModTime().UnixMilli(),
 			NeedsTagging: true, IsValid: info.Size() > 0})
-		return nil
 	})
-	if err != nil {
-		return nil, skipped, fmt.Errorf("library: scan %s: %w", dir, err)
-	}
-	return files, skipped, nil
+	return skipped, err
 }

@@ -157,36 +157,48 @@ func openForSettings(s *settings) (closer, error) {
 // files under dir that it did not find (core/inventory decides which). It
 // returns how many audio files it found and how many it marked missing.
 func scanInto(ctx context.Context, st store.Store, dir string, log *slog.Logger) (found, missing int, err error) {
-	files, skipped, err := library.Scan(dir)
+	root, err := filepath.Abs(dir)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("scan: %w", err)
+	}
+	// The walk streams: files go to the store a batch at a time and only
+	// their keys are kept, to find the stored files that left.
+	scan := inventory.Scan{Root: root, Seen: map[string]bool{}}
+	batch := make([]store.File, 0, scanBatch)
+	flush := func() error {
+		if err := st.UpsertFiles(ctx, batch); err != nil {
+			return fmt.Errorf("scan: store: %w", err)
+		}
+		found += len(batch)
+		batch = batch[:0]
+		return nil
+	}
+	skipped, err := library.Walk(root, func(f store.File) error {
+		scan.Seen[f.Key] = true
+		if batch = append(batch, f); len(batch) == scanBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = flush()
+	}
+	if err != nil {
+		return found, 0, err
 	}
 	for _, sk := range skipped {
 		log.Warn("scan: skipped", "why", sk)
 	}
-	for i := 0; i < len(files); i += scanBatch {
-		end := min(i+scanBatch, len(files))
-		if err := st.UpsertFiles(ctx, files[i:end]); err != nil {
-			return i, 0, fmt.Errorf("scan: store: %w", err)
-		}
-	}
-	root, err := filepath.Abs(dir)
-	if err != nil {
-		return len(files), 0, fmt.Errorf("scan: %w", err)
-	}
-	scan := inventory.Scan{Root: root, Seen: make(map[string]bool, len(files)), Complete: len(skipped) == 0}
-	for _, f := range files {
-		scan.Seen[f.Key] = true
-	}
+	scan.Complete = len(skipped) == 0
 	for after := ""; ; {
 		page, err := st.ListFiles(ctx, after, listBatch)
 		if err != nil {
-			return len(files), missing, fmt.Errorf("scan: store: %w", err)
+			return found, missing, fmt.Errorf("scan: store: %w", err)
 		}
 		if gone := scan.Missing(page); len(gone) > 0 {
 			n, err := st.MarkMissing(ctx, gone)
 			if err != nil {
-				return len(files), missing, fmt.Errorf("scan: store: %w", err)
+				return found, missing, fmt.Errorf("scan: store: %w", err)
 			}
 			missing += n
 		}
@@ -199,7 +211,7 @@ func scanInto(ctx context.Context, st store.Store, dir string, log *slog.Logger)
 		log.Info("scan: files no longer on disk marked missing (valid again, tags kept, when they come back)",
 			"dir", root, "files", missing)
 	}
-	return len(files), missing, nil
+	return found, missing, nil
 }
 
 // Batch sizes of a scan's store calls: short write transactions, pages of
