@@ -138,16 +138,9 @@ func quantizeConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32) {
 		out := int(wt.Dims[0])
 		per := len(w) / out
 		wq := make([]int8, len(w))
-		scales := make([]float32, out)
-		for c := range out {
-			m := float32(0)
-			for _, v := range w[c*per : (c+1)*per] {
-				m = max(m, float32(math.Abs(float64(v))))
-			}
-			scales[c] = max(m, 1e-12) / 127 // a zero (padding) filter stays zero
-			for i := c * per; i < (c+1)*per; i++ {
-				wq[i] = int8(math.Round(float64(w[i] / scales[c])))
-			}
+		scales := channelScales(w, out, 127)
+		for i, v := range w {
+			wq[i] = int8(math.Round(float64(v / scales[i/per])))
 		}
 		xs := (hi - lo) / 255
 		name := conv.Name
@@ -172,6 +165,23 @@ func quantizeConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32) {
 	if _, err := onnxgraph.Parse(m.Marshal()); err != nil {
 		b.Fatal(fmt.Errorf("quantized front end: %w", err))
 	}
+}
+
+// channelScales is the symmetric quantization step of each of the out
+// output channels of the weights w: the channel's largest magnitude over
+// top (a zero filter, such as channel padding, gets a tiny step and stays
+// zero).
+func channelScales(w []float32, out int, top float32) []float32 {
+	per := len(w) / out
+	scales := make([]float32, out)
+	for c := range out {
+		m := float32(0)
+		for _, v := range w[c*per : (c+1)*per] {
+			m = max(m, float32(math.Abs(float64(v))))
+		}
+		scales[c] = max(m, 1e-12) / top
+	}
+	return scales
 }
 
 // BenchmarkBF16Convolutions is the measurement behind not using bfloat16
@@ -319,16 +329,10 @@ func fixedPointConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32, xbits, wb
 		w := floats(g, conv.Inputs[1])
 		out := int(wt.Dims[0])
 		per := len(w) / out
-		top := float64(int(1)<<(wbits-1) - 1)
-		for c := range out {
-			mx := 0.0
-			for _, v := range w[c*per : (c+1)*per] {
-				mx = max(mx, math.Abs(float64(v)))
-			}
-			s := max(mx, 1e-12) / top
-			for i := c * per; i < (c+1)*per; i++ {
-				w[i] = float32(math.Round(float64(w[i])/s) * s)
-			}
+		scales := channelScales(w, out, float32(int(1)<<(wbits-1)-1))
+		for i, v := range w {
+			s := float64(scales[i/per])
+			w[i] = float32(math.Round(float64(v)/s) * s)
 		}
 		name := conv.Name
 		g.Initializers = append(g.Initializers, onnxgraph.FloatTensor(name+"/fixed_kernel", wt.Dims, w))
