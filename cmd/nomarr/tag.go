@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/nomarr/nomarr/adapters/gpu"
-	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"io"
 	"os"
 	"os/signal"
@@ -14,12 +12,20 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/nomarr/nomarr/adapters/gpu"
+	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"github.com/nomarr/nomarr/core/health"
 )
 
 // runTag implements `nomarr tag DIR`: scan, tag everything with the
 // configured number of worker processes, show progress, print a summary, and
-// exit 1 when files failed.
+// exit 1 when files failed or are left.
+//
+// It ends when nothing is left, when every worker failed, or when nothing
+// is in progress and nothing can be claimed now: the files left wait for a
+// retry after a transient error (60 s, 120 s, … up to 30 min apart), which
+// a one-shot run does not sit through; the next `tag`, or `serve`, retries
+// them.
 func runTag(args []string, stdout, stderr io.Writer) int {
 	s, rest, log, ok := startCommand("tag", args, 1, "nomarr tag DIR [--workers N] [--db sqlite:PATH] [--analyzer noop] …", stderr)
 	if !ok {
@@ -69,6 +75,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	defer tick.Stop()
 	lastLine := time.Time{}
 	allFailed := false
+	idle := 0 // polls in a row with nothing in progress and nothing claimable
 loop:
 	for {
 		select {
@@ -101,7 +108,13 @@ loop:
 			}
 		})
 		allFailed = failed == s.core.Workers
-		if (c.Pending == 0 && c.Claimed == 0) || allFailed {
+		idle++
+		if c.Pending == 0 || c.Claimed > 0 {
+			idle = 0
+		} else if ready, err := st.Discover(context.Background(), time.Now(), "", 1); err != nil || len(ready) > 0 {
+			idle = 0
+		}
+		if (c.Pending == 0 && c.Claimed == 0) || allFailed || idle >= idlePolls {
 			close(stop)
 			if err := <-ran; err != nil {
 				fmt.Fprintln(stderr, "nomarr tag:", err)
@@ -124,8 +137,17 @@ loop:
 	case allFailed:
 		fmt.Fprintln(stderr, "nomarr tag: every worker failed; see the log, fix the cause, and run `nomarr workers reset`")
 		return 1
-	case c.Failed > before.Failed || c.Pending > 0:
+	case c.Pending > 0:
+		fmt.Fprintf(stderr, "nomarr tag: %d files wait for a retry after a transient error (see the log); "+
+			"run `nomarr tag` again later, or keep `nomarr serve` running, to retry them\n", c.Pending)
+		return 1
+	case c.Failed > before.Failed:
 		return 1
 	}
 	return 0
 }
+
+// idlePolls is how many progress polls in a row (0.5 s apart) must find
+// nothing in progress and nothing claimable before tag ends with files
+// left: long enough for a worker between two jobs to claim the next.
+const idlePolls = 4

@@ -2,7 +2,9 @@ package realproc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/library"
+	"github.com/nomarr/nomarr/adapters/sqlite"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
@@ -57,6 +61,49 @@ func TestTagCommand(t *testing.T) {
 	}
 	if strings.Contains(errb.String(), "level=INFO") {
 		t.Errorf("info lines at log level warn:\n%s", errb.String())
+	}
+}
+
+// A file that fails with a transient error waits a minute for its retry:
+// `nomarr tag` does not sit through the wait. It ends once nothing is in
+// progress and nothing can be claimed, tags the rest, reports the file as
+// pending with a way forward, and exits 1; the file keeps its attempt.
+func TestTagLeavesRetryWaitingFiles(t *testing.T) {
+	lib, data := audioDir(t, 6), t.TempDir()
+	flaky := filepath.Join(lib, "album1", "track001.mp3")
+	scenario := filepath.Join(t.TempDir(), "flaky.yaml")
+	spec := fmt.Sprintf("name: flaky\nduration: 1m\nlibrary:\n  files: 6\n  job_time: 100ms\n  overrides:\n    %s: {error: transient}\n",
+		library.Key(flaky))
+	if err := os.WriteFile(scenario, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "tag", lib, "--analyzer", "script:"+scenario, "--workers", "2", "--data-dir", data)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	began := time.Now()
+	err := cmd.Run()
+	took := time.Since(began)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("nomarr tag: %v, want exit 1\n%s", err, errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "tagged 5, failed 0, pending 1 of 6 files") {
+		t.Errorf("summary %q", out.String())
+	}
+	if !strings.Contains(errb.String(), "1 files wait for a retry after a transient error") {
+		t.Errorf("no word of the retry:\n%s", errb.String())
+	}
+	if took > 30*time.Second {
+		t.Errorf("took %v: sat through the retry wait", took)
+	}
+	st, err := sqlite.Open(filepath.Join(data, "nomarr.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f, err := st.File(context.Background(), library.Key(flaky))
+	if err != nil || f.Attempts != 1 || f.Failed || !f.NeedsTagging || !f.NextRetryAt.After(time.Now()) {
+		t.Errorf("flaky file %+v, %v: want one attempt, a retry due later", f, err)
 	}
 }
 
