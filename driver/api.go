@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
@@ -57,10 +56,8 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 	} else {
 		info.Library = c
 	}
-	if v, ok, err := a.Main.Store.GetMeta(ctx, store.MetaWorkerEnabled); err == nil && ok {
-		if b, perr := strconv.ParseBool(v); perr == nil {
-			info.WorkerEnabled = b
-		}
+	if v, ok, err := a.Main.Store.GetMeta(ctx, store.MetaWorkerEnabled); err == nil {
+		info.WorkerEnabled = store.Enabled(v, ok)
 	}
 	return info, nil
 }

@@ -72,8 +72,8 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		info = httpapi.Info{Store: redact(s.get("db")), Library: c, WorkerEnabled: true}
-		if v, ok, err := st.GetMeta(context.Background(), store.MetaWorkerEnabled); err == nil && ok {
-			info.WorkerEnabled = v != "false"
+		if v, ok, err := st.GetMeta(context.Background(), store.MetaWorkerEnabled); err == nil {
+			info.WorkerEnabled = store.Enabled(v, ok)
 		}
 		fmt.Fprintln(stderr, "nomarr status:", err, "— showing the store only")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/gpu"
 	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // runTag implements `nomarr tag DIR`: scan, tag everything with the
@@ -45,6 +46,13 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stderr, "found %d audio files in %s\n", n, rest[0])
+	// A pause is cluster-wide and outlives the run that set it: a one-shot
+	// run under it would wait for nothing.
+	if v, ok, err := st.GetMeta(ctx, store.MetaWorkerEnabled); err == nil && !store.Enabled(v, ok) {
+		fmt.Fprintln(stderr, "nomarr tag: the workers are paused (nomarr workers pause, or the API); "+
+			"run `nomarr workers resume` first")
+		return 1
+	}
 	m, err := newMain(s, st, log, logSink(log))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)

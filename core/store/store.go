@@ -10,6 +10,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/nomarr/nomarr/core/restart"
@@ -214,3 +215,11 @@ const (
 	MetaWorkerEnabled = "worker_enabled"
 	MetaGPUHealth     = "gpu:health"
 )
+
+// Enabled reads the value of MetaWorkerEnabled (ok: the key exists). Only a
+// value that parses as false pauses the workers: an absent or unreadable
+// flag never stops the fleet.
+func Enabled(v string, ok bool) bool {
+	b, err := strconv.ParseBool(v)
+	return !ok || err != nil || b
+}

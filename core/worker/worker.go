@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/nomarr/nomarr/core/breaker"
@@ -481,14 +480,10 @@ func (w *Worker) releaseHeld(ctx context.Context, now time.Time, reason string) 
 
 func (w *Worker) enabled(ctx context.Context) (bool, error) {
 	v, ok, err := w.store.GetMeta(ctx, store.MetaWorkerEnabled)
-	if err != nil || !ok {
+	if err != nil {
 		return true, err
 	}
-	b, perr := strconv.ParseBool(v)
-	if perr != nil {
-		return true, nil // an unreadable flag never stops the fleet
-	}
-	return b, nil
+	return store.Enabled(v, ok), nil
 }
 
 func (w *Worker) storeOK() {

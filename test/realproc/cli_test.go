@@ -50,6 +50,22 @@ func TestTagCommand(t *testing.T) {
 	if !strings.Contains(errb.String(), `level=INFO msg="worker exiting"`) {
 		t.Errorf("workers logged no exit at the default log level:\n%s", errb.String())
 	}
+	// Under a cluster-wide pause (left by an earlier run) a one-shot run
+	// says so and stops instead of waiting for nothing.
+	for _, op := range []string{"pause", "resume"} {
+		if b, err := exec.Command(binary, "workers", op, "--data-dir", data).CombinedOutput(); err != nil {
+			t.Fatalf("workers %s: %v\n%s", op, err, b)
+		}
+		if op == "resume" {
+			break
+		}
+		paused := exec.Command(binary, "tag", lib, "--analyzer", "noop", "--data-dir", data)
+		var perr bytes.Buffer
+		paused.Stderr = &perr
+		if err := paused.Run(); err == nil || !strings.Contains(perr.String(), "the workers are paused") {
+			t.Errorf("tag while paused: %v\n%s", err, perr.String())
+		}
+	}
 	// A second run finds nothing to do; at log level warn neither the main
 	// process nor its workers log their routine steps.
 	out.Reset()
