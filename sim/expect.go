@@ -17,6 +17,7 @@ type Expect struct {
 	FailedWorkers  []string          `yaml:"failed_workers"`   // exactly these components end failed ([] = none)
 	FailedFiles    []string          `yaml:"failed_files"`     // exactly these files end failed
 	Quarantined    []string          `yaml:"quarantined"`      // exactly these files were quarantined
+	MissingFiles   []string          `yaml:"missing_files"`    // exactly these files end missing (not valid)
 	NoOrphanClaims *bool             `yaml:"no_orphan_claims"` // no claim left in the store at the end
 	Status         map[string]string `yaml:"status"`           // final owner status per component (first instance)
 	Events         []Match           `yaml:"events"`           // must appear in this order (a subsequence of the trace)
@@ -189,6 +190,9 @@ func (e *Expect) check(res *Result) []string {
 	}
 	if e.Quarantined != nil && !sameSet(e.Quarantined, res.Summary.Quarantined) {
 		failf("quarantined: want %v, got %v", e.Quarantined, res.Summary.Quarantined)
+	}
+	if e.MissingFiles != nil && !sameSet(e.MissingFiles, res.Summary.MissingFiles) {
+		failf("missing_files: want %v, got %v", e.MissingFiles, res.Summary.MissingFiles)
 	}
 	if e.NoOrphanClaims != nil && *e.NoOrphanClaims && res.Summary.ClaimsLeft != 0 {
 		failf("no_orphan_claims: %d claims left in the store", res.Summary.ClaimsLeft)

@@ -213,7 +213,7 @@ func drawScenario(t *rapid.T, recoverable bool) *genCase {
 		for i := 0; i < nover; i++ {
 			key := sim.FileKey(rapid.IntRange(0, files-1).Draw(t, "overrideFile"))
 			var fs sim.FileSpec
-			switch rapid.IntRange(0, 5).Draw(t, "overrideKind") {
+			switch rapid.IntRange(0, 6).Draw(t, "overrideKind") {
 			case 0:
 				fs.Poison = true
 				poisons++
@@ -235,6 +235,9 @@ func drawScenario(t *rapid.T, recoverable bool) *genCase {
 			case 5:
 				d := dur(secs(t, 1, 90, "fileJobTime"))
 				fs.JobTime = &d
+			case 6:
+				fs.Error = "missing"
+				fs.FailTimes = rapid.IntRange(0, 3).Draw(t, "failTimes")
 			}
 			// Recoverable mode keeps the deaths that poison and stall
 			// files cause (two each, before quarantine) well below the
@@ -385,6 +388,8 @@ func genFaults(t *rapid.T, c *genCase, insts []string, d time.Duration) []sim.Fa
 //   - stall: never finishes; killed after stall_after, twice, quarantined.
 //   - permanent error (whatever fail_times): the first attempt fails the
 //     file for good.
+//   - missing (whatever fail_times): the first attempt marks the file
+//     missing; only a scan, which the simulator does not run, brings it back.
 //   - transient with fail_times 0 (always failing) or fail_times >=
 //     transient_retries: failed after transient_retries attempts.
 //   - service_down with fail_times 0: the dependency "never recovers" for
@@ -400,6 +405,8 @@ func expectTagged(fs sim.FileSpec, transientRetries int) (bool, string) {
 		return false, "stall"
 	case fs.Error == "permanent":
 		return false, "permanent error"
+	case fs.Error == "missing":
+		return false, "missing (not valid until a scan finds it again)"
 	case fs.Error == "transient" && (fs.FailTimes == 0 || fs.FailTimes >= transientRetries):
 		return false, "transient error on every allowed attempt"
 	case fs.Error == "service_down" && fs.FailTimes == 0:

@@ -46,7 +46,7 @@ type FileSpec struct {
 	JobTime   *Duration `yaml:"job_time"`
 	Poison    bool      `yaml:"poison"`     // crashes the worker half-way through the job
 	Stall     bool      `yaml:"stall"`      // the job stops making progress and never ends
-	Error     string    `yaml:"error"`      // permanent | transient | service_down
+	Error     string    `yaml:"error"`      // permanent | missing | transient | service_down
 	FailTimes int       `yaml:"fail_times"` // the error happens this many times, then the job succeeds (0: always)
 }
 
@@ -242,9 +242,9 @@ func (sc *Scenario) validate() error {
 	for _, k := range keys {
 		o := sc.Library.Overrides[k]
 		switch o.Error {
-		case "", "permanent", "transient", "service_down":
+		case "", "permanent", "missing", "transient", "service_down":
 		default:
-			return fmt.Errorf("scenario: library.overrides.%s.error: want permanent, transient or service_down, got %q", k, o.Error)
+			return fmt.Errorf("scenario: library.overrides.%s.error: want permanent, missing, transient or service_down, got %q", k, o.Error)
 		}
 		if o.FailTimes < 0 {
 			return fmt.Errorf("scenario: library.overrides.%s.fail_times must be >= 0", k)
@@ -367,6 +367,9 @@ func (s FileSpec) Injected(run int) (worker.Result, bool) {
 		return worker.Result{}, false
 	}
 	r := worker.Result{Class: worker.Class(s.Error), Reason: "injected " + s.Error + " error"}
+	if s.Error == "missing" { // the file is not on disk: a permanent error that marks it missing
+		r.Class, r.Missing = worker.Permanent, true
+	}
 	switch r.Class {
 	case worker.ServiceDown:
 		r.Dependency = worker.DepDecoder

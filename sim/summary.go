@@ -11,8 +11,8 @@ import (
 func (r *Result) WriteSummary(out io.Writer) {
 	s := r.Summary
 	fmt.Fprintf(out, "scenario %s (seed %d): %s simulated, %d events\n", r.Scenario, r.Seed, r.Simulated, r.Events)
-	fmt.Fprintf(out, "  files: %d tagged of %d, %d failed, %d quarantined, %d claims left\n",
-		s.Tagged, s.Files, len(s.FailedFiles), len(s.Quarantined), s.ClaimsLeft)
+	fmt.Fprintf(out, "  files: %d tagged of %d, %d failed, %d quarantined, %d missing, %d claims left\n",
+		s.Tagged, s.Files, len(s.FailedFiles), len(s.Quarantined), len(s.MissingFiles), s.ClaimsLeft)
 	fmt.Fprintf(out, "  workers: %d restarts, %d claim conflicts, failed: %s\n", s.Restarts, s.Conflicts, list(s.FailedWorkers))
 	comps := make([]string, 0, len(s.Status))
 	for c := range s.Status {

@@ -95,6 +95,7 @@ type Summary struct {
 	Tagged        int
 	FailedFiles   []string
 	Quarantined   []string
+	MissingFiles  []string // not valid: found missing by a job
 	ClaimsLeft    int
 	FailedWorkers []string
 	Status        map[string]string
@@ -222,6 +223,9 @@ func (w *World) result() *Result {
 			if f.LastError == "crashed a worker" {
 				s.Quarantined = append(s.Quarantined, f.Key)
 			}
+		}
+		if !f.IsValid {
+			s.MissingFiles = append(s.MissingFiles, f.Key)
 		}
 	}
 	s.ClaimsLeft = len(w.Store.Claims())

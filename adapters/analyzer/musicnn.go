@@ -98,7 +98,7 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 func classify(err error, dep string) worker.Result {
 	var ae *audio.Error
 	if errors.As(err, &ae) {
-		r := worker.Result{Class: ae.Class, Reason: ae.Reason}
+		r := worker.Result{Class: ae.Class, Reason: ae.Reason, Missing: ae.Missing}
 		if r.Class == worker.ServiceDown {
 			r.Dependency = dep
 		}

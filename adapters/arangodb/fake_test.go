@@ -489,8 +489,12 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		if !ok {
 			return nil, nil
 		}
-		f.colls[colFiles][str(b["file"])] = with(fd, "attempts", b["attempts"], "next_retry_at", b["retry"], "skip_until", b["skip"],
+		fd = with(fd, "attempts", b["attempts"], "next_retry_at", b["retry"], "skip_until", b["skip"],
 			"failed", b["failed"], "last_error", b["error"], "checkpoint", b["checkpoint"])
+		if b["missing"] == true {
+			fd = with(fd, "is_valid", false)
+		}
+		f.colls[colFiles][str(b["file"])] = fd
 		return []any{1}, nil
 	},
 	qRemoveWorkerClaims: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {

@@ -275,7 +275,7 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 			}
 			_, err := queryAll[int](ctx, tx, qReleaseFile, map[string]any{
 				"file": ref.FileKey, "attempts": upd.Attempts, "retry": ms(upd.NextRetryAt), "skip": ms(upd.SkipUntil),
-				"failed": upd.Failed, "error": upd.LastError, "checkpoint": upd.Checkpoint,
+				"failed": upd.Failed, "error": upd.LastError, "checkpoint": upd.Checkpoint, "missing": upd.Missing,
 			})
 			return err
 		})

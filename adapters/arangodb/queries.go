@@ -112,11 +112,12 @@ const qPutTags = `UPSERT { _key: @file }
   IN file_tags
   RETURN 1`
 
-// qReleaseFile applies a failed job's update to its file.
+// qReleaseFile applies a failed job's update to its file (a file found
+// missing becomes not valid).
 const qReleaseFile = `FOR f IN library_files
   FILTER f._key == @file
   UPDATE f WITH { attempts: @attempts, next_retry_at: @retry, skip_until: @skip, failed: @failed,
-                  last_error: @error, checkpoint: @checkpoint } IN library_files
+                  last_error: @error, checkpoint: @checkpoint, is_valid: @missing ? false : f.is_valid } IN library_files
   RETURN 1`
 
 // qRemoveWorkerClaims deletes every claim of a worker (index on worker_id).

@@ -222,7 +222,7 @@ func checkFile(path string) (string, error) {
 func fileError(err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-		return &Error{Class: worker.Permanent, Reason: "missing", Err: err}
+		return &Error{Class: worker.Permanent, Reason: "missing", Err: err, Missing: true}
 	case isTemporary(err):
 		// A network file system or the machine is in trouble, not the file.
 		return &Error{Class: worker.Transient, Reason: "file temporarily unreadable", Err: err}

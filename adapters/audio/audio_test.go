@@ -190,6 +190,9 @@ func TestDecodeBadFiles(t *testing.T) {
 			if !strings.HasPrefix(e.Reason, c.prefix) {
 				t.Errorf("reason %q, want prefix %q", e.Reason, c.prefix)
 			}
+			if e.Missing != (c.prefix == "missing") {
+				t.Errorf("Missing = %v for reason %q", e.Missing, e.Reason)
+			}
 			if strings.Contains(e.Reason, " @ 0x") || strings.Contains(e.Reason, "file:/") {
 				t.Errorf("reason %q quotes an address or the path", e.Reason)
 			}
@@ -245,7 +248,7 @@ func TestFileErrorClasses(t *testing.T) {
 		{&fs.PathError{Op: "open", Path: "x", Err: syscall.EIO}, worker.Transient, "file temporarily unreadable"},
 	} {
 		var e *Error
-		if !errors.As(fileError(c.err), &e) || e.Class != c.class || e.Reason != c.reason {
+		if !errors.As(fileError(c.err), &e) || e.Class != c.class || e.Reason != c.reason || e.Missing != (c.reason == "missing") {
 			t.Errorf("%v: got %+v, want %s %q", c.err, e, c.class, c.reason)
 		}
 		if !errors.Is(e, c.err) {
@@ -508,7 +511,7 @@ func TestClassifyExitRealMessages(t *testing.T) {
 		{"Conversion failed!\n", worker.Permanent, "corrupt: Conversion failed!"},
 	} {
 		e := classifyExit(1, []byte(c.stderr), in, nil)
-		if e.Class != c.class || e.Reason != c.reason {
+		if e.Class != c.class || e.Reason != c.reason || e.Missing != (c.reason == "missing") {
 			t.Errorf("%q: got %s %q, want %s %q", c.stderr, e.Class, e.Reason, c.class, c.reason)
 		}
 	}

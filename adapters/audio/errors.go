@@ -21,6 +21,9 @@ type Error struct {
 	Class  worker.Class
 	Reason string
 	Err    error
+	// Missing: the file is not there (Reason "missing"); the worker marks
+	// it missing rather than failed (worker.Result.Missing).
+	Missing bool
 }
 
 func (e *Error) Error() string {
@@ -93,7 +96,7 @@ func classifyExit(code int, stderr []byte, input string, err error) *Error {
 		"too many open files", "out of memory"):
 		return &Error{Class: worker.Transient, Reason: "ffmpeg out of resources: " + first, Err: err}
 	case has("no such file or directory"):
-		return &Error{Class: worker.Permanent, Reason: "missing", Err: err}
+		return &Error{Class: worker.Permanent, Reason: "missing", Err: err, Missing: true}
 	case has("permission denied"):
 		return &Error{Class: worker.Permanent, Reason: "unreadable: " + first, Err: err}
 	case openFailed || has("matches no streams", "does not contain any stream",

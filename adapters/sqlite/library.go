@@ -218,7 +218,7 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 			return err
 		}
 		_, err := tx.StmtContext(ctx, s.ws[sReleaseUpdate]).ExecContext(ctx, ref.FileKey, upd.Attempts,
-			ms(upd.NextRetryAt), ms(upd.SkipUntil), b2i(upd.Failed), upd.LastError, upd.Checkpoint)
+			ms(upd.NextRetryAt), ms(upd.SkipUntil), b2i(upd.Failed), upd.LastError, upd.Checkpoint, b2i(upd.Missing))
 		return err
 	})
 	if err != nil {

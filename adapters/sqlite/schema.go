@@ -168,7 +168,7 @@ var writeSQL = map[int]string{
 		ON CONFLICT (file_key) DO UPDATE SET tags = excluded.tags, version = excluded.version,
 			written_at = excluded.written_at, writes = file_tags.writes + 1`,
 	sReleaseUpdate: `UPDATE library_files SET attempts = ?2, next_retry_at = ?3, skip_until = ?4,
-			failed = ?5, last_error = ?6, checkpoint = ?7
+			failed = ?5, last_error = ?6, checkpoint = ?7, is_valid = CASE WHEN ?8 THEN 0 ELSE is_valid END
 		WHERE key = ?1`,
 	sReleaseWorker: `DELETE FROM worker_claims WHERE worker_id = ? RETURNING file_key`,
 	sCrashInc:      `UPDATE library_files SET crash_count = crash_count + 1 WHERE key = ? RETURNING crash_count`,

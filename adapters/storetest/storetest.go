@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListFiles", testListFiles},
 		{"MissingAndBack", testMissingAndBack},
 		{"MissingAndChanged", testMissingAndChanged},
+		{"ReleaseMissing", testReleaseMissing},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1112,4 +1113,32 @@ func testMissingAndChanged(h *h) {
 		h.Fatalf("changed file back = %+v", f)
 	}
 	h.wantDiscover(T0, "", 10, "f")
+}
+
+// testReleaseMissing: a job that found its file gone releases it as
+// missing — not valid, not failed, its attempts and tagging state kept —
+// and a rescan that finds it unchanged makes it eligible again.
+func testReleaseMissing(h *h) {
+	h.upsertKeys("gone", "other")
+	h.claim("gone", "i/w0", T0, time.Minute)
+	h.release("gone", "i/w0", &store.FileUpdate{Attempts: 1, Missing: true, LastError: "missing: not on disk"})
+	f := h.file("gone")
+	if f.IsValid || f.Failed || !f.NeedsTagging || f.Attempts != 1 || f.LastError != "missing: not on disk" {
+		h.Fatalf("released missing: %+v", f)
+	}
+	h.wantDiscover(T0, "", 10, "other")
+	if c, err := h.st.Counts(h.Context()); err != nil || c.Failed != 0 || c.Pending != 1 || c.Invalid() != 1 {
+		h.Fatalf("Counts = %+v, %v: want the missing file neither failed nor pending", c, err)
+	}
+	h.upsertKeys("gone") // found again, unchanged
+	if f := h.file("gone"); !f.IsValid || !f.NeedsTagging || f.Failed {
+		h.Fatalf("back: %+v", f)
+	}
+	h.wantDiscover(T0, "", 10, "gone", "other")
+	// A release without Missing leaves validity alone.
+	h.claim("gone", "i/w0", T0, time.Minute)
+	h.release("gone", "i/w0", &store.FileUpdate{Attempts: 2})
+	if f := h.file("gone"); !f.IsValid {
+		h.Fatalf("plain release made the file not valid: %+v", f)
+	}
 }

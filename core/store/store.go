@@ -96,6 +96,10 @@ type FileUpdate struct {
 	Failed      bool
 	LastError   string
 	Checkpoint  string
+	// Missing: the file was not on disk. It becomes not valid, as after a
+	// scan that did not find it, and keeps its tagging state; a scan that
+	// finds it again unchanged makes it valid again (UpsertFiles).
+	Missing bool
 }
 
 // Released is a claim released because its worker died.

@@ -43,6 +43,12 @@ type Job struct {
 type Result struct {
 	Class      Class
 	Dependency string // for ServiceDown: which dependency
+	// Missing, with Class Permanent: the file is not on disk. It is marked
+	// missing (not valid, as a scan that did not find it would), not
+	// failed: a library on a drive that is not mounted must not fail every
+	// file a worker tries, and the next scan that finds the file unchanged
+	// makes it valid again.
+	Missing    bool
 	Reason     string
 	Tags       map[string]string
 	Version    string

@@ -389,6 +389,11 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 		p.kind = event.Tagged
 	case Permanent:
 		w.tel.Errors++
+		if r.Missing {
+			p.update = &store.FileUpdate{Attempts: f.Attempts, Missing: true, LastError: "missing: " + r.Reason, Checkpoint: r.Checkpoint}
+			p.kind, p.reason = event.Release, "missing: "+r.Reason
+			break
+		}
 		p.update = &store.FileUpdate{Failed: true, LastError: "permanent: " + r.Reason, Checkpoint: r.Checkpoint}
 		p.kind, p.reason = event.FileFailed, "permanent: "+r.Reason
 	case Transient:

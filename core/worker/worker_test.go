@@ -226,6 +226,37 @@ func TestPermanentError(t *testing.T) {
 	}
 }
 
+// A file found missing (a drive not mounted, a file deleted) is marked
+// missing — not valid, not failed, its attempts kept — and the worker goes
+// on with the next file; the error does not count toward the limit.
+func TestMissingFile(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a", "b")
+	key := r.job(t0, time.Second, worker.Result{Class: worker.Permanent, Missing: true, Reason: "missing"})
+	if key != "a" {
+		t.Fatalf("job on %s, want a", key)
+	}
+	f := r.file("a")
+	if f.Failed || f.IsValid || !f.NeedsTagging || f.Attempts != 0 || f.LastError != "missing: missing" {
+		t.Fatalf("file after a missing error = %+v", f)
+	}
+	if _, ok := r.st.ClaimOf("a"); ok {
+		t.Fatal("claim kept")
+	}
+	if ff := r.ev.of(event.FileFailed); len(ff) != 0 {
+		t.Fatalf("file_failed events = %+v", ff)
+	}
+	if rel := r.ev.of(event.Release); len(rel) != 1 || rel[0].File != "a" || rel[0].Reason != "missing: missing" {
+		t.Fatalf("release events = %+v", rel)
+	}
+	if tel := r.w.Telemetry(); tel.ConsecutiveErrors != 0 || tel.Errors != 1 {
+		t.Fatalf("telemetry %+v: a missing file must not count toward the error limit", tel)
+	}
+	if key := r.job(at(2*time.Second), time.Second, ok()); key != "b" {
+		t.Fatalf("next job on %s, want b", key)
+	}
+}
+
 func TestTransientRetries(t *testing.T) {
 	r := newRig(t, nil)
 	r.addFiles("a")

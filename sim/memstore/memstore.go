@@ -251,6 +251,9 @@ func (s *Store) Release(_ context.Context, ref store.Ref, upd *store.FileUpdate)
 	f := s.files[pos]
 	f.Attempts, f.NextRetryAt, f.SkipUntil, f.Failed, f.LastError, f.Checkpoint =
 		upd.Attempts, upd.NextRetryAt, upd.SkipUntil, upd.Failed, upd.LastError, upd.Checkpoint
+	if upd.Missing {
+		f.IsValid = false
+	}
 	s.setPendingMembership(pos)
 	return nil
 }
