@@ -139,11 +139,19 @@ loop:
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "tagged %d, failed %d, pending %d of %d files in %s\n", c.Tagged-before.Tagged,
-		c.Failed-before.Failed, c.Pending, c.Total, time.Since(start).Round(100*time.Millisecond))
+	invalid := ""
+	if n := c.Invalid(); n > 0 {
+		invalid = fmt.Sprintf(", missing or empty %d", n)
+	}
+	fmt.Fprintf(stdout, "tagged %d, failed %d, pending %d%s of %d files in %s\n", c.Tagged-before.Tagged,
+		c.Failed-before.Failed, c.Pending, invalid, c.Total, time.Since(start).Round(100*time.Millisecond))
 	switch {
 	case allFailed:
 		fmt.Fprintln(stderr, "nomarr tag: every worker failed; see the log, fix the cause, and run `nomarr workers reset`")
+		return 1
+	case c.Invalid() > before.Invalid():
+		fmt.Fprintf(stderr, "nomarr tag: %d files went missing during the run (a drive or share not mounted?); "+
+			"they are tagged by the next `nomarr tag` or rescan that finds them\n", c.Invalid()-before.Invalid())
 		return 1
 	case c.Pending > 0:
 		fmt.Fprintf(stderr, "nomarr tag: %d files wait for a retry after a transient error (see the log); "+

@@ -123,6 +123,40 @@ func TestTagLeavesRetryWaitingFiles(t *testing.T) {
 	}
 }
 
+// A file that is gone when its job runs (a share unmounted after the scan)
+// is marked missing, not failed: tag says so and exits 1, and the next run,
+// whose scan finds the file again, tags it.
+func TestTagMissingFileComesBack(t *testing.T) {
+	lib, data := audioDir(t, 6), t.TempDir()
+	gone := filepath.Join(lib, "album2", "track002.mp3")
+	scenario := filepath.Join(t.TempDir(), "gone.yaml")
+	spec := fmt.Sprintf("name: gone\nduration: 1m\nlibrary:\n  files: 6\n  job_time: 100ms\n  overrides:\n    %s: {error: missing, fail_times: 1}\n",
+		library.Key(gone))
+	if err := os.WriteFile(scenario, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tag := func() (string, string, int) {
+		cmd := exec.Command(binary, "tag", lib, "--analyzer", "script:"+scenario, "--workers", "2", "--data-dir", data)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("nomarr tag: %v\n%s", err, errb.String())
+		}
+		return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+	}
+	out, errs, code := tag()
+	if code != 1 || !strings.HasPrefix(out, "tagged 5, failed 0, pending 0, missing or empty 1 of 6 files") ||
+		!strings.Contains(errs, "1 files went missing during the run") {
+		t.Fatalf("first run: exit %d, %q\n%s", code, out, errs)
+	}
+	out, errs, code = tag()
+	if code != 0 || !strings.HasPrefix(out, "tagged 1, failed 0, pending 0 of 6 files") {
+		t.Fatalf("second run: exit %d, %q\n%s", code, out, errs)
+	}
+}
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
