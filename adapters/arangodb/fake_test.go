@@ -413,7 +413,7 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 			if !ok {
 				files[k] = maps.Clone(d)
 			} else {
-				files[k] = with(prev, "path", d["path"], "size", d["size"], "mtime_ms", d["mtime_ms"], "is_valid", d["is_valid"],
+				files[k] = with(prev, "path", d["path"], "path_raw", d["path_raw"], "size", d["size"], "mtime_ms", d["mtime_ms"], "is_valid", d["is_valid"],
 					"needs_tagging", true, "tagged", false, "failed", false, "attempts", 0.0, "next_retry_at", 0.0,
 					"skip_until", 0.0, "crash_count", 0.0, "last_error", "", "checkpoint", "")
 			}

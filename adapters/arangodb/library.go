@@ -2,6 +2,7 @@ package arangodb
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/arangodb/go-driver/v2/arangodb"
 
@@ -18,8 +20,11 @@ import (
 
 // fileDoc is a library_files document.
 type fileDoc struct {
-	Key           string `json:"_key"`
-	Path          string `json:"path"`
+	Key  string `json:"_key"`
+	Path string `json:"path"`
+	// PathRaw holds a path that is not valid UTF-8 (JSON strings must be),
+	// base64-encoded; Path then shows it with U+FFFD for the bad bytes.
+	PathRaw       string `json:"path_raw,omitempty"`
 	Size          num64  `json:"size"`
 	MtimeMs       num64  `json:"mtime_ms"`
 	NeedsTagging  bool   `json:"needs_tagging"`
@@ -37,8 +42,12 @@ type fileDoc struct {
 }
 
 func toDoc(f store.File) fileDoc {
+	path, raw := f.Path, ""
+	if !utf8.ValidString(path) {
+		path, raw = strings.ToValidUTF8(path, "\uFFFD"), base64.StdEncoding.EncodeToString([]byte(path))
+	}
 	return fileDoc{
-		Key: f.Key, Path: f.Path, Size: num64(f.Size), MtimeMs: num64(f.MtimeMs), NeedsTagging: f.NeedsTagging,
+		Key: f.Key, Path: path, PathRaw: raw, Size: num64(f.Size), MtimeMs: num64(f.MtimeMs), NeedsTagging: f.NeedsTagging,
 		IsValid: f.IsValid, Tagged: f.Tagged, TaggedVersion: f.TaggedVersion, LastTaggedAt: num64(ms(f.LastTaggedAt)),
 		Attempts: num64(f.Attempts), NextRetryAt: num64(ms(f.NextRetryAt)), SkipUntil: num64(ms(f.SkipUntil)), CrashCount: num64(f.CrashCount),
 		Failed: f.Failed, LastError: f.LastError, Checkpoint: f.Checkpoint,
@@ -46,8 +55,12 @@ func toDoc(f store.File) fileDoc {
 }
 
 func (d fileDoc) file() store.File {
+	path := d.Path
+	if b, err := base64.StdEncoding.DecodeString(d.PathRaw); err == nil && d.PathRaw != "" {
+		path = string(b)
+	}
 	return store.File{
-		Key: d.Key, Path: d.Path, Size: int64(d.Size), MtimeMs: int64(d.MtimeMs), NeedsTagging: d.NeedsTagging,
+		Key: d.Key, Path: path, Size: int64(d.Size), MtimeMs: int64(d.MtimeMs), NeedsTagging: d.NeedsTagging,
 		IsValid: d.IsValid, Tagged: d.Tagged, TaggedVersion: d.TaggedVersion, LastTaggedAt: tm(int64(d.LastTaggedAt)),
 		Attempts: int(d.Attempts), NextRetryAt: tm(int64(d.NextRetryAt)), SkipUntil: tm(int64(d.SkipUntil)), CrashCount: int(d.CrashCount),
 		Failed: d.Failed, LastError: d.LastError, Checkpoint: d.Checkpoint,

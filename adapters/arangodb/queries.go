@@ -25,7 +25,7 @@ const qUpsertFiles = `FOR d IN @docs
   FILTER prev == null OR changed OR prev.is_valid != d.is_valid
   UPSERT { _key: d._key }
     INSERT d
-    UPDATE changed ? { path: d.path, size: d.size, mtime_ms: d.mtime_ms, is_valid: d.is_valid,
+    UPDATE changed ? { path: d.path, path_raw: d.path_raw, size: d.size, mtime_ms: d.mtime_ms, is_valid: d.is_valid,
              needs_tagging: true, tagged: false, failed: false, attempts: 0, next_retry_at: 0,
              skip_until: 0, crash_count: 0, last_error: "", checkpoint: "" }
       : { is_valid: d.is_valid }

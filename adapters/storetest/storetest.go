@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MissingAndBack", testMissingAndBack},
 		{"MissingAndChanged", testMissingAndChanged},
 		{"ReleaseMissing", testReleaseMissing},
+		{"PathBytes", testPathBytes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1140,5 +1141,34 @@ func testReleaseMissing(h *h) {
 	h.release("gone", "i/w0", &store.FileUpdate{Attempts: 2})
 	if f := h.file("gone"); !f.IsValid {
 		h.Fatalf("plain release made the file not valid: %+v", f)
+	}
+}
+
+// testPathBytes: a path is bytes, as the file system has them — not
+// always valid UTF-8 (a Latin-1 name from an old disk) — and comes back
+// from every read exactly as written, or the file could not be opened.
+func testPathBytes(h *h) {
+	latin1 := NewFile("latin1")
+	latin1.Path = "/music/caf\xe9/d\xe9j\xe0 vu.flac"
+	utf := NewFile("utf8")
+	utf.Path = "/music/café/déjà vu.flac"
+	h.upsert(latin1, utf)
+	for _, want := range []store.File{latin1, utf} {
+		if got := h.file(want.Key).Path; got != want.Path {
+			h.Fatalf("File(%s).Path = %q, want %q", want.Key, got, want.Path)
+		}
+	}
+	files, err := h.st.Discover(h.Context(), T0, "", 10)
+	if err != nil {
+		h.Fatal(err)
+	}
+	listed, err := h.st.ListFiles(h.Context(), "", 10)
+	if err != nil {
+		h.Fatal(err)
+	}
+	for _, f := range append(files, listed...) {
+		if want := map[string]string{"latin1": latin1.Path, "utf8": utf.Path}[f.Key]; f.Path != want {
+			h.Fatalf("%s read back as %q, want %q", f.Key, f.Path, want)
+		}
 	}
 }
