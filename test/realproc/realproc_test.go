@@ -417,7 +417,8 @@ func holdWriteLock(path string, from, hold time.Duration) error {
 	if _, err := os.Stat(path); err != nil {
 		return err
 	}
-	db, err := sql.Open("sqlite", path)
+	// Wait for the lock as long as it takes the drill's own writes to end.
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return err
 	}
