@@ -129,12 +129,7 @@ func inputNorm(b *testing.B, sp *frontEnd, v float32) float32 {
 func quantizeConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32) {
 	b.Helper()
 	g := m.Graph
-	for _, conv := range slices.Clone(g.Nodes) {
-		if conv.OpType != "Conv" {
-			continue
-		}
-		wt := g.Initializer(conv.Inputs[1])
-		w := floats(g, conv.Inputs[1])
+	eachConv(g, func(conv *onnxgraph.Node, wt *onnxgraph.Tensor, w []float32) {
 		out := int(wt.Dims[0])
 		per := len(w) / out
 		wq := make([]int8, len(w))
@@ -160,10 +155,20 @@ func quantizeConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32) {
 		}
 		conv.Inputs[0], conv.Inputs[1] = name+"/xdq", name+"/wdq"
 		g.Nodes = slices.Insert(g.Nodes, slices.Index(g.Nodes, conv), nodes...)
-	}
+	})
 	g.Prune()
 	if _, err := onnxgraph.Parse(m.Marshal()); err != nil {
 		b.Fatal(fmt.Errorf("quantized front end: %w", err))
+	}
+}
+
+// eachConv calls fn with every Conv node of g (as the graph was before fn
+// added any), its weight initializer and a copy of the weights.
+func eachConv(g *onnxgraph.Graph, fn func(conv *onnxgraph.Node, wt *onnxgraph.Tensor, w []float32)) {
+	for _, conv := range slices.Clone(g.Nodes) {
+		if conv.OpType == "Conv" {
+			fn(conv, g.Initializer(conv.Inputs[1]), floats(g, conv.Inputs[1]))
+		}
 	}
 }
 
@@ -253,12 +258,7 @@ func bf16Convs(b *testing.B, m *onnxgraph.Model) {
 	b.Helper()
 	g := m.Graph
 	rounded := map[string]string{} // input → its rounded value
-	for _, conv := range slices.Clone(g.Nodes) {
-		if conv.OpType != "Conv" {
-			continue
-		}
-		wt := g.Initializer(conv.Inputs[1])
-		w := floats(g, conv.Inputs[1])
+	eachConv(g, func(conv *onnxgraph.Node, wt *onnxgraph.Tensor, w []float32) {
 		for i, v := range w {
 			w[i] = toBF16(v)
 		}
@@ -267,7 +267,7 @@ func bf16Convs(b *testing.B, m *onnxgraph.Model) {
 		x := conv.Inputs[0]
 		if r, ok := rounded[x]; ok {
 			conv.Inputs[0] = r
-			continue
+			return
 		}
 		r := x + "/bf16"
 		g.Nodes = slices.Insert(g.Nodes, slices.Index(g.Nodes, conv),
@@ -276,7 +276,7 @@ func bf16Convs(b *testing.B, m *onnxgraph.Model) {
 			&onnxgraph.Node{Inputs: []string{r + "/cast"}, Outputs: []string{r}, Name: r, OpType: "Cast",
 				Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("to", 1)}}) // FLOAT
 		rounded[x], conv.Inputs[0] = r, r
-	}
+	})
 	g.Prune()
 }
 
@@ -321,12 +321,7 @@ func BenchmarkFixedPointFrontEnd(b *testing.B) {
 func fixedPointConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32, xbits, wbits int) {
 	b.Helper()
 	g := m.Graph
-	for _, conv := range slices.Clone(g.Nodes) {
-		if conv.OpType != "Conv" {
-			continue
-		}
-		wt := g.Initializer(conv.Inputs[1])
-		w := floats(g, conv.Inputs[1])
+	eachConv(g, func(conv *onnxgraph.Node, wt *onnxgraph.Tensor, w []float32) {
 		out := int(wt.Dims[0])
 		per := len(w) / out
 		scales := channelScales(w, out, float32(int(1)<<(wbits-1)-1))
@@ -338,7 +333,7 @@ func fixedPointConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32, xbits, wb
 		g.Initializers = append(g.Initializers, onnxgraph.FloatTensor(name+"/fixed_kernel", wt.Dims, w))
 		conv.Inputs[1] = name + "/fixed_kernel"
 		if xbits == 0 {
-			continue
+			return
 		}
 		g.Initializers = append(g.Initializers,
 			onnxgraph.FloatTensor(name+"/xs", nil, []float32{(hi - lo) / float32(int(1)<<xbits-1)}),
@@ -356,7 +351,7 @@ func fixedPointConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32, xbits, wb
 			step("Mul", name+"/Round", name+"/xs"),
 			step("Add", name+"/Mul", name+"/xlo"))
 		conv.Inputs[0] = name + "/Add"
-	}
+	})
 	g.Prune()
 }
 

@@ -80,6 +80,20 @@ func TestTagCommand(t *testing.T) {
 	}
 }
 
+// scriptFor writes a scenario for the script analyzer (`--analyzer
+// script:FILE`): jobs of 100 ms, the file at path behaving as override
+// says (a file's key is the hash of its path).
+func scriptFor(t *testing.T, path, override string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "script.yaml")
+	spec := fmt.Sprintf("name: script\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 100ms\n  overrides:\n    %s: %s\n",
+		library.Key(path), override)
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // A file that fails with a transient error waits a minute for its retry:
 // `nomarr tag` does not sit through the wait. It ends once nothing is in
 // progress and nothing can be claimed, tags the rest, reports the file as
@@ -87,12 +101,7 @@ func TestTagCommand(t *testing.T) {
 func TestTagLeavesRetryWaitingFiles(t *testing.T) {
 	lib, data := audioDir(t, 6), t.TempDir()
 	flaky := filepath.Join(lib, "album1", "track001.mp3")
-	scenario := filepath.Join(t.TempDir(), "flaky.yaml")
-	spec := fmt.Sprintf("name: flaky\nduration: 1m\nlibrary:\n  files: 6\n  job_time: 100ms\n  overrides:\n    %s: {error: transient}\n",
-		library.Key(flaky))
-	if err := os.WriteFile(scenario, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	scenario := scriptFor(t, flaky, "{error: transient}")
 	cmd := exec.Command(binary, "tag", lib, "--analyzer", "script:"+scenario, "--workers", "2", "--data-dir", data)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -129,12 +138,7 @@ func TestTagLeavesRetryWaitingFiles(t *testing.T) {
 func TestTagMissingFileComesBack(t *testing.T) {
 	lib, data := audioDir(t, 6), t.TempDir()
 	gone := filepath.Join(lib, "album2", "track002.mp3")
-	scenario := filepath.Join(t.TempDir(), "gone.yaml")
-	spec := fmt.Sprintf("name: gone\nduration: 1m\nlibrary:\n  files: 6\n  job_time: 100ms\n  overrides:\n    %s: {error: missing, fail_times: 1}\n",
-		library.Key(gone))
-	if err := os.WriteFile(scenario, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	scenario := scriptFor(t, gone, "{error: missing, fail_times: 1}")
 	tag := func() (string, string, int) {
 		cmd := exec.Command(binary, "tag", lib, "--analyzer", "script:"+scenario, "--workers", "2", "--data-dir", data)
 		var out, errb bytes.Buffer
