@@ -78,6 +78,22 @@ func BenchmarkInt8FrontEnd(b *testing.B) {
 	}
 }
 
+// floatBaseline returns the patches of benchAudioPatches, the CPU
+// configuration the precision benchmarks use (batch 8, arena on) and the
+// float graph's predictions for the patches, which the variants are
+// compared with.
+func floatBaseline(b *testing.B) ([]float32, int, Config, tags.Predictions) {
+	b.Helper()
+	patches, n := benchAudioPatches(b)
+	cfg := testConfig(b)
+	cfg.BatchSize, cfg.CPUArena = 8, true
+	want, err := loaded(b, cfg).Predict(patches, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return patches, n, cfg, want
+}
+
 // benchAudioPatches decodes 12 s of a chord over noise made by ffmpeg and
 // returns its patches.
 func benchAudioPatches(b *testing.B) ([]float32, int) {
@@ -199,13 +215,7 @@ func channelScales(w []float32, out int, top float32) []float32 {
 // 1e-3 against the reference pipeline); ns/op is the emulation's, not a
 // bfloat16 kernel's.
 func BenchmarkBF16Convolutions(b *testing.B) {
-	patches, n := benchAudioPatches(b)
-	cfg := testConfig(b)
-	cfg.BatchSize, cfg.CPUArena = 8, true
-	want, err := loaded(b, cfg).Predict(patches, n)
-	if err != nil {
-		b.Fatal(err)
-	}
+	patches, n, cfg, want := floatBaseline(b)
 	for _, v := range []struct {
 		name string
 		rest bool
@@ -296,13 +306,7 @@ func toBF16(v float32) float32 {
 // the emulation's. Two int8 pieces per operand (16 bits) need three int8
 // products (high·high, high·low, low·high).
 func BenchmarkFixedPointFrontEnd(b *testing.B) {
-	patches, n := benchAudioPatches(b)
-	cfg := testConfig(b)
-	cfg.BatchSize, cfg.CPUArena = 8, true
-	want, err := loaded(b, cfg).Predict(patches, n)
-	if err != nil {
-		b.Fatal(err)
-	}
+	patches, n, cfg, want := floatBaseline(b)
 	for _, bits := range [][2]int{{0, 8}, {8, 8}, {16, 8}, {8, 16}, {0, 16}, {16, 16}} {
 		b.Run(fmt.Sprintf("x=%d/w=%d", bits[0], bits[1]), func(b *testing.B) {
 			benchEditedGraphs(b, cfg, patches, n, want, func(sp *frontEnd) {
