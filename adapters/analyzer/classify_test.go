@@ -1,10 +1,16 @@
 package analyzer
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/nomarr/nomarr/adapters/audio"
+	"github.com/nomarr/nomarr/adapters/tagwrite"
 	"github.com/nomarr/nomarr/core/worker"
 )
 
@@ -28,6 +34,45 @@ func TestClassify(t *testing.T) {
 		got := classify(c.err, worker.DepDecoder)
 		if got.Class != c.want.Class || got.Reason != c.want.Reason || got.Missing != c.want.Missing || got.Dependency != c.want.Dependency {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// A file that leaves between inference and the tag write (its checkpoint
+// holds the derived tags) is marked missing, keeping the checkpoint, and is
+// not retried as a transient failure; a folder that left is the same.
+func TestWriteToVanishedFile(t *testing.T) {
+	dir := t.TempDir()
+	cp := `{"step":"tags","tags":{"nom_version":"abc","voice_instrumental_musicnn_voice":"0.9"}}`
+	m := &MusiCNN{WriteMode: "full"}
+	for _, path := range []string{filepath.Join(dir, "gone.flac"), filepath.Join(dir, "gone-dir", "x.flac")} {
+		r := m.Analyze(context.Background(), worker.Job{Path: path, Checkpoint: cp}, func(int64) {})
+		if r.Class != worker.Permanent || !r.Missing || r.Reason != "missing" {
+			t.Errorf("%s: %+v, want permanent and missing", path, r)
+		}
+		if r.Checkpoint != cp {
+			t.Errorf("%s: checkpoint %q, want the one it was given", path, r.Checkpoint)
+		}
+	}
+}
+
+// writeError keeps the classes of the other tag-write failures.
+func TestWriteError(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want worker.Class
+		miss bool
+	}{
+		{fmt.Errorf("tagwrite: write x: %w", fs.ErrNotExist), worker.Permanent, true},
+		{fmt.Errorf("tagwrite: write x: %w", syscall.ENOTDIR), worker.Permanent, true},
+		{fmt.Errorf("tagwrite: write x: %w", tagwrite.ErrReadOnly), worker.Permanent, false},
+		{tagwrite.ErrNoTagLib, worker.ServiceDown, false},
+		{fmt.Errorf("tagwrite: write x: %w", syscall.ENOSPC), worker.Transient, false},
+		{fmt.Errorf("tagwrite: write x: %w", tagwrite.ErrModified), worker.Transient, false},
+	} {
+		got := writeError(c.err)
+		if got.Class != c.want || got.Missing != c.miss {
+			t.Errorf("%v: %+v, want class %v missing %v", c.err, got, c.want, c.miss)
 		}
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
+	"syscall"
 
 	"github.com/nomarr/nomarr/adapters/audio"
 	"github.com/nomarr/nomarr/adapters/features"
@@ -80,18 +82,31 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 	}
 	if len(write) > 0 {
 		if err := tagwrite.Write(job.Path, write); err != nil {
-			class := worker.Transient // a full disk, a file changed meanwhile: try again later
-			switch {
-			case errors.Is(err, tagwrite.ErrReadOnly), errors.Is(err, tagwrite.ErrUnsupported), errors.Is(err, tagwrite.ErrInvalidTag):
-				class = worker.Permanent
-			case errors.Is(err, tagwrite.ErrNoTagLib):
-				return worker.Result{Class: worker.ServiceDown, Dependency: worker.DepDecoder, Reason: err.Error(), Checkpoint: string(cp)}
-			}
-			return worker.Result{Class: class, Reason: "write tags: " + err.Error(), Checkpoint: string(cp)}
+			r := writeError(err)
+			r.Checkpoint = string(cp)
+			return r
 		}
 	}
 	progress(4)
 	return worker.Result{Tags: all, Version: m.Models.Version()}
+}
+
+// writeError maps a failed tag write to the worker's error classes. A file
+// that left between decoding and writing (deleted, its drive unmounted) is
+// missing, like one gone before decoding; a read-only, unsupported or
+// invalid target is permanent; a build without TagLib cannot write any
+// file; anything else (a full disk, a file changed meanwhile) is transient.
+func writeError(err error) worker.Result {
+	reason := "write tags: " + err.Error()
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return worker.Result{Class: worker.Permanent, Reason: "missing", Missing: true}
+	case errors.Is(err, tagwrite.ErrReadOnly), errors.Is(err, tagwrite.ErrUnsupported), errors.Is(err, tagwrite.ErrInvalidTag):
+		return worker.Result{Class: worker.Permanent, Reason: reason}
+	case errors.Is(err, tagwrite.ErrNoTagLib):
+		return worker.Result{Class: worker.ServiceDown, Dependency: worker.DepDecoder, Reason: err.Error()}
+	}
+	return worker.Result{Class: worker.Transient, Reason: reason}
 }
 
 // classify maps a decode error to the worker's error classes.
