@@ -327,7 +327,7 @@ func claimCycle(ctx context.Context, s *Store, worker string) (done, lost int, e
 			return 0, lost, err
 		}
 		for _, f := range batch {
-			err := s.Claim(ctx, store.Claim{FileKey: f.Key, WorkerID: worker, ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Hour)})
+			_, err := s.Claim(ctx, store.Claim{FileKey: f.Key, WorkerID: worker, ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Hour)})
 			if store.IsFault(err) {
 				return 0, lost, err
 			}

@@ -450,13 +450,13 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		eligible := !held && ok && pending(fd) && num(fd["next_retry_at"]) <= at && num(fd["skip_until"]) <= at
 		switch {
 		case held:
-			return []any{"conflict"}, nil
+			return []any{doc{"status": "conflict"}}, nil
 		case !eligible:
-			return []any{"not_eligible"}, nil
+			return []any{doc{"status": "not_eligible"}}, nil
 		}
 		f.colls[colClaims][str(b["claim"])] = doc{"_key": b["claim"], "file_key": b["file"], "worker_id": b["worker"],
 			"claimed_at": b["at"], "lease_until": b["until"]}
-		return []any{"claimed"}, nil
+		return []any{doc{"status": "claimed", "file": fd}}, nil
 	},
 	qRemoveHeld: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		c, ok := f.colls[colClaims][str(b["claim"])]

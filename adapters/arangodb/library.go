@@ -185,16 +185,18 @@ func (s *Store) queryFiles(ctx context.Context, op, q, qAll string, limit int, b
 // Claim implements store.Library: one query checks that no claim exists and
 // that the file is eligible at c.ClaimedAt, and inserts the claim document
 // claim_<file_key>; its unique key makes exactly one of racing claims win.
-func (s *Store) Claim(ctx context.Context, c store.Claim) error {
+// The same query returns the file it claimed.
+func (s *Store) Claim(ctx context.Context, c store.Claim) (store.File, error) {
 	if !validFileKey(c.FileKey) {
-		return s.fail("claim", c.FileKey, store.ErrNotEligible) // no such file can exist
+		return store.File{}, s.fail("claim", c.FileKey, store.ErrNotEligible) // no such file can exist
 	}
 	bind := map[string]any{
 		"file": c.FileKey, "claim": c.Key(), "worker": c.WorkerID,
 		"at": ms(c.ClaimedAt), "until": ms(c.LeaseUntil),
 	}
+	var f store.File
 	err := s.write(ctx, false, func(ctx context.Context) error {
-		res, err := queryAll[string](ctx, s.db, qClaim, bind)
+		res, err := queryAll[claimResult](ctx, s.db, qClaim, bind)
 		switch {
 		case hasErrorNum(err, errUniqueViolate):
 			return store.ErrConflict
@@ -203,20 +205,30 @@ func (s *Store) Claim(ctx context.Context, c store.Claim) error {
 		case len(res) != 1:
 			return fmt.Errorf("claim query returned %d rows", len(res))
 		}
-		switch res[0] {
+		switch res[0].Status {
 		case "claimed":
+			if res[0].File == nil {
+				return errors.New("claim query returned no file")
+			}
+			f = res[0].File.file()
 			return nil
 		case "conflict":
 			return store.ErrConflict
 		case "not_eligible":
 			return store.ErrNotEligible
 		}
-		return fmt.Errorf("claim query returned %q", res[0])
+		return fmt.Errorf("claim query returned %q", res[0].Status)
 	})
 	if err != nil {
-		return s.fail("claim", c.FileKey, err)
+		return store.File{}, s.fail("claim", c.FileKey, err)
 	}
-	return nil
+	return f, nil
+}
+
+// claimResult is qClaim's answer.
+type claimResult struct {
+	Status string   `json:"status"`
+	File   *fileDoc `json:"file"`
 }
 
 // errFileGone: the claimed file vanished under its claim.

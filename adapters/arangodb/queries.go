@@ -88,7 +88,7 @@ LET ins = (
     INSERT { _key: @claim, file_key: @file, worker_id: @worker, claimed_at: @at, lease_until: @until } INTO worker_claims
     RETURN 1
 )
-RETURN held ? "conflict" : (LENGTH(ins) == 1 ? "claimed" : "not_eligible")`
+RETURN held ? { status: "conflict" } : (LENGTH(ins) == 1 ? { status: "claimed", file: f } : { status: "not_eligible" })`
 
 // qRemoveHeld deletes a claim only if the worker still holds it
 // (conditional delete); the result is empty otherwise.

@@ -296,7 +296,7 @@ func TestClaimConflict1210(t *testing.T) {
 		}
 		return nil
 	})
-	err := s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)})
+	_, err := s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)})
 	wantSem(t, "Claim meeting 1210", err, store.ErrConflict)
 	if want := "arangodb: claim a: store: claim already exists"; err.Error() != want {
 		t.Fatalf("message = %q, want %q", err, want)
@@ -327,7 +327,7 @@ func TestWriteConflictRetried(t *testing.T) {
 		return nil
 	})
 	claim := store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)}
-	if err := s.Claim(bg, claim); err != nil {
+	if _, err := s.Claim(bg, claim); err != nil {
 		t.Fatalf("Claim after 3 conflicts: %v", err)
 	}
 	if c, _ := s.Stats(); c != 3 {
@@ -346,7 +346,7 @@ func TestWriteConflictRetried(t *testing.T) {
 	s2 := openFake(t, f, WithConflictBudget(30*time.Millisecond))
 	left.Store(1 << 30)
 	start := time.Now()
-	err := s2.Claim(bg, store.Claim{FileKey: "b", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)})
+	_, err := s2.Claim(bg, store.Claim{FileKey: "b", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)})
 	wantFault(t, "Claim under a lasting conflict", err, "arangodb: claim b: write-write conflict persisted")
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("gave up after %s", d)
@@ -358,7 +358,7 @@ func TestNotFoundDocument(t *testing.T) {
 	s := openFake(t, f)
 	storetestSeed(t, s, "a")
 	ref := store.Ref{FileKey: "a", WorkerID: "i/w0"}
-	if err := s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)}); err != nil {
+	if _, err := s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	f.setHook(func(route, aql string) *fakeErr {
@@ -383,7 +383,8 @@ func TestNotFoundDocument(t *testing.T) {
 	for _, k := range []string{"", "a/b", "a b", strings.Repeat("k", 250)} {
 		_, err := s.File(bg, k)
 		wantSem(t, "File(bad key)", err, store.ErrNotFound)
-		wantSem(t, "Claim(bad key)", s.Claim(bg, store.Claim{FileKey: k}), store.ErrNotEligible)
+		_, err = s.Claim(bg, store.Claim{FileKey: k})
+		wantSem(t, "Claim(bad key)", err, store.ErrNotEligible)
 		wantSem(t, "Release(bad key)", s.Release(bg, store.Ref{FileKey: k}, nil), store.ErrClaimLost)
 	}
 	if got := f.requests()[n:]; len(got) != 0 {
@@ -425,7 +426,7 @@ func Test503ReadsRetried(t *testing.T) {
 	}
 	// Writes are not retried: the answer was lost, not the write.
 	n = len(f.requests())
-	err = s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)})
+	_, err = s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)})
 	wantFault(t, "Claim under 503", err, "arangodb: claim a: server unreachable at ")
 	if got := len(f.requests()) - n; got != 1 {
 		t.Fatalf("Claim tried %d times, want 1", got)
@@ -468,7 +469,7 @@ func TestConnectionRefused(t *testing.T) {
 	f.srv.Close()
 	_, err = s.File(bg, "a")
 	wantFault(t, "File", err, "arangodb: file a: server unreachable at "+f.srv.Listener.Addr().String())
-	err = s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "w"})
+	_, err = s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "w"})
 	wantFault(t, "Claim", err, "arangodb: claim a: server unreachable at ")
 }
 
@@ -498,7 +499,7 @@ func TestTimeout(t *testing.T) {
 	// The caller's deadline wins when it is earlier.
 	ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
 	defer cancel()
-	err = s.Claim(ctx, store.Claim{FileKey: "a", WorkerID: "w"})
+	_, err = s.Claim(ctx, store.Claim{FileKey: "a", WorkerID: "w"})
 	wantFault(t, "Claim with a short deadline", err, "no answer in time")
 }
 

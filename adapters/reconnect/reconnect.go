@@ -89,10 +89,10 @@ func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit
 	return st.Discover(ctx, now, after, limit)
 }
 
-func (s *Store) Claim(ctx context.Context, c store.Claim) error {
+func (s *Store) Claim(ctx context.Context, c store.Claim) (store.File, error) {
 	st, err := s.get(ctx)
 	if err != nil {
-		return err
+		return store.File{}, err
 	}
 	return st.Claim(ctx, c)
 }

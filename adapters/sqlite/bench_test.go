@@ -64,7 +64,7 @@ func libraryDB(b *testing.B) string {
 			return
 		}
 		for i, f := range pending {
-			if benchLibrary.err = s.Claim(bg, claim(f.Key, fmt.Sprintf("i/w%d", i), t0, time.Hour)); benchLibrary.err != nil {
+			if _, benchLibrary.err = s.Claim(bg, claim(f.Key, fmt.Sprintf("i/w%d", i), t0, time.Hour)); benchLibrary.err != nil {
 				return
 			}
 		}
@@ -153,7 +153,7 @@ func churn(b *testing.B, path string) (stop func()) {
 			}
 			for _, f := range fs {
 				worker := fmt.Sprintf("churn/w%d", i%4)
-				if err := w.Claim(bg, claim(f.Key, worker, t0, time.Hour)); err != nil {
+				if _, err := w.Claim(bg, claim(f.Key, worker, t0, time.Hour)); err != nil {
 					b.Error(err)
 					return
 				}

@@ -108,22 +108,29 @@ func (s *Store) queryFiles(ctx context.Context, op string, id, limit int, args .
 
 // Claim implements store.Library. A claim that already exists is answered
 // from a read, without taking the write lock (the common outcome when
-// several workers race for the same batch).
-func (s *Store) Claim(ctx context.Context, c store.Claim) error {
+// several workers race for the same batch). The file is read back in the
+// claim's transaction.
+func (s *Store) Claim(ctx context.Context, c store.Claim) (store.File, error) {
 	var one int
 	err := s.rs[sClaimExistsR].QueryRowContext(ctx, c.FileKey).Scan(&one)
 	switch {
 	case err == nil:
-		return s.fail("claim", c.FileKey, store.ErrConflict)
+		return store.File{}, s.fail("claim", c.FileKey, store.ErrConflict)
 	case !errors.Is(err, sql.ErrNoRows):
-		return s.fail("claim", c.FileKey, err)
+		return store.File{}, s.fail("claim", c.FileKey, err)
 	}
+	var f store.File
 	err = s.withTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.StmtContext(ctx, s.ws[sClaimInsert]).ExecContext(ctx, c.FileKey, c.WorkerID, ms(c.ClaimedAt), ms(c.LeaseUntil))
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			f, err = scanFile(tx.StmtContext(ctx, s.ws[sClaimedFile]).QueryRowContext(ctx, c.FileKey))
 			return err
 		}
 		err = tx.StmtContext(ctx, s.ws[sClaimExists]).QueryRowContext(ctx, c.FileKey).Scan(&one)
@@ -136,9 +143,9 @@ func (s *Store) Claim(ctx context.Context, c store.Claim) error {
 		return err
 	})
 	if err != nil {
-		return s.fail("claim", c.FileKey, err)
+		return store.File{}, s.fail("claim", c.FileKey, err)
 	}
-	return nil
+	return f, nil
 }
 
 // Complete implements store.Library: claim deleted, file marked tagged and

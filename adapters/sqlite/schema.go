@@ -98,6 +98,7 @@ const (
 	sUpsertFile = iota
 	sClaimInsert
 	sClaimExists
+	sClaimedFile
 	sDeleteHeld
 	sComplete
 	sPutTags
@@ -159,6 +160,8 @@ var writeSQL = map[int]string{
 			AND next_retry_at <= ?3 AND skip_until <= ?3
 		ON CONFLICT (file_key) DO NOTHING`,
 	sClaimExists: `SELECT 1 FROM worker_claims WHERE file_key = ?`,
+	// The file as claimed, read in the claim's transaction.
+	sClaimedFile: `SELECT ` + fileCols + ` FROM library_files WHERE key = ?`,
 	// Conditional delete: only the holder's claim.
 	sDeleteHeld: `DELETE FROM worker_claims WHERE file_key = ? AND worker_id = ?`,
 	sComplete: `UPDATE library_files SET tagged = 1, needs_tagging = 0, tagged_version = ?2,

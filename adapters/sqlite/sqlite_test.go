@@ -250,7 +250,7 @@ func TestCleanupTaggedAndGone(t *testing.T) {
 	s := openT(t, path)
 	seed(t, s, "gone", "live", "tagged")
 	for _, k := range []string{"gone", "live", "tagged"} {
-		if err := s.Claim(bg, claim(k, "i/w0", t0, time.Hour)); err != nil {
+		if _, err := s.Claim(bg, claim(k, "i/w0", t0, time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -274,7 +274,7 @@ func TestCleanupTaggedAndGone(t *testing.T) {
 	}
 	// Complete on a vanished file: not found, claim dropped.
 	seed(t, s, "v")
-	if err := s.Claim(bg, claim("v", "i/w0", t0, time.Hour)); err != nil {
+	if _, err := s.Claim(bg, claim("v", "i/w0", t0, time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`DELETE FROM library_files WHERE key = 'v'`); err != nil {
@@ -296,10 +296,10 @@ func TestCleanupTaggedAndGone(t *testing.T) {
 func TestErrorsCarryContext(t *testing.T) {
 	s := openT(t, tempDB(t))
 	seed(t, s, "f0001")
-	if err := s.Claim(bg, claim("f0001", "i/w0", t0, time.Hour)); err != nil {
+	if _, err := s.Claim(bg, claim("f0001", "i/w0", t0, time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Claim(bg, claim("f0001", "i/w1", t0, time.Hour))
+	_, err := s.Claim(bg, claim("f0001", "i/w1", t0, time.Hour))
 	if !errors.Is(err, store.ErrConflict) || err.Error() != "sqlite: claim f0001: store: claim already exists" {
 		t.Fatalf("err = %q", err)
 	}
@@ -319,7 +319,7 @@ func TestLocked(t *testing.T) {
 	path := tempDB(t)
 	s := openT(t, path, WithBusyTimeout(100*time.Millisecond))
 	seed(t, s, "a", "b")
-	if err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
+	if _, err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	db := raw(t, path)
@@ -333,7 +333,7 @@ func TestLocked(t *testing.T) {
 	}
 	start := time.Now()
 	writes := map[string]func() error{
-		"claim": func() error { return s.Claim(bg, claim("b", "i/w0", t0, time.Hour)) },
+		"claim": func() error { _, err := s.Claim(bg, claim("b", "i/w0", t0, time.Hour)); return err },
 		"complete": func() error {
 			return s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Version: "v"})
 		},
@@ -364,7 +364,7 @@ func TestLocked(t *testing.T) {
 	if err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Version: "v"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Claim(bg, claim("b", "i/w0", t0, time.Hour)); err != nil {
+	if _, err := s.Claim(bg, claim("b", "i/w0", t0, time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -380,7 +380,7 @@ func TestReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed(t, s, "a", "b")
-	if err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
+	if _, err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -393,7 +393,7 @@ func TestReadOnly(t *testing.T) {
 		}
 		// Writes fail with a clear, non-semantic error and change nothing.
 		for name, w := range map[string]func() error{
-			"claim":    func() error { return ro.Claim(bg, claim("b", "i/w1", t0, time.Hour)) },
+			"claim":    func() error { _, err := ro.Claim(bg, claim("b", "i/w1", t0, time.Hour)); return err },
 			"complete": func() error { return ro.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}) },
 			"upsert":   func() error { return ro.UpsertFiles(bg, []store.File{mkf("c")}) },
 			"set meta": func() error { return ro.SetMeta(bg, "k", "v") },
@@ -469,7 +469,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("partial write: Counts = %+v %v", c, err)
 	}
 	// Small writes that fit still work.
-	if err := full.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
+	if _, err := full.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -496,7 +496,7 @@ func TestContextCanceled(t *testing.T) {
 	seed(t, s, "a")
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
-	if err := s.Claim(ctx, claim("a", "i/w0", t0, time.Hour)); !errors.Is(err, context.Canceled) || !store.IsFault(err) {
+	if _, err := s.Claim(ctx, claim("a", "i/w0", t0, time.Hour)); !errors.Is(err, context.Canceled) || !store.IsFault(err) {
 		t.Fatalf("Claim with a canceled context = %v", err)
 	}
 	if c, _ := s.Counts(bg); c.Claimed != 0 {
@@ -509,7 +509,7 @@ func TestTagWritesCounter(t *testing.T) {
 	s := openT(t, path)
 	seed(t, s, "a")
 	for i := range 2 {
-		if err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
+		if _, err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Tags: map[string]string{"n": fmt.Sprint(i)}}); err != nil {
@@ -542,7 +542,7 @@ func TestUseAfterClose(t *testing.T) {
 	calls := map[string]func() error{
 		"UpsertFiles":   func() error { return s.UpsertFiles(bg, []store.File{mkf("b")}) },
 		"Discover":      func() error { _, err := s.Discover(bg, t0, "", 1); return err },
-		"Claim":         func() error { return s.Claim(bg, claim("a", "i/w0", t0, time.Hour)) },
+		"Claim":         func() error { _, err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); return err },
 		"Complete":      func() error { return s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}) },
 		"Release":       func() error { return s.Release(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, nil) },
 		"ReleaseWorker": func() error { _, err := s.ReleaseWorker(bg, "i/w0", true); return err },

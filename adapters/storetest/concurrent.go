@@ -55,7 +55,7 @@ func concurrentClaimRace(t *testing.T, handles []store.Store) {
 		wg.Go(func() {
 			<-start
 			for i, k := range keys {
-				err := st.Claim(ctx, claimOf(k, worker, T0, time.Hour))
+				_, err := st.Claim(ctx, claimOf(k, worker, T0, time.Hour))
 				switch {
 				case err == nil:
 					wins[i].Add(1)
@@ -167,7 +167,7 @@ func concurrentWorkLoop(t *testing.T, handles []store.Store) {
 						t.Errorf("%s: discovered unknown or already tagged file %s", worker, f.Key)
 						return
 					}
-					err := st.Claim(ctx, claimOf(f.Key, worker, T0, time.Hour))
+					_, err := st.Claim(ctx, claimOf(f.Key, worker, T0, time.Hour))
 					if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotEligible) {
 						conflicts.Add(1)
 						continue

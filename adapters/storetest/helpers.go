@@ -144,7 +144,7 @@ func (l *locked) Discover(ctx context.Context, now time.Time, after string, limi
 	return l.s.Discover(ctx, now, after, limit)
 }
 
-func (l *locked) Claim(ctx context.Context, c store.Claim) error {
+func (l *locked) Claim(ctx context.Context, c store.Claim) (store.File, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.s.Claim(ctx, c)

@@ -28,6 +28,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"DiscoverExclusions", testDiscoverExclusions},
 		{"ClaimUnique", testClaimUnique},
 		{"ClaimChecksEligibility", testClaimChecksEligibility},
+		{"ClaimReturnsCurrentFile", testClaimReturnsCurrentFile},
 		{"Complete", testComplete},
 		{"CompleteOnlyByHolder", testCompleteOnlyByHolder},
 		{"ReleaseWithoutUpdate", testReleaseWithoutUpdate},
@@ -37,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Quarantine", testQuarantine},
 		{"RenewLeases", testRenewLeases},
 		{"CleanupClaims", testCleanupClaims},
+		{"ExpiredClaimHeldUntilCleanup", testExpiredClaimHeldUntilCleanup},
 		{"Counts", testCounts},
 		{"Meta", testMeta},
 		{"RestartState", testRestartState},
@@ -122,16 +124,21 @@ func claimOf(key, worker string, now time.Time, ttl time.Duration) store.Claim {
 	return store.Claim{FileKey: key, WorkerID: worker, ClaimedAt: now, LeaseUntil: now.Add(ttl)}
 }
 
-func (h *h) claim(key, worker string, now time.Time, ttl time.Duration) {
+func (h *h) claim(key, worker string, now time.Time, ttl time.Duration) store.File {
 	h.Helper()
-	if err := h.st.Claim(h.Context(), claimOf(key, worker, now, ttl)); err != nil {
+	f, err := h.st.Claim(h.Context(), claimOf(key, worker, now, ttl))
+	if err != nil {
 		h.Fatalf("Claim(%s, %s): %v", key, worker, err)
 	}
+	if f.Key != key {
+		h.Fatalf("Claim(%s, %s) returned file %q", key, worker, f.Key)
+	}
+	return f
 }
 
 func (h *h) claimErr(key, worker string, now time.Time, want error) {
 	h.Helper()
-	err := h.st.Claim(h.Context(), claimOf(key, worker, now, time.Minute))
+	_, err := h.st.Claim(h.Context(), claimOf(key, worker, now, time.Minute))
 	wantSemantic(h.T, fmt.Sprintf("Claim(%s, %s)", key, worker), err, want)
 }
 
@@ -495,6 +502,27 @@ func testClaimChecksEligibility(h *h) {
 
 // --- Complete ---
 
+// A claim hands back the file as it is when claimed, not as an earlier
+// discovery saw it: a worker that claims from an old batch must start from
+// the attempts and checkpoint another worker left, or a failing file would
+// be retried without end and a checkpoint lost.
+func testClaimReturnsCurrentFile(h *h) {
+	h.upsertKeys("a")
+	seen := h.discover(T0, "", 10) // worker 0's batch: attempts 0, no checkpoint
+	if len(seen) != 1 {
+		h.Fatalf("discover: %v", seen)
+	}
+	h.claim("a", "i/w1", T0, time.Minute)
+	h.release("a", "i/w1", &store.FileUpdate{Attempts: 2, NextRetryAt: At(time.Minute), LastError: "transient: x", Checkpoint: "decode"})
+	got := h.claim("a", "i/w0", At(time.Minute), time.Minute)
+	if d := DiffFile(got, h.file("a")); d != "" {
+		h.Errorf("Claim returned another file than the stored one: %s", d)
+	}
+	if got.Attempts != 2 || got.Checkpoint != "decode" || got.LastError != "transient: x" {
+		h.Errorf("Claim returned attempts %d, checkpoint %q, error %q; want 2, \"decode\", \"transient: x\"", got.Attempts, got.Checkpoint, got.LastError)
+	}
+}
+
 func testComplete(h *h) {
 	h.upsertKeys("a", "b")
 	h.claim("a", "i/w0", T0, 30*time.Second)
@@ -773,6 +801,23 @@ func testRenewLeases(h *h) {
 			h.Fatalf("renewed claim = %+v", c)
 		}
 	}
+}
+
+// A claim whose lease ran out still holds its file until CleanupClaims
+// deletes it: neither discovery nor another claim looks at lease_until, so
+// the cleanup is the one place that ends an abandoned claim (and reports
+// it), and the file is rediscoverable at most one cleanup period later.
+func testExpiredClaimHeldUntilCleanup(h *h) {
+	h.upsertKeys("a")
+	h.claim("a", "i/w0", T0, 30*time.Second)
+	later := At(time.Minute)
+	h.wantDiscover(later, "", 10)
+	h.claimErr("a", "j/w1", later, store.ErrConflict)
+	if got := claimKeys(h.cleanup(later)); !slices.Equal(got, []string{"a"}) {
+		h.Fatalf("cleanup removed %v, want [a]", got)
+	}
+	h.wantDiscover(later, "", 10, "a")
+	h.claim("a", "j/w1", later, 30*time.Second)
 }
 
 func testCleanupClaims(h *h) {

@@ -24,7 +24,8 @@ const (
 // discovery batch and tries its candidates in key order; a candidate taken by
 // someone else meanwhile is a conflict (counted, not an error). Correctness
 // never depends on the cached batch: the store re-checks eligibility and
-// uniqueness on every claim.
+// uniqueness on every claim, and the file it hands out is the one the claim
+// returned, never the batch's copy.
 type Claimer struct {
 	lib        store.Library
 	workerID   string
@@ -69,10 +70,13 @@ func (c *Claimer) Next(ctx context.Context, now time.Time) (Result, error) {
 		for len(c.candidates) > 0 {
 			f := c.candidates[0]
 			c.candidates = c.candidates[1:]
-			err := c.lib.Claim(ctx, store.Claim{FileKey: f.Key, WorkerID: c.workerID, ClaimedAt: now, LeaseUntil: now.Add(c.leaseTTL)})
+			claimed, err := c.lib.Claim(ctx, store.Claim{FileKey: f.Key, WorkerID: c.workerID, ClaimedAt: now, LeaseUntil: now.Add(c.leaseTTL)})
 			switch {
 			case err == nil:
-				r.File, r.Found = f, true
+				// The file as claimed, not as discovered: the batch may be
+				// old, and the job starts from the store's attempts and
+				// checkpoint.
+				r.File, r.Found = claimed, true
 				return r, nil
 			case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotEligible):
 				r.Conflicts = append(r.Conflicts, f.Key)

@@ -73,7 +73,7 @@ func TestCleanupHookDeletesExpiredClaims(t *testing.T) {
 		{FileKey: "f2", WorkerID: other, ClaimedAt: t0, LeaseUntil: at(60 * time.Second)},
 		{FileKey: "f3", WorkerID: n.Sup.WorkerID("worker:discovery:0"), ClaimedAt: t0, LeaseUntil: at(20 * time.Second)},
 	} {
-		if err := st.Claim(ctx, c); err != nil {
+		if _, err := st.Claim(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -136,9 +136,12 @@ type Library interface {
 	// Discover returns up to limit eligible, unclaimed files in key order, with
 	// keys greater than after (empty: from the start).
 	Discover(ctx context.Context, now time.Time, after string, limit int) ([]File, error)
-	// Claim inserts c if the file is eligible at c.ClaimedAt and unclaimed.
-	// ErrConflict or ErrNotEligible otherwise.
-	Claim(ctx context.Context, c Claim) error
+	// Claim inserts c if the file is eligible at c.ClaimedAt and unclaimed,
+	// and returns the file as it is once claimed, read in the same
+	// operation: its attempts and checkpoint are the ones the job must start
+	// from, whatever an earlier Discover saw (another worker may have tried
+	// and released the file since). ErrConflict or ErrNotEligible otherwise.
+	Claim(ctx context.Context, c Claim) (File, error)
 	// Complete atomically records the completion and deletes the claim, only
 	// if ref still holds it (ErrClaimLost otherwise, nothing changed).
 	Complete(ctx context.Context, ref Ref, c Completion) error

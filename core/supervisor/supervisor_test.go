@@ -170,7 +170,7 @@ func (r *rig) addFiles(keys ...string) {
 
 func (r *rig) claim(file, worker string, now time.Time) {
 	r.t.Helper()
-	if err := r.st.Claim(r.ctx, store.Claim{FileKey: file, WorkerID: worker, ClaimedAt: now, LeaseUntil: now.Add(30 * time.Second)}); err != nil {
+	if _, err := r.st.Claim(r.ctx, store.Claim{FileKey: file, WorkerID: worker, ClaimedAt: now, LeaseUntil: now.Add(30 * time.Second)}); err != nil {
 		r.t.Fatalf("Claim(%s, %s): %v", file, worker, err)
 	}
 }
@@ -936,7 +936,7 @@ func TestLeasesOfDeadWorkerNotRenewed(t *testing.T) {
 	}
 	sup.Start(ctx, t0)
 	for i, f := range []string{"f0", "f1"} {
-		if err := ms.Claim(ctx, store.Claim{FileKey: f, WorkerID: sup.WorkerID(supervisor.ComponentID(i)), ClaimedAt: t0, LeaseUntil: at(30 * time.Second)}); err != nil {
+		if _, err := ms.Claim(ctx, store.Claim{FileKey: f, WorkerID: sup.WorkerID(supervisor.ComponentID(i)), ClaimedAt: t0, LeaseUntil: at(30 * time.Second)}); err != nil {
 			t.Fatal(err)
 		}
 	}

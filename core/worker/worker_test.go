@@ -307,6 +307,38 @@ func TestTransientRetries(t *testing.T) {
 	}
 }
 
+// A worker claims from its discovery batch, which may be minutes old; the
+// job must start from the file as the store holds it when claimed. Here
+// another worker tries the batch's second file and releases it (attempt 1,
+// checkpoint "decode") while this one works on the first: the job on it
+// must see attempt 1 and the checkpoint, and its failure must count as the
+// second attempt — with the batch's copy, attempts never pass 1 and the
+// file would be retried without end.
+func TestStaleBatchStartsFromStoredFile(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a", "b")
+	if js := r.startJob(t0); js.Job.FileKey != "a" { // batch [a b]: b cached
+		t.Fatalf("first job %+v", js.Job)
+	}
+	other := store.Ref{FileKey: "b", WorkerID: "j/worker:discovery:1"}
+	if _, err := r.st.Claim(r.ctx, store.Claim{FileKey: "b", WorkerID: other.WorkerID, ClaimedAt: t0, LeaseUntil: at(30 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.st.Release(r.ctx, other, &store.FileUpdate{Attempts: 1, NextRetryAt: at(time.Minute), LastError: "transient: x", Checkpoint: "decode"}); err != nil {
+		t.Fatal(err)
+	}
+	done := at(2 * time.Minute)
+	r.w.JobDone(r.ctx, done, ok())
+	js := r.startJob(done)
+	if js.Job.FileKey != "b" || js.Job.Attempts != 1 || js.Job.Checkpoint != "decode" {
+		t.Fatalf("job on b = %+v, want attempt 1 with checkpoint \"decode\" (the stored file)", js.Job)
+	}
+	r.w.JobDone(r.ctx, done.Add(time.Second), worker.Result{Class: worker.Transient, Reason: "y", Checkpoint: "decode"})
+	if f := r.file("b"); f.Attempts != 2 {
+		t.Fatalf("b after its second failure: attempts %d, want 2", f.Attempts)
+	}
+}
+
 func TestTransientBackoffCap(t *testing.T) {
 	r := newRig(t, func(c *worker.Config) { c.TransientRetries = 20 })
 	r.addFiles("a")
@@ -662,7 +694,7 @@ func TestClaimLostDiscardsResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := "inst-b/worker:discovery:0"
-	if err := r.st.Claim(r.ctx, store.Claim{FileKey: "a", WorkerID: other, ClaimedAt: at(time.Second), LeaseUntil: at(31 * time.Second)}); err != nil {
+	if _, err := r.st.Claim(r.ctx, store.Claim{FileKey: "a", WorkerID: other, ClaimedAt: at(time.Second), LeaseUntil: at(31 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	r.w.JobDone(r.ctx, at(5*time.Second), ok())
@@ -835,7 +867,7 @@ func TestAllCandidatesLostRetriesSoon(t *testing.T) {
 		t.Fatalf("first job %s", got)
 	}
 	for _, k := range []string{"b", "c"} { // another worker takes the rest
-		if err := r.st.Claim(r.ctx, store.Claim{FileKey: k, WorkerID: "other/w", ClaimedAt: at(time.Second), LeaseUntil: at(time.Minute)}); err != nil {
+		if _, err := r.st.Claim(r.ctx, store.Claim{FileKey: k, WorkerID: "other/w", ClaimedAt: at(time.Second), LeaseUntil: at(time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -191,20 +191,20 @@ func (s *Store) Discover(_ context.Context, now time.Time, after string, limit i
 }
 
 // Claim implements store.Library.
-func (s *Store) Claim(_ context.Context, c store.Claim) error {
+func (s *Store) Claim(_ context.Context, c store.Claim) (store.File, error) {
 	if err := s.op(); err != nil {
-		return err
+		return store.File{}, err
 	}
 	if _, ok := s.claims[c.FileKey]; ok {
-		return store.ErrConflict
+		return store.File{}, store.ErrConflict
 	}
 	pos, ok := s.index[c.FileKey]
 	if !ok || !s.files[pos].EligibleIgnoringClaims(c.ClaimedAt) {
-		return store.ErrNotEligible
+		return store.File{}, store.ErrNotEligible
 	}
 	cc := c
 	s.claims[c.FileKey] = &cc
-	return nil
+	return *s.files[pos], nil
 }
 
 func (s *Store) held(ref store.Ref) bool {

@@ -43,7 +43,7 @@ func claimOf(key, worker string, now time.Time, ttl time.Duration) store.Claim {
 
 func mustClaim(t *testing.T, st *memstore.Store, key, worker string, now time.Time, ttl time.Duration) {
 	t.Helper()
-	if err := st.Claim(ctx, claimOf(key, worker, now, ttl)); err != nil {
+	if _, err := st.Claim(ctx, claimOf(key, worker, now, ttl)); err != nil {
 		t.Fatalf("Claim(%s, %s): %v", key, worker, err)
 	}
 }
@@ -68,12 +68,12 @@ func discover(t *testing.T, st *memstore.Store, now time.Time, after string, lim
 func TestClaimUnique(t *testing.T) {
 	st := newStore(t, "a")
 	mustClaim(t, st, "a", "i/w0", t0, 30*time.Second)
-	err := st.Claim(ctx, claimOf("a", "i/w1", t0, 30*time.Second))
+	_, err := st.Claim(ctx, claimOf("a", "i/w1", t0, 30*time.Second))
 	if !errors.Is(err, store.ErrConflict) || store.IsFault(err) {
 		t.Fatalf("second claim = %v, want ErrConflict", err)
 	}
 	// Even the same worker cannot claim twice.
-	if err := st.Claim(ctx, claimOf("a", "i/w0", t0, 30*time.Second)); !errors.Is(err, store.ErrConflict) {
+	if _, err := st.Claim(ctx, claimOf("a", "i/w0", t0, 30*time.Second)); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("repeat claim = %v", err)
 	}
 	if c, _ := st.ClaimOf("a"); c.WorkerID != "i/w0" {
@@ -98,7 +98,7 @@ func TestClaimChecksEligibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"tagged", "invalid", "failed", "retry", "skip", "missing"} {
-		err := st.Claim(ctx, claimOf(k, "i/w0", t0, 30*time.Second))
+		_, err := st.Claim(ctx, claimOf(k, "i/w0", t0, 30*time.Second))
 		if !errors.Is(err, store.ErrNotEligible) || store.IsFault(err) {
 			t.Errorf("Claim(%s) = %v, want ErrNotEligible", k, err)
 		}
@@ -448,7 +448,7 @@ func TestFaults(t *testing.T) {
 		do   func() error
 	}{
 		{"Discover", func() error { _, err := st.Discover(ctx, t0, "", 1); return err }},
-		{"Claim", func() error { return st.Claim(ctx, claimOf("a", "i/w0", t0, time.Minute)) }},
+		{"Claim", func() error { _, err := st.Claim(ctx, claimOf("a", "i/w0", t0, time.Minute)); return err }},
 		{"Complete", func() error { return st.Complete(ctx, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}) }},
 		{"Release", func() error { return st.Release(ctx, store.Ref{FileKey: "a", WorkerID: "i/w0"}, nil) }},
 		{"ReleaseWorker", func() error { _, err := st.ReleaseWorker(ctx, "i/w0", true); return err }},
