@@ -64,8 +64,12 @@ func (c *component) resetProcessFacts(now time.Time) {
 	c.last = frame.Frame{}
 }
 
-// observe records a valid frame.
+// observe records a valid frame. A process is pending from its spawn until
+// a frame of another phase: cold_start_max counts from the spawn whatever
+// the first frame's pending phase; a later pending period (a model load
+// after idle) counts from its first frame.
 func (c *component) observe(f *frame.Frame, now time.Time) {
+	first := !c.hasFrame
 	c.hasFrame = true
 	c.lastFrameAt = now
 	c.phase = f.Phase
@@ -73,7 +77,7 @@ func (c *component) observe(f *frame.Frame, now time.Time) {
 	switch f.Phase {
 	case health.Initializing, health.LoadingModels:
 		if c.pendingSince.IsZero() {
-			if f.Phase == health.Initializing {
+			if first {
 				c.pendingSince = c.spawnedAt
 			} else {
 				c.pendingSince = now

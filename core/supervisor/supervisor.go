@@ -425,14 +425,18 @@ func (s *Supervisor) Stop(now time.Time) {
 // Stopping reports whether Stop was called.
 func (s *Supervisor) Stopping() bool { return s.stopping }
 
-// Done reports whether a stop has completed: every process exited and every
-// dead worker's claims are released.
+// Done reports whether a stop has completed: every process exited, every
+// dead worker's claims are released and every restart state is written. A
+// stop that ended with a decision only in memory (a worker given up on while
+// the store refused the write) would let the next start spawn it again; so
+// a store that is down holds the stop, and Tick keeps retrying, until it
+// answers.
 func (s *Supervisor) Done() bool {
 	if !s.stopping {
 		return false
 	}
 	for _, c := range s.comps {
-		if c.running || c.releasePending {
+		if c.running || c.releasePending || c.persistPending {
 			return false
 		}
 	}
@@ -441,7 +445,7 @@ func (s *Supervisor) Done() bool {
 
 // Reset is the manual reset of DESIGN §5: it clears the component's counters
 // and failure state and, unless stopping, restarts it at once if it is not
-// running.
+// running. Before Start it only clears and saves the state: Start spawns.
 func (s *Supervisor) Reset(ctx context.Context, id string, now time.Time) error {
 	c := s.byID[id]
 	if c == nil {
@@ -453,7 +457,7 @@ func (s *Supervisor) Reset(ctx context.Context, id string, now time.Time) error 
 	c.policy.Component = c.key
 	s.persist(ctx, now, c)
 	s.sink.Emit(event.Event{T: now, Event: event.Reset, Instance: s.cfg.Instance, Component: c.id})
-	if !c.running && !s.stopping {
+	if s.started && !c.running && !s.stopping {
 		c.restartPending = true
 		c.restartAt = now
 		if !c.releasePending {

@@ -10,6 +10,7 @@ import (
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/frame"
 	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
 	"github.com/nomarr/nomarr/sim/memstore"
@@ -950,5 +951,97 @@ func TestLeasesOfDeadWorkerNotRenewed(t *testing.T) {
 	}
 	if procs.count("spawn", w1) != 1 {
 		t.Fatal("dead worker respawned before its claims were released")
+	}
+}
+
+// cold_start_max counts from the spawn whatever pending phase the first
+// frame carries: a worker whose first frame says loading_models (50 s after
+// the spawn) is killed at spawn + 15 min, as one that first says
+// initializing is, not 50 s later.
+func TestColdStartMaxFromSpawnWhenFirstFrameLoads(t *testing.T) {
+	r := newRig(t, 1, nil)
+	r.sup.Start(r.ctx, t0)
+	limit := 15 * time.Minute
+	for d := 50 * time.Second; d < limit; d += 5 * time.Second {
+		r.frame(w0, at(d), health.LoadingModels, "", 0)
+		r.sup.Tick(r.ctx, at(d))
+	}
+	r.frame(w0, at(limit), health.LoadingModels, "", 0)
+	r.sup.Tick(r.ctx, at(limit))
+	if k := r.ev.of(event.Kill, w0); len(k) != 1 || !k[0].T.Equal(at(limit)) {
+		t.Fatalf("kills = %+v, want one at spawn + cold_start_max", k)
+	}
+}
+
+// A reset before Start only clears and saves the state: Start spawns, once.
+// Spawning in Reset too left a first process no one watched or stopped.
+func TestResetBeforeStartSpawnsOnce(t *testing.T) {
+	r := newRig(t, 1, nil)
+	if err := r.sup.Reset(r.ctx, w0, t0); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.procs.count("spawn", w0); n != 0 {
+		t.Fatalf("spawns before Start = %d, want 0", n)
+	}
+	r.sup.Start(r.ctx, t0)
+	if n := r.procs.count("spawn", w0); n != 1 {
+		t.Fatalf("spawns after Start = %d, want 1", n)
+	}
+}
+
+// failingSave is a store whose SaveRestart fails while fail is set.
+type failingSave struct {
+	*memstore.Store
+	fail bool
+}
+
+func (f *failingSave) SaveRestart(ctx context.Context, key string, st restart.State) error {
+	if f.fail {
+		return errors.New("save restart: database is locked")
+	}
+	return f.Store.SaveRestart(ctx, key, st)
+}
+
+// A stop is not done while a restart state is unwritten: a worker given up
+// on while the store refused the write would otherwise be failed only in
+// memory, and the next start of the app would spawn it again. Once the store
+// answers, the stop completes and the next start leaves the worker failed.
+func TestStopWaitsForRestartStateWrite(t *testing.T) {
+	ms := memstore.New(1)
+	fs := &failingSave{Store: ms}
+	cfg := supervisor.DefaultConfig("inst-a", "node-a", 1)
+	cfg.Restart.WindowLimit = 1
+	procs := &fakeProcs{}
+	sup, err := supervisor.New(cfg, procs, fs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sup.Start(ctx, t0)
+	sup.Exited(ctx, w0, 1, 1, at(time.Second)) // restart 1: granted and saved
+	sup.Tick(ctx, at(2*time.Second))           // generation 2
+	fs.fail = true
+	sup.Exited(ctx, w0, 2, 1, at(3*time.Second)) // given up on; the write fails
+	if got := sup.Status(w0, at(3*time.Second)); got != health.Failed {
+		t.Fatalf("status %s, want failed", got)
+	}
+	sup.Stop(at(4 * time.Second))
+	sup.Tick(ctx, at(5*time.Second))
+	if sup.Done() {
+		t.Fatal("stop done with the failed state not written")
+	}
+	fs.fail = false
+	sup.Tick(ctx, at(6*time.Second))
+	if !sup.Done() {
+		t.Fatal("stop not done once the state is written")
+	}
+	again := &fakeProcs{}
+	next, err := supervisor.New(cfg, again, ms, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Start(ctx, at(time.Minute))
+	if n := again.count("spawn", w0); n != 0 {
+		t.Fatalf("the next start spawned the failed worker %d time(s)", n)
 	}
 }
