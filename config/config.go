@@ -7,7 +7,6 @@ package config
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,9 +126,6 @@ func Keys() []string {
 	return keys
 }
 
-// aliases map alternative names to keys.
-var aliases = map[string]string{"tagger_worker_count": "workers"}
-
 // fields maps key → pointer accessor.
 func fields() map[string]func(*Config) any {
 	return map[string]func(*Config) any{
@@ -213,14 +209,14 @@ func (c *Config) Set(key, value string) error {
 	return nil
 }
 
-// Apply sets every key of m, in key order; values may be strings, numbers or
-// booleans (as decoded from YAML or JSON).
+// Apply sets every key of m in SortKeys order (a key beats its alias);
+// values may be strings, numbers or booleans (as decoded from YAML or JSON).
 func (c *Config) Apply(m map[string]any) error {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.Sort(keys)
+	SortKeys(keys)
 	for _, k := range keys {
 		var s string
 		switch v := m[k].(type) {
@@ -241,41 +237,6 @@ func (c *Config) Apply(m map[string]any) error {
 		}
 	}
 	return nil
-}
-
-// Validate checks the whole configuration through the core's validators.
-func (c Config) Validate() error {
-	if c.Workers < 1 || c.Workers > MaxWorkers {
-		return fmt.Errorf("config: workers must be in [1, %d], got %d", MaxWorkers, c.Workers)
-	}
-	if c.FrameInterval <= 0 || c.FrameInterval >= c.StaleAfter {
-		return fmt.Errorf("config: frame_interval (%s) must be > 0 and < stale_after (%s)", c.FrameInterval, c.StaleAfter)
-	}
-	for _, p := range []struct {
-		key string
-		d   time.Duration
-	}{{"frame_interval", c.FrameInterval}, {"check_interval", c.CheckInterval}, {"history_interval", c.HistoryInterval},
-		{"cleanup_period", c.CleanupPeriod}, {"gpu_probe_interval", c.GPUProbeInterval}, {"idle_poll_min", c.IdlePollMin}} {
-		if p.d < MinInterval {
-			return fmt.Errorf("config: %s must be at least %s, got %s", p.key, MinInterval, p.d)
-		}
-	}
-	// An orphaned worker renews its lease on its frame ticker once lease_ttl/3
-	// has passed (worker.KeepLease): the renewal lands before the lease ends
-	// when lease_ttl/3 + frame_interval < lease_ttl.
-	if 3*c.FrameInterval >= 2*c.LeaseTTL {
-		return fmt.Errorf("config: lease_ttl (%s) must exceed 1.5 × frame_interval (%s): a worker whose main process died renews its own lease between frames", c.LeaseTTL, c.FrameInterval)
-	}
-	if c.HistoryRetention < 0 || (c.HistoryRetention > 0 && c.HistoryRetention < c.HistoryInterval) {
-		return fmt.Errorf("config: history_retention must be 0 (keep forever) or at least history_interval (%s), got %s", c.HistoryInterval, c.HistoryRetention)
-	}
-	if err := c.Node("validate", "validate").Supervisor.Validate(); err != nil {
-		return err
-	}
-	if err := c.Worker("worker:discovery:0", "validate/worker:discovery:0", 0).Validate(); err != nil {
-		return err
-	}
-	return c.breaker().Validate()
 }
 
 func (c Config) breaker() breaker.Config {
@@ -331,14 +292,14 @@ func (c Config) Values() map[string]string {
 	return out
 }
 
-// FromValues is Defaults with every key of m set.
+// FromValues is Defaults with every key of m set (a key beats its alias).
 func FromValues(m map[string]string) (Config, error) {
 	c := Defaults()
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.Sort(keys)
+	SortKeys(keys)
 	for _, k := range keys {
 		if err := c.Set(k, m[k]); err != nil {
 			return c, err

@@ -15,7 +15,8 @@
 //
 // Every answer but the dashboard and /metrics is JSON; errors are
 // {"error": "..."} with a matching status: 400 bad query, 401 missing or
-// wrong token, 403 cross-origin browser POST, 404 unknown route or a backend
+// wrong token, 403 cross-origin browser POST, 421 a Host header that is not
+// a loopback name on a loopback-bound server, 404 unknown route or a backend
 // error wrapping ErrNotFound, 405 wrong method (with Allow), 503 a backend
 // error wrapping ErrUnavailable, 500 any other backend error (its text is
 // logged, not sent: store errors can carry connection strings).
@@ -38,9 +39,14 @@
 // Tokens are compared in constant time. POSTs from a browser on another
 // origin (Sec-Fetch-Site / Origin, see net/http.CrossOriginProtection) are
 // refused with 403 whatever the token, so a web page cannot pause the
-// workers of a token-less loopback instance. Requests are logged at debug
-// level (method, path, status, size, duration, remote address); headers,
-// and so the Authorization header, are never logged.
+// workers of a token-less loopback instance. On a loopback address every
+// request whose Host header is not "localhost" or a loopback IP literal
+// (any port) is refused with 421 before routing: a page on a DNS-rebinding
+// name re-pointed at 127.0.0.1 is "same-origin" to the browser, but still
+// sends its own name as Host, so it can neither read nor pause the
+// instance. Requests are logged at debug level (method, path, status, size,
+// duration, remote address); headers, and so the Authorization header, are
+// never logged.
 package httpapi
 
 import (

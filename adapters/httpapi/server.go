@@ -92,7 +92,7 @@ func New(b Backend, opt Options) (*Server, error) {
 	if err := s.routes(); err != nil {
 		return nil, err
 	}
-	s.handler = s.logRequests(http.HandlerFunc(s.serve))
+	s.handler = s.logRequests(s.checkHost(http.HandlerFunc(s.serve)))
 	return s, nil
 }
 
@@ -125,10 +125,31 @@ func (s *Server) Addr() string {
 	return s.listener.Addr().String()
 }
 
-// ListenAndServe listens on Options.Addr and serves until ctx ends, then
-// shuts down gracefully: in-flight requests get ShutdownTimeout to finish
-// before their connections are closed. It returns nil after a shutdown
-// caused by ctx, or the error that stopped it. It may be called once.
+// Listen binds Options.Addr without serving yet, so that a caller can
+// fail before starting anything else when the address is taken; Addr
+// reports the bound address from then on. ListenAndServe serves on this
+// socket. Listen may be called once, and only before ListenAndServe.
+func (s *Server) Listen(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.listener != nil {
+		return errors.New("httpapi: Listen called after Listen or ListenAndServe")
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("httpapi: listen on %s: %w", s.addr, err)
+	}
+	s.listener = ln
+	return nil
+}
+
+// ListenAndServe serves on the socket bound by Listen, binding
+// Options.Addr first if Listen was not called, until ctx ends, then shuts
+// down gracefully: in-flight requests get ShutdownTimeout to finish before
+// their connections are closed. It returns nil after a shutdown caused by
+// ctx, or the error that stopped it; the socket is closed either way. It
+// may be called once.
 func (s *Server) ListenAndServe(ctx context.Context) error {
 	s.mu.Lock()
 	if s.started {
@@ -136,19 +157,24 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 		return errors.New("httpapi: ListenAndServe called twice")
 	}
 	s.started = true
+	ln := s.listener
 	s.mu.Unlock()
 	if ctx.Err() != nil { // stopped before it started
+		if ln != nil {
+			_ = ln.Close()
+		}
 		return nil
 	}
-
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.addr)
-	if err != nil {
-		return fmt.Errorf("httpapi: listen: %w", err)
+	if ln == nil {
+		var lc net.ListenConfig
+		var err error
+		if ln, err = lc.Listen(ctx, "tcp", s.addr); err != nil {
+			return fmt.Errorf("httpapi: listen on %s: %w", s.addr, err)
+		}
+		s.mu.Lock()
+		s.listener = ln
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	s.listener = ln
-	s.mu.Unlock()
 
 	srv := &http.Server{
 		Handler:           s.handler,

@@ -8,10 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/nomarr/nomarr/adapters/httpapi"
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
@@ -45,70 +43,11 @@ func apiCall(s *settings, method, path string, out any) error {
 	return nil
 }
 
-// runStatus implements `nomarr status [--json]`: the daemon's view, or the
-// store's library counts when no daemon runs.
-func runStatus(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print JSON")
-	s, rest, err := loadSettings(fs, args)
-	if err != nil || len(rest) != 0 {
-		if err != nil {
-			fmt.Fprintln(stderr, "nomarr status:", err)
-		}
-		return exitUsage
-	}
-	var info httpapi.Info
-	if err := apiCall(s, http.MethodGet, "/api/v1/info", &info); err != nil {
-		st, serr := openForSettings(s)
-		if serr != nil {
-			fmt.Fprintln(stderr, "nomarr status:", err)
-			return 1
-		}
-		defer st.Close()
-		c, cerr := st.Counts(context.Background())
-		if cerr != nil {
-			fmt.Fprintln(stderr, "nomarr status:", cerr)
-			return 1
-		}
-		info = httpapi.Info{Store: redact(s.get("db")), Library: c, WorkerEnabled: true}
-		if v, ok, err := st.GetMeta(context.Background(), store.MetaWorkerEnabled); err == nil {
-			info.WorkerEnabled = store.Enabled(v, ok)
-		}
-		fmt.Fprintln(stderr, "nomarr status:", err, "— showing the store only")
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(info)
-		return 0
-	}
-	l := info.Library
-	fmt.Fprintf(stdout, "store %s: %d files, %d tagged, %d failed, %d pending, %d in progress",
-		info.Store, l.Total, l.Tagged, l.Failed, l.Pending, l.Claimed)
-	if n := l.Invalid(); n > 0 {
-		fmt.Fprintf(stdout, ", %d not valid (empty, or gone at the last scan)", n)
-	}
-	fmt.Fprintf(stdout, "; workers enabled: %v\n", info.WorkerEnabled)
-	if len(info.Workers) > 0 {
-		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "COMPONENT\tSTATUS\tPHASE\tJOB\tPID\tRESTARTS\tLAST FRAME\tFILES")
-		for _, w := range info.Workers {
-			age := "-"
-			if w.LastFrameAgeMs >= 0 {
-				age = (time.Duration(w.LastFrameAgeMs) * time.Millisecond).Round(100 * time.Millisecond).String()
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", w.Component, w.Status, w.Phase, w.CurrentJob, w.PID, w.Restarts, age, w.FilesProcessed)
-		}
-		tw.Flush()
-	}
-	return 0
-}
-
 // runWorkers implements `nomarr workers pause|resume|reset [ID]`. Pause and
 // resume go through the daemon when one answers, else straight to the store
 // (the flag is cluster-wide either way). Reset goes through the daemon, else
-// it clears the persisted restart state so the next start spawns the worker.
+// it clears the persisted restart state so the next start spawns the worker;
+// an ID that names no worker is refused either way (exit 1).
 func runWorkers(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("workers", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -153,12 +92,10 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	case "reset":
-		ids := []string{id}
-		if id == "" {
-			ids = ids[:0]
-			for i := 0; i < s.core.Workers; i++ {
-				ids = append(ids, supervisor.ComponentID(i))
-			}
+		ids, err := offlineResetIDs(ctx, st, s.get("node"), s.core.Workers, id)
+		if err != nil {
+			fmt.Fprintln(stderr, "nomarr workers:", err)
+			return 1
 		}
 		now := time.Now().UnixMilli()
 		for _, c := range ids {

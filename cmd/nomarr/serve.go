@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nomarr/nomarr/adapters/gpu"
-	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/gpu"
 	"github.com/nomarr/nomarr/adapters/httpapi"
+	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"github.com/nomarr/nomarr/driver"
 )
 
@@ -21,7 +21,8 @@ var version = "dev"
 
 // runServe implements `nomarr serve`: scan + periodic rescan of
 // library_root, the workers, the HealthMonitor and the HTTP API, until
-// SIGINT/SIGTERM, then a graceful stop.
+// SIGINT/SIGTERM, then a graceful stop. The API's socket is bound first:
+// when http_addr cannot be bound, serve exits 1 before any worker starts.
 func runServe(args []string, stdout, stderr io.Writer) int {
 	s, _, log, ok := startCommand("serve", args, 0, "nomarr serve [--library-root DIR] [--http-addr HOST:PORT] …", stderr)
 	if !ok {
@@ -50,8 +51,19 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
+	// Bind before anything starts: a daemon whose address is taken would
+	// otherwise run its workers without an API, and `nomarr status` or
+	// `workers` would talk to whatever holds the port.
+	if err := api.Listen(ctx); err != nil {
+		fmt.Fprintln(stderr, "nomarr serve:", err)
+		return 1
+	}
+	log.Info("serving", "http", api.Addr(), "workers", s.core.Workers, "store", redact(s.get("db")), "node", s.get("node"))
 	if root := s.get("library_root"); root != "" {
 		rescan, _ := time.ParseDuration(s.get("rescan_interval"))
+		if rescan == 0 {
+			log.Info("periodic rescan off (rescan_interval 0): the library is scanned once, at start", "dir", root)
+		}
 		go func() {
 			for {
 				n, missing, err := scanInto(ctx, st, root, log)
@@ -75,13 +87,6 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	httpCtx, stopHTTP := context.WithCancel(context.Background())
 	defer stopHTTP()
 	go func() { httpDone <- api.ListenAndServe(httpCtx) }()
-	go func() {
-		// The address is known once the socket is bound.
-		for i := 0; i < 100 && api.Addr() == ""; i++ {
-			time.Sleep(10 * time.Millisecond)
-		}
-		log.Info("serving", "http", api.Addr(), "workers", s.core.Workers, "store", redact(s.get("db")), "node", s.get("node"))
-	}()
 	if s.core.GPU {
 		go m.ProbeGPU(ctx, s.core.GPUProbeInterval, func(ctx context.Context) (bool, string) {
 			return gpu.Probe(ctx, "nvidia-smi", gpuhealth.ProbeTimeout)

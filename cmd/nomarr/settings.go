@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/nomarr/nomarr/config"
 )
@@ -46,7 +45,8 @@ func (s *settings) get(key string) string { return s.app[key] }
 // loadSettings applies, in order of increasing precedence: defaults,
 // config.yaml (--config, NOMARR_CONFIG, or ./config.yaml when present),
 // NOMARR_* environment variables, and flags (--key value, dashes or
-// underscores). Errors name the key and its source.
+// underscores). Within one source a key wins over its alias. Errors name
+// the key and its source.
 func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) {
 	s := &settings{core: config.Defaults(), app: map[string]string{}}
 	for k, v := range appKeys {
@@ -87,7 +87,7 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 			return nil, nil, err
 		}
 	}
-	for _, k := range allKeys() {
+	for _, k := range applyOrder(allKeys()) {
 		if v, ok := os.LookupEnv("NOMARR_" + strings.ToUpper(k)); ok {
 			if err := s.set(k, v); err != nil {
 				return nil, nil, fmt.Errorf("environment NOMARR_%s: %w", strings.ToUpper(k), err)
@@ -98,8 +98,7 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 	for k := range flags {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range applyOrder(keys) {
 		if err := s.set(k, flags[k]); err != nil {
 			return nil, nil, fmt.Errorf("flag --%s: %w", strings.ReplaceAll(k, "_", "-"), err)
 		}
@@ -110,8 +109,14 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 	return s, rest, nil
 }
 
+// allKeys lists every name a source may set, sorted: the worker-system
+// keys, their aliases (tagger_worker_count) and the application's keys.
+// Each has a NOMARR_* variable and a flag.
 func allKeys() []string {
 	keys := config.Keys()
+	for k := range config.Aliases() {
+		keys = append(keys, k)
+	}
 	for k := range appKeys {
 		keys = append(keys, k)
 	}
@@ -119,26 +124,12 @@ func allKeys() []string {
 	return keys
 }
 
-func (s *settings) loadFile(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("config file: %w", err)
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := s.set(k, fmt.Sprint(m[k])); err != nil {
-			return fmt.Errorf("config file %s: %w", path, err)
-		}
-	}
-	return nil
+// applyOrder returns names in the order one source applies them: aliases
+// first, so that a key set next to its alias wins (config.SortKeys).
+func applyOrder(names []string) []string {
+	out := slices.Clone(names)
+	config.SortKeys(out)
+	return out
 }
 
 func (s *settings) set(key, value string) error {

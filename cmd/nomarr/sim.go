@@ -13,7 +13,7 @@ import (
 func runSim(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	seed := fs.Uint64("seed", 0, "override the scenario's seed")
+	seed := fs.Uint64("seed", 0, "override the scenario's seed (any value, 0 included)")
 	asJSON := fs.Bool("json", false, "print the JSONL trace on stdout (the summary goes to stderr)")
 	noCheck := fs.Bool("no-check", false, "skip the safety invariants checked after every event")
 	// Accept flags before or after the file name.
@@ -37,7 +37,14 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr sim:", err)
 		return 2
 	}
-	opt := sim.Options{Seed: *seed, Check: !*noCheck}
+	// sim.Options.Seed overrides only when non-zero, so an explicit --seed
+	// (0 included) replaces the scenario's own seed instead.
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "seed" {
+			sc.Seed = *seed
+		}
+	})
+	opt := sim.Options{Check: !*noCheck}
 	summaryOut := stdout
 	var bw *bufio.Writer
 	if *asJSON {

@@ -91,3 +91,19 @@ func TestUsage(t *testing.T) {
 		t.Fatalf("unknown command exit %d", code)
 	}
 }
+
+// TestSimSeedZeroOverridesScenarioSeed guards that an explicit --seed 0
+// replays seed 0: sim.Options.Seed only overrides when non-zero, so 0 used
+// to run the scenario's own seed (8 for hang.yaml) without a word.
+func TestSimSeedZeroOverridesScenarioSeed(t *testing.T) {
+	var out, errb bytes.Buffer
+	rc := run([]string{"sim", "../../scenarios/hang.yaml", "--seed", "0"}, &out, &errb)
+	if first := strings.SplitN(out.String(), "\n", 2)[0]; !strings.Contains(first, "(seed 0)") {
+		t.Errorf("sim --seed 0 (exit %d) ran: %q", rc, first)
+	}
+	out.Reset()
+	run([]string{"sim", "../../scenarios/hang.yaml"}, &out, &errb)
+	if first := strings.SplitN(out.String(), "\n", 2)[0]; !strings.Contains(first, "(seed 8)") {
+		t.Errorf("sim without --seed ran: %q, want the scenario's seed 8", first)
+	}
+}

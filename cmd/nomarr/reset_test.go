@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/nomarr/nomarr/core/restart"
+	"github.com/nomarr/nomarr/core/supervisor"
+)
+
+// TestOfflineResetRefusesUnknownID guards `nomarr workers reset ID` without
+// a daemon: an ID that is neither a configured worker nor a component with
+// stored restart state exits 1 naming it, instead of writing a restart
+// state nobody reads and reporting success. Configured workers and
+// components with stored state are still reset.
+func TestOfflineResetRefusesUnknownID(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"--http-addr", "127.0.0.1:1", "--data-dir", dir, "--node", "n1", "--workers", "2"}
+	reset := func(id string) (int, string) {
+		var out, errb bytes.Buffer
+		rc := run(append([]string{"workers", "reset", id}, base...), &out, &errb)
+		return rc, out.String() + errb.String()
+	}
+	for _, id := range []string{"0", "worker:discovery:2", "worker:discovery:01", "worker:discover:0"} {
+		if rc, msg := reset(id); rc != 1 || !strings.Contains(msg, `no worker "`+id+`"`) {
+			t.Errorf("workers reset %s (no such worker): exit %d, %q; want 1 naming the id", id, rc, strings.TrimSpace(msg))
+		}
+	}
+	for _, id := range []string{"worker:discovery:0", "worker:discovery:1"} {
+		if rc, msg := reset(id); rc != 0 {
+			t.Errorf("workers reset %s: exit %d, %q", id, rc, msg)
+		}
+	}
+	var out, errb bytes.Buffer
+	if rc := run(append([]string{"workers", "reset"}, base...), &out, &errb); rc != 0 {
+		t.Errorf("workers reset (all): exit %d, %s", rc, errb.String())
+	}
+
+	// A worker of an earlier, larger configuration still has its state.
+	s, err := loadWithFile(t, "", base[2:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := openForSettings(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := supervisor.RestartKey("n1", "worker:discovery:5")
+	if err := st.SaveRestart(context.Background(), key, restart.State{Component: key, FailedAtWallMs: 1, FailureReason: "lifetime limit"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if rc, msg := reset("worker:discovery:5"); rc != 0 {
+		t.Errorf("workers reset worker:discovery:5 (stored state): exit %d, %q", rc, msg)
+	}
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// runStatus implements `nomarr status [--json]`: the daemon's view, or the
+// store's library counts when no daemon runs. It exits 1 when the store
+// cannot be read: no daemon and no store, or a daemon that reports its
+// store unavailable (the view is still printed, with the store's error).
+func runStatus(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	s, rest, err := loadSettings(fs, args)
+	if err != nil || len(rest) != 0 {
+		if err != nil {
+			fmt.Fprintln(stderr, "nomarr status:", err)
+		}
+		return exitUsage
+	}
+	var info httpapi.Info
+	if err := apiCall(s, http.MethodGet, "/api/v1/info", &info); err != nil {
+		st, serr := openForSettings(s)
+		if serr != nil {
+			fmt.Fprintf(stderr, "nomarr status: %v; store unavailable: %v\n", err, serr)
+			return 1
+		}
+		defer st.Close()
+		c, cerr := st.Counts(context.Background())
+		if cerr != nil {
+			fmt.Fprintln(stderr, "nomarr status:", cerr)
+			return 1
+		}
+		info = httpapi.Info{Store: redact(s.get("db")), Library: c, WorkerEnabled: true}
+		if v, ok, err := st.GetMeta(context.Background(), store.MetaWorkerEnabled); err == nil {
+			info.WorkerEnabled = store.Enabled(v, ok)
+		}
+		fmt.Fprintln(stderr, "nomarr status:", err, "— showing the store only")
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(info)
+	} else {
+		writeStatus(stdout, info)
+	}
+	if info.StoreError != "" {
+		return 1
+	}
+	return 0
+}
+
+// writeStatus prints info as text. When the daemon reports its store
+// unavailable, the library counts it sends are zeros that mean nothing: the
+// store's error is printed in their place.
+func writeStatus(stdout io.Writer, info httpapi.Info) {
+	if info.StoreError != "" {
+		fmt.Fprintf(stdout, "store unavailable: %s (store %s)", info.StoreError, info.Store)
+	} else {
+		l := info.Library
+		fmt.Fprintf(stdout, "store %s: %d files, %d tagged, %d failed, %d pending, %d in progress",
+			info.Store, l.Total, l.Tagged, l.Failed, l.Pending, l.Claimed)
+		if n := l.Invalid(); n > 0 {
+			fmt.Fprintf(stdout, ", %d not valid (empty, or gone at the last scan)", n)
+		}
+	}
+	fmt.Fprintf(stdout, "; workers enabled: %v\n", info.WorkerEnabled)
+	if len(info.Workers) > 0 {
+		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "COMPONENT\tSTATUS\tPHASE\tJOB\tPID\tRESTARTS\tLAST FRAME\tFILES")
+		for _, w := range info.Workers {
+			age := "-"
+			if w.LastFrameAgeMs >= 0 {
+				age = (time.Duration(w.LastFrameAgeMs) * time.Millisecond).Round(100 * time.Millisecond).String()
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", w.Component, w.Status, w.Phase, w.CurrentJob, w.PID, w.Restarts, age, w.FilesProcessed)
+		}
+		tw.Flush()
+	}
+}

@@ -1,0 +1,117 @@
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nomarr/nomarr/core/gpu"
+)
+
+// Validate checks the whole configuration. Every error names the key (or
+// keys) at fault, as a user writes them: the rules that the core's
+// validators also enforce are checked here first so that their messages,
+// which name Go fields, are never what a user sees for a bad key.
+func (c Config) Validate() error {
+	if c.Workers < 1 || c.Workers > MaxWorkers {
+		return fmt.Errorf("config: workers must be in [1, %d], got %d", MaxWorkers, c.Workers)
+	}
+	if c.FrameInterval <= 0 || c.FrameInterval >= c.StaleAfter {
+		return fmt.Errorf("config: frame_interval (%s) must be > 0 and < stale_after (%s)", c.FrameInterval, c.StaleAfter)
+	}
+	for _, p := range []struct {
+		key string
+		d   time.Duration
+	}{{"frame_interval", c.FrameInterval}, {"check_interval", c.CheckInterval}, {"history_interval", c.HistoryInterval},
+		{"cleanup_period", c.CleanupPeriod}, {"gpu_probe_interval", c.GPUProbeInterval}, {"idle_poll_min", c.IdlePollMin}} {
+		if p.d < MinInterval {
+			return fmt.Errorf("config: %s must be at least %s, got %s", p.key, MinInterval, p.d)
+		}
+	}
+	// An orphaned worker renews its lease on its frame ticker once lease_ttl/3
+	// has passed (worker.KeepLease): the renewal lands before the lease ends
+	// when lease_ttl/3 + frame_interval < lease_ttl.
+	if 3*c.FrameInterval >= 2*c.LeaseTTL {
+		return fmt.Errorf("config: lease_ttl (%s) must exceed 1.5 × frame_interval (%s): a worker whose main process died renews its own lease between frames", c.LeaseTTL, c.FrameInterval)
+	}
+	if c.HistoryRetention < 0 || (c.HistoryRetention > 0 && c.HistoryRetention < c.HistoryInterval) {
+		return fmt.Errorf("config: history_retention must be 0 (keep forever) or at least history_interval (%s), got %s", c.HistoryInterval, c.HistoryRetention)
+	}
+	// The claimer reads a batch size of 0 as "use the default": refused here
+	// so that discover_batch: 0 does not silently mean 8.
+	if c.DiscoverBatch < 1 {
+		return fmt.Errorf("config: discover_batch must be >= 1, got %d", c.DiscoverBatch)
+	}
+	if c.IdlePollMax < c.IdlePollMin {
+		return fmt.Errorf("config: idle_poll_max (%s) must be >= idle_poll_min (%s)", c.IdlePollMax, c.IdlePollMin)
+	}
+	if err := c.validateRestart(); err != nil {
+		return err
+	}
+	if err := c.validateBreaker(); err != nil {
+		return err
+	}
+	if err := c.validateGPU(); err != nil {
+		return err
+	}
+	if err := c.Node("validate", "validate").Supervisor.Validate(); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if err := c.Worker("worker:discovery:0", "validate/worker:discovery:0", 0).Validate(); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if err := c.breaker().Validate(); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
+
+// validateRestart checks the restart-policy keys with the rules of
+// restart.Config.Validate, naming the keys.
+func (c Config) validateRestart() error {
+	switch {
+	case c.BackoffBase <= 0:
+		return fmt.Errorf("config: backoff_base must be > 0, got %s", c.BackoffBase)
+	case c.BackoffMax < c.BackoffBase:
+		return fmt.Errorf("config: backoff_max (%s) must be >= backoff_base (%s)", c.BackoffMax, c.BackoffBase)
+	case c.WindowLimit < 1:
+		return fmt.Errorf("config: window_limit must be >= 1, got %d", c.WindowLimit)
+	case c.Window < time.Millisecond:
+		return fmt.Errorf("config: window must be at least 1ms, got %s", c.Window)
+	case c.LifetimeLimit < 1:
+		return fmt.Errorf("config: lifetime_limit must be >= 1, got %d", c.LifetimeLimit)
+	case c.HealthyReset <= 0:
+		return fmt.Errorf("config: healthy_reset must be > 0, got %s", c.HealthyReset)
+	case c.LifetimeReset < c.Window:
+		return fmt.Errorf("config: lifetime_reset (%s) must be >= window (%s)", c.LifetimeReset, c.Window)
+	}
+	return nil
+}
+
+// validateBreaker checks the circuit-breaker keys with the rules of
+// breaker.Config.Validate, naming the keys.
+func (c Config) validateBreaker() error {
+	if c.BreakerThreshold < 1 {
+		return fmt.Errorf("config: breaker_threshold must be >= 1, got %d", c.BreakerThreshold)
+	}
+	if c.BreakerCooldown < 0 {
+		return fmt.Errorf("config: breaker_cooldown must be >= 0, got %s", c.BreakerCooldown)
+	}
+	return nil
+}
+
+// validateGPU checks, when gpu is on, that a GPU health value cannot go
+// stale between two probes. The probe runs every gpu_probe_interval and
+// takes up to gpu.ProbeTimeout, and workers refuse GPU jobs while the last
+// value is older than gpu_stale_after: with gpu_stale_after below
+// gpu_probe_interval + gpu.ProbeTimeout (0 included) the preflight would
+// block claims between probes, or always, although the GPU is fine.
+func (c Config) validateGPU() error {
+	if !c.GPU {
+		return nil
+	}
+	if floor := c.GPUProbeInterval + gpu.ProbeTimeout; c.GPUStaleAfter < floor {
+		return fmt.Errorf("config: gpu_stale_after (%s) must be at least gpu_probe_interval (%s) + the probe timeout (%s) = %s when gpu is true",
+			c.GPUStaleAfter, c.GPUProbeInterval, gpu.ProbeTimeout, floor)
+	}
+	return nil
+}
