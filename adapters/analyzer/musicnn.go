@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"sync"
 	"syscall"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/features"
 	"github.com/nomarr/nomarr/adapters/gpu"
 	"github.com/nomarr/nomarr/adapters/tagwrite"
+	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/tags"
 	"github.com/nomarr/nomarr/core/worker"
 )
@@ -80,15 +82,32 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 	if err != nil {
 		return worker.Result{Class: worker.Permanent, Reason: err.Error(), Checkpoint: string(cp)}
 	}
+	var rewritten *store.Stat
 	if len(write) > 0 {
 		if err := tagwrite.Write(job.Path, write); err != nil {
 			r := writeError(err)
 			r.Checkpoint = string(cp)
 			return r
 		}
+		rewritten = statAsScanned(job.Path)
 	}
 	progress(4)
-	return worker.Result{Tags: all, Version: m.Models.Version()}
+	return worker.Result{Tags: all, Version: m.Models.Version(), Rewritten: rewritten}
+}
+
+// statAsScanned is the file's size and mtime as a library scan records them
+// (lstat: a symbolic link is recorded as the link, whose own size and mtime
+// a write through it leaves alone), read right after the tag write; nil
+// when the file cannot be read back. The store keeps them so that the next
+// scan does not take the job's own write for a change. A write by someone
+// else between the rename and this read would go unnoticed until the file
+// changes again: a window of one system call.
+func statAsScanned(path string) *store.Stat {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil
+	}
+	return &store.Stat{Size: st.Size(), MtimeMs: st.ModTime().UnixMilli()}
 }
 
 // writeError maps a failed tag write to the worker's error classes. A file

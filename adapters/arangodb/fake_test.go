@@ -471,8 +471,12 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		if !ok {
 			return nil, nil
 		}
-		f.colls[colFiles][str(b["file"])] = with(fd, "tagged", true, "needs_tagging", false, "tagged_version", b["version"],
+		fd = with(fd, "tagged", true, "needs_tagging", false, "tagged_version", b["version"],
 			"last_tagged_at", b["at"], "checkpoint", "", "last_error", "")
+		if b["rewritten"] == true {
+			fd = with(fd, "size", b["size"], "mtime_ms", b["mtime"])
+		}
+		f.colls[colFiles][str(b["file"])] = fd
 		return []any{1}, nil
 	},
 	qPutTags: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {

@@ -249,7 +249,10 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 		tags = map[string]string{}
 	}
 	held := map[string]any{"claim": claimPrefix + ref.FileKey, "worker": ref.WorkerID}
-	file := map[string]any{"file": ref.FileKey, "version": c.Version, "at": ms(c.At)}
+	file := map[string]any{"file": ref.FileKey, "version": c.Version, "at": ms(c.At), "rewritten": false, "size": 0, "mtime": 0}
+	if c.Rewritten != nil {
+		file["rewritten"], file["size"], file["mtime"] = true, c.Rewritten.Size, c.Rewritten.MtimeMs
+	}
 	putTags := map[string]any{"file": ref.FileKey, "version": c.Version, "at": ms(c.At), "tags": tags}
 	err := s.write(ctx, true, func(ctx context.Context) error {
 		return s.withTx(ctx, []string{colClaims, colFiles, colTags}, func(ctx context.Context, tx arangodb.Transaction) error {

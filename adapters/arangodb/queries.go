@@ -97,11 +97,13 @@ const qRemoveHeld = `FOR c IN worker_claims
   REMOVE c IN worker_claims
   RETURN 1`
 
-// qCompleteFile records a completion on the file (empty: the file is gone).
+// qCompleteFile records a completion on the file (empty: the file is gone);
+// a file the job rewrote takes its new size and mtime.
 const qCompleteFile = `FOR f IN library_files
   FILTER f._key == @file
   UPDATE f WITH { tagged: true, needs_tagging: false, tagged_version: @version, last_tagged_at: @at,
-                  checkpoint: "", last_error: "" } IN library_files
+                  checkpoint: "", last_error: "",
+                  size: @rewritten ? @size : f.size, mtime_ms: @rewritten ? @mtime : f.mtime_ms } IN library_files
   RETURN 1`
 
 // qPutTags stores the completion's tags, replacing earlier ones; writes

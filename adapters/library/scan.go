@@ -43,6 +43,11 @@ func Scan(dir string) (files []store.File, skipped []string, err error) {
 // lexical order, without holding them: a library of a million files is
 // never in memory at once. Unreadable directories are reported in skipped
 // and do not stop the walk; an error from visit stops it and is returned.
+//
+// Hidden entries under dir (names beginning with ".") are not library
+// files: the tag writer's temporary copies (".nomarr-tmp-*.flac", which
+// keep the audio extension), macOS's "._*" resource forks beside each
+// track on shared drives, ".Trash" folders. dir itself may be hidden.
 func Walk(dir string, visit func(store.File) error) (skipped []string, err error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
@@ -55,6 +60,12 @@ func Walk(dir string, visit func(store.File) error) (skipped []string, err error
 			}
 			skipped = append(skipped, fmt.Sprintf("%s: %v", path, err))
 			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if path != root && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
 				return fs.SkipDir
 			}
 			return nil

@@ -40,3 +40,33 @@ func TestScanFindsAudioOnly(t *testing.T) {
 		t.Error("scanning a missing directory succeeded")
 	}
 }
+
+// Hidden entries are not library files: the tag writer's temporary copy
+// of a track (which keeps the audio extension; a scan during a write or
+// after a crash used to add it as a track), macOS resource forks, hidden
+// folders. A hidden library root is still scanned.
+func TestScanSkipsHiddenEntries(t *testing.T) {
+	root := filepath.Join(t.TempDir(), ".music")
+	for _, p := range []string{
+		"a/one.flac",
+		"a/.nomarr-tmp-123456.flac",
+		"a/._one.flac",
+		".Trash/old.mp3",
+		"b/.hidden/deep.opus",
+	} {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, skipped, err := Scan(root)
+	if err != nil || len(skipped) != 0 {
+		t.Fatal(err, skipped)
+	}
+	if len(files) != 1 || files[0].Path != filepath.Join(root, "a", "one.flac") {
+		t.Fatalf("found %+v, want only a/one.flac", files)
+	}
+}

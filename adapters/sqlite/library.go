@@ -163,7 +163,12 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 		if err := deleteHeld(ctx, tx.StmtContext(ctx, s.ws[sDeleteHeld]), ref); err != nil {
 			return err
 		}
-		res, err := tx.StmtContext(ctx, s.ws[sComplete]).ExecContext(ctx, ref.FileKey, c.Version, ms(c.At))
+		var size, mtime int64
+		if c.Rewritten != nil {
+			size, mtime = c.Rewritten.Size, c.Rewritten.MtimeMs
+		}
+		res, err := tx.StmtContext(ctx, s.ws[sComplete]).ExecContext(ctx, ref.FileKey, c.Version, ms(c.At),
+			b2i(c.Rewritten != nil), size, mtime)
 		if err != nil {
 			return err
 		}

@@ -164,8 +164,10 @@ var writeSQL = map[int]string{
 	sClaimedFile: `SELECT ` + fileCols + ` FROM library_files WHERE key = ?`,
 	// Conditional delete: only the holder's claim.
 	sDeleteHeld: `DELETE FROM worker_claims WHERE file_key = ? AND worker_id = ?`,
+	// A file the job rewrote takes its new size and mtime (?4: rewritten).
 	sComplete: `UPDATE library_files SET tagged = 1, needs_tagging = 0, tagged_version = ?2,
-			last_tagged_at = ?3, checkpoint = '', last_error = ''
+			last_tagged_at = ?3, checkpoint = '', last_error = '',
+			size = CASE WHEN ?4 THEN ?5 ELSE size END, mtime_ms = CASE WHEN ?4 THEN ?6 ELSE mtime_ms END
 		WHERE key = ?1`,
 	sPutTags: `INSERT INTO file_tags (file_key, tags, version, written_at, writes) VALUES (?1, ?2, ?3, ?4, 1)
 		ON CONFLICT (file_key) DO UPDATE SET tags = excluded.tags, version = excluded.version,

@@ -31,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ClaimReturnsCurrentFile", testClaimReturnsCurrentFile},
 		{"Complete", testComplete},
 		{"CompleteOnlyByHolder", testCompleteOnlyByHolder},
+		{"CompleteRecordsRewrite", testCompleteRecordsRewrite},
 		{"ReleaseWithoutUpdate", testReleaseWithoutUpdate},
 		{"ReleaseWithUpdate", testReleaseWithUpdate},
 		{"ReleaseOnlyByHolder", testReleaseOnlyByHolder},
@@ -573,6 +574,32 @@ func testComplete(h *h) {
 	}
 	if got, ok := tagsOf(h.T, h.st, "a"); ok && !mapsEqual(got, map[string]string{"k": "2"}) {
 		h.Fatalf("Tags(a) after retagging = %v", got)
+	}
+}
+
+// A completion that rewrote the file stores its new size and mtime, so the
+// next scan, which finds the file as the job left it, sees it unchanged and
+// keeps it tagged; a completion without a rewrite keeps the stored ones.
+func testCompleteRecordsRewrite(h *h) {
+	h.upsertKeys("a", "b")
+	h.claim("a", "i/w0", T0, time.Minute)
+	h.complete("a", "i/w0", store.Completion{Version: "v1", At: T0, Rewritten: &store.Stat{Size: 1234, MtimeMs: 1_800_000_000_000}})
+	f := h.file("a")
+	if f.Size != 1234 || f.MtimeMs != 1_800_000_000_000 || !f.Tagged {
+		h.Fatalf("after a rewriting completion: %+v", f)
+	}
+	rescanned := NewFile("a")
+	rescanned.Size, rescanned.MtimeMs = 1234, 1_800_000_000_000
+	h.upsert(rescanned)
+	if f := h.file("a"); !f.Tagged || f.NeedsTagging {
+		h.Fatalf("the rewritten file, scanned as the job left it, needs tagging again: %+v", f)
+	}
+	h.wantDiscover(At(time.Hour), "", 10, "b")
+
+	h.claim("b", "i/w0", T0, time.Minute)
+	h.complete("b", "i/w0", store.Completion{Version: "v1", At: T0})
+	if f, want := h.file("b"), NewFile("b"); f.Size != want.Size || f.MtimeMs != want.MtimeMs {
+		h.Fatalf("a completion without a rewrite changed size/mtime: %+v", f)
 	}
 }
 

@@ -86,6 +86,18 @@ type Completion struct {
 	Tags    map[string]string
 	Version string
 	At      time.Time
+	// Rewritten, when the job wrote into the file, is the file's size and
+	// mtime after the write; they replace the stored ones, so that the next
+	// scan does not take the job's own write for a change and tag the file
+	// again. Nil: the file was not written (write_mode none, tags already
+	// there); the stored size and mtime stay.
+	Rewritten *Stat
+}
+
+// Stat is a file's size and modification time as a scan records them.
+type Stat struct {
+	Size    int64
+	MtimeMs int64
 }
 
 // FileUpdate is what a failed job records on its file when releasing it.

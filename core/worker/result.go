@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"time"
+
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // Class is the error class of a failed job (DESIGN §8).
@@ -53,6 +55,9 @@ type Result struct {
 	Tags       map[string]string
 	Version    string
 	Checkpoint string // steps completed so far (kept for a retry)
+	// Rewritten: the job wrote its tags into the file, which now has this
+	// size and mtime (store.Completion.Rewritten).
+	Rewritten *store.Stat
 }
 
 // Analyzer is the port for the job itself. The driver runs it outside the

@@ -385,7 +385,7 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 		for _, d := range dependencies[1:] {
 			w.breakers[d].Success()
 		}
-		p.completion = &store.Completion{Tags: r.Tags, Version: r.Version, At: now}
+		p.completion = &store.Completion{Tags: r.Tags, Version: r.Version, At: now, Rewritten: r.Rewritten}
 		p.kind = event.Tagged
 	case Permanent:
 		w.tel.Errors++

@@ -885,3 +885,17 @@ func TestAllCandidatesLostRetriesSoon(t *testing.T) {
 		t.Errorf("%d conflicts recorded, want 2", n)
 	}
 }
+
+// A job that rewrote its file hands the file's new size and mtime to the
+// store with the completion (store.Completion.Rewritten), so that the next
+// scan does not take the job's own write for a change.
+func TestCompletionCarriesRewrite(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	res := ok()
+	res.Rewritten = &store.Stat{Size: 4321, MtimeMs: 99}
+	r.job(t0, time.Second, res)
+	if f := r.file("a"); !f.Tagged || f.Size != 4321 || f.MtimeMs != 99 {
+		t.Fatalf("file after a rewriting job = %+v", f)
+	}
+}

@@ -228,6 +228,9 @@ func (s *Store) Complete(_ context.Context, ref store.Ref, c store.Completion) e
 	f := s.files[pos]
 	f.Tagged, f.NeedsTagging, f.TaggedVersion, f.LastTaggedAt = true, false, c.Version, c.At
 	f.Checkpoint, f.LastError = "", ""
+	if c.Rewritten != nil {
+		f.Size, f.MtimeMs = c.Rewritten.Size, c.Rewritten.MtimeMs
+	}
 	s.tags[f.Key] = maps.Clone(c.Tags)
 	s.TagWrites[f.Key]++
 	delete(s.claims, ref.FileKey)
