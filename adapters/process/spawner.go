@@ -67,9 +67,13 @@ type Spawner struct {
 	wg       sync.WaitGroup
 }
 
+// child is a live process. Signals go through proc (a pidfd on Linux), never
+// through the bare pid: once the process is reaped its pid may belong to
+// another process, and a kill must not reach that one.
 type child struct {
 	gen     uint64
 	pid     int
+	proc    *os.Process
 	control *os.File // write end; closing it (or our death) tells the child
 }
 
@@ -110,7 +114,7 @@ func (s *Spawner) Spawn(component string, gen uint64) (int, error) {
 	if s.children == nil {
 		s.children = map[string]*child{}
 	}
-	s.children[component] = &child{gen: gen, pid: pid, control: ctrlW}
+	s.children[component] = &child{gen: gen, pid: pid, proc: cmd.Process, control: ctrlW}
 	s.mu.Unlock()
 
 	readDone := make(chan struct{})
@@ -146,10 +150,15 @@ func (s *Spawner) read(component string, gen uint64, r *os.File) {
 	}
 }
 
-// reap waits for the process (no zombies), then reports its exit after its
-// last frames.
+// reap waits for the process (no zombies), forgets it at once (its pid is
+// free for reuse from now on), then reports its exit after its last frames.
 func (s *Spawner) reap(component string, gen uint64, cmd *exec.Cmd, readDone <-chan struct{}, ctrlW *os.File) {
 	err := cmd.Wait()
+	s.mu.Lock()
+	if c := s.children[component]; c != nil && c.gen == gen {
+		delete(s.children, component)
+	}
+	s.mu.Unlock()
 	<-readDone // a grandchild cannot hold fd 3: workers mark it close-on-exec
 	ctrlW.Close()
 	ev := Event{Kind: Exited, Component: component, Gen: gen, Code: cmd.ProcessState.ExitCode()}
@@ -159,11 +168,6 @@ func (s *Spawner) reap(component string, gen uint64, cmd *exec.Cmd, readDone <-c
 	if err != nil && ev.Code == 0 && s.Log != nil {
 		s.Log.Warn("wait failed", "component", component, "err", err)
 	}
-	s.mu.Lock()
-	if c := s.children[component]; c != nil && c.gen == gen {
-		delete(s.children, component)
-	}
-	s.mu.Unlock()
 	s.Events <- ev
 }
 
@@ -179,7 +183,8 @@ func (s *Spawner) Signal(component string, gen uint64, sig supervisor.Signal) {
 	if sig == supervisor.Kill {
 		osSig = syscall.SIGKILL
 	}
-	if err := syscall.Kill(c.pid, osSig); err != nil && !errors.Is(err, syscall.ESRCH) && s.Log != nil {
+	err := c.proc.Signal(osSig)
+	if err != nil && !errors.Is(err, os.ErrProcessDone) && !errors.Is(err, syscall.ESRCH) && s.Log != nil {
 		s.Log.Warn("signal failed", "component", component, "pid", c.pid, "signal", osSig.String(), "err", err)
 	}
 }

@@ -82,9 +82,13 @@ func runWorker(args []string, stderr io.Writer) int {
 	}
 	// SIGTERM asks for a graceful stop; SIGINT (a terminal's Ctrl-C) is the
 	// main process's business: workers live in their own process group.
+	// That group is a background one on the main process's terminal, so a
+	// log line with the terminal's `tostop` set would stop the worker with
+	// SIGTTOU (and the owner would kill it as hung); ignored, the write
+	// goes through.
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
-	signal.Ignore(syscall.SIGINT, syscall.SIGPIPE)
+	signal.Ignore(syscall.SIGINT, syscall.SIGPIPE, syscall.SIGTTOU)
 	termed := make(chan struct{})
 	go func() { <-term; close(termed) }()
 

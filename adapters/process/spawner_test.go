@@ -1,0 +1,101 @@
+package process
+
+import (
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/supervisor"
+)
+
+// helperMode makes the test binary act as a worker child.
+const helperMode = "NOMARR_PROCESS_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperMode) {
+	case "":
+		os.Exit(m.Run())
+	case "frame-exit": // one frame byte, then exit 0
+		fr, _, err := ChildPipes()
+		if err != nil {
+			os.Exit(3)
+		}
+		fr.Write([]byte("x"))
+		os.Exit(0)
+	case "sleep": // wait to be signalled
+		time.Sleep(time.Minute)
+		os.Exit(4)
+	}
+}
+
+func spawner(t *testing.T, mode string, events chan Event) *Spawner {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Spawner{Command: func(string, uint64) (string, []string) { return self, nil },
+		Env: append(os.Environ(), helperMode+"="+mode), Output: io.Discard, Events: events}
+}
+
+// A reaped child is forgotten at once, even while the main loop has not yet
+// taken its last events: its pid is free for the kernel to reuse, and a
+// kill for the dead worker (stop grace, hang) must not reach whichever
+// process gets it next. Signals also go through the process handle, never
+// the bare pid.
+func TestReapedChildForgottenBeforeItsEvents(t *testing.T) {
+	ev := make(chan Event) // the main loop is busy: nothing is read yet
+	s := spawner(t, "frame-exit", ev)
+	const comp = "worker:discovery:0"
+	if _, err := s.Spawn(comp, 1); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		go func() {
+			for range ev {
+			}
+		}()
+		s.Wait()
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok := s.PID(comp); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a child that exited is still known 10 s later, while its events wait")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.Signal(comp, 1, supervisor.Kill) // nothing to signal: must not panic or reach anything
+}
+
+// Signal reaches a live child through its handle, and the reap reports the
+// signal.
+func TestSignalKillsLiveChild(t *testing.T) {
+	ev := make(chan Event, 16)
+	s := spawner(t, "sleep", ev)
+	const comp = "worker:discovery:1"
+	if _, err := s.Spawn(comp, 7); err != nil {
+		t.Fatal(err)
+	}
+	s.Signal(comp, 6, supervisor.Kill) // an older generation: ignored
+	s.Signal(comp, 7, supervisor.Kill)
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-ev:
+			if e.Kind != Exited {
+				continue
+			}
+			if e.Gen != 7 || e.Code != -1 || e.Signal != "killed" {
+				t.Fatalf("exit = %+v, want gen 7 killed", e)
+			}
+			s.Wait()
+			return
+		case <-timeout:
+			t.Fatal("child not killed")
+		}
+	}
+}
