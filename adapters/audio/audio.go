@@ -22,7 +22,9 @@
 // Failures are *Error values carrying a worker.Class (DESIGN §8): the file's
 // fault is Permanent, a missing or broken ffmpeg is ServiceDown (dependency
 // worker.DepDecoder), a timeout, a cancellation or ffmpeg dying of a signal is
-// Transient.
+// Transient. ffmpeg's messages are classified with the file's path taken out,
+// and a failure that looks like a broken ffmpeg is ServiceDown only when
+// ffmpeg also fails the preflight (Available's decode of a known-good file).
 package audio
 
 import (
@@ -109,6 +111,13 @@ func (o Options) withDefaults() Options {
 // (with any process it started) when ctx ends or the timeout passes; Decode
 // never returns before it has been reaped.
 func Decode(ctx context.Context, path string, opt Options) ([]float32, error) {
+	return decode(ctx, path, opt, true)
+}
+
+// decode is Decode; confirm says whether a failure that looks like a broken
+// ffmpeg is checked with the preflight before it is called ServiceDown (the
+// preflight's own decode must not, or it would recurse).
+func decode(ctx context.Context, path string, opt Options, confirm bool) ([]float32, error) {
 	opt = opt.withDefaults()
 	abs, err := checkFile(path)
 	if err != nil {
@@ -118,7 +127,7 @@ func Decode(ctx context.Context, path string, opt Options) ([]float32, error) {
 	if opt.MaxSeconds > 0 {
 		maxSamples = int(math.Ceil(opt.MaxSeconds * SampleRate))
 	}
-	samples, err := run(ctx, opt, abs, maxSamples)
+	samples, err := run(ctx, opt, abs, maxSamples, confirm)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +147,11 @@ func Decode(ctx context.Context, path string, opt Options) ([]float32, error) {
 // 0.1 s WAV it writes to a temporary file. It returns nil or a ServiceDown
 // *Error. Meant as a preflight (startup, half-open circuit breaker).
 func Available(ffmpeg string) error {
+	return preflight(context.Background(), ffmpeg)
+}
+
+// preflight is Available, bounded by ctx as well.
+func preflight(ctx context.Context, ffmpeg string) error {
 	tmp, err := os.CreateTemp("", "nomarr-audio-probe-*.wav")
 	if err != nil {
 		return &Error{Class: worker.ServiceDown, Reason: "decoder preflight: temporary file", Err: err}
@@ -150,9 +164,9 @@ func Available(ffmpeg string) error {
 	if werr != nil {
 		return &Error{Class: worker.ServiceDown, Reason: "decoder preflight: temporary file", Err: werr}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	samples, err := Decode(ctx, tmp.Name(), Options{FFmpeg: ffmpeg, MinSeconds: -1})
+	samples, err := decode(ctx, tmp.Name(), Options{FFmpeg: ffmpeg, MinSeconds: -1}, false)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Class == worker.ServiceDown {
@@ -242,8 +256,8 @@ func isTemporary(err error) bool {
 	return false
 }
 
-// run starts ffmpeg on the file and collects its output.
-func run(parent context.Context, opt Options, abs string, maxSamples int) ([]float32, error) {
+// run starts ffmpeg on the file and collects its output. confirm: see decode.
+func run(parent context.Context, opt Options, abs string, maxSamples int, confirm bool) ([]float32, error) {
 	ctx, cancel := parent, context.CancelFunc(func() {})
 	if opt.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(parent, opt.Timeout)
@@ -312,7 +326,19 @@ func run(parent context.Context, opt Options, abs string, maxSamples int) ([]flo
 				return nil, &Error{Class: worker.Transient,
 					Reason: "ffmpeg killed by signal: " + ws.Signal().String(), Err: waitErr}
 			}
-			return nil, classifyExit(ee.ExitCode(), stderr.Bytes(), input, waitErr)
+			checks := exitChecks{fileGone: func() bool {
+				_, err := os.Stat(abs)
+				return err != nil
+			}}
+			if confirm {
+				checks.decoderWorks = func() error { return preflight(parent, opt.FFmpeg) }
+			}
+			e := classifyExit(ee.ExitCode(), stderr.Bytes(), input, waitErr, checks)
+			if e.Class == worker.ServiceDown && parent.Err() != nil {
+				// The preflight was cut short: nothing is known of ffmpeg.
+				return nil, ctxError(parent, ctx, opt.Timeout)
+			}
+			return nil, e
 		}
 		return nil, &Error{Class: worker.Transient, Reason: "decoder wait", Err: waitErr}
 	}

@@ -510,10 +510,153 @@ func TestClassifyExitRealMessages(t *testing.T) {
 			worker.Permanent, "corrupt: invalid residual"},
 		{"Conversion failed!\n", worker.Permanent, "corrupt: Conversion failed!"},
 	} {
-		e := classifyExit(1, []byte(c.stderr), in, nil)
+		e := classifyExit(1, []byte(c.stderr), in, nil, exitChecks{})
 		if e.Class != c.class || e.Reason != c.reason || e.Missing != (c.reason == "missing") {
 			t.Errorf("%q: got %s %q, want %s %q", c.stderr, e.Class, e.Reason, c.class, c.reason)
 		}
+	}
+}
+
+// trapFolders are folder names that hold the phrases classifyExit looks
+// for: a file's path must never decide its class.
+var trapFolders = []string{"Protocol Not Found", "Out of Memory", "Unknown Encoder",
+	"No such file or directory", "Permission denied", "Unrecognized option"}
+
+// TestFilePathNeverDrivesClassification guards that the file's path, which
+// ffmpeg quotes in its messages, never decides the class of a failed decode:
+// ffmpeg ≥ 6.1 reports an input it cannot open as "Error opening input file
+// file:/PATH.", ffmpeg 5.x as "file:/PATH: <error>" (a newline in the path
+// splits it over lines), and a corrupt file in a folder named "Protocol Not
+// Found" must stay Permanent, not become ServiceDown (never failed, opening
+// the decoder breaker again and again) or, in "Out of Memory", Transient.
+func TestFilePathNeverDrivesClassification(t *testing.T) {
+	t.Run("ffmpeg 6.1 messages", func(t *testing.T) {
+		fake := script(t, `while [ $# -gt 0 ]; do [ "$1" = -i ] && in=$2; shift; done
+echo "[mp3 @ 0x55d0c0a1b2c0] Failed to read frame size: Could not seek to 1046." >&2
+echo "[in#0 @ 0x55d0c0a1b2c0] Error opening input: Invalid argument" >&2
+echo "Error opening input file $in." >&2
+echo "Error opening input files: Invalid argument" >&2
+exit 234`)
+		for _, folder := range append(trapFolders, "Unknown Encoder\nDemos") {
+			p := fileIn(t, folder, "01.mp3", []byte("not audio at all"))
+			_, err := Decode(context.Background(), p, Options{FFmpeg: fake})
+			e := asError(t, err, worker.Permanent)
+			if want := "not audio: Failed to read frame size: Could not seek to 1046."; e.Reason != want || e.Missing {
+				t.Errorf("%q: reason %q (missing %v), want %q", folder, e.Reason, e.Missing, want)
+			}
+		}
+	})
+	t.Run("installed ffmpeg", func(t *testing.T) {
+		flac, err := os.ReadFile(filepath.Join(library(t), "good", "speech.flac"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		junk := bytes.Repeat([]byte("not audio at all \x00\xff\x13\x37"), 300)
+		for _, folder := range append(trapFolders, "Unknown Encoder\nDemos", "Out of Memory\n",
+			"\nProtocol not found\n", "Out of Memory\x01\tx", "No such file or directory\r\nx") {
+			for _, c := range []struct{ name, reason string }{
+				{"junk.mp3", "not audio: "},
+				{"junk.flac", "not audio: "},
+				{"head.flac", "not audio: End of file"}, // cut inside the metadata
+			} {
+				data := junk
+				if c.name == "head.flac" {
+					data = flac[:100]
+				}
+				_, err := Decode(context.Background(), fileIn(t, folder, c.name, data), Options{})
+				e := asError(t, err, worker.Permanent)
+				if !strings.HasPrefix(e.Reason, c.reason) || e.Missing || strings.Contains(e.Reason, "<file>") {
+					t.Errorf("%q/%s: reason %q (missing %v), want prefix %q", folder, c.name, e.Reason, e.Missing, c.reason)
+				}
+			}
+		}
+	})
+	t.Run("real messages", func(t *testing.T) {
+		// What ffmpeg 5.1 and ≥ 6.1 print for a file gone or unreadable
+		// between checkFile and ffmpeg's open (checkFile catches both
+		// before ffmpeg runs, so these come from a race).
+		for _, folder := range append(trapFolders, "Unknown Encoder\nDemos", "Out of Memory\x01\tx") {
+			in := "file:/music/" + folder + "/01 x.flac"
+			printed := strings.ReplaceAll(in, "\x01", "?") // av_log's sanitizing
+			for _, c := range []struct{ stderr, reason string }{
+				{printed + ": No such file or directory\n", "missing"},
+				{printed + ": Permission denied\n", "unreadable: Permission denied"},
+				{printed + ": End of file\n", "not audio: End of file"},
+				{"[mp3 @ 0x55ef03005a80] Failed to read frame size: Could not seek to 1040.\n" + printed + ": Invalid argument\n",
+					"not audio: Failed to read frame size: Could not seek to 1040."},
+				{"[in#0 @ 0x5581] Error opening input: No such file or directory\nError opening input file " + printed +
+					".\nError opening input files: No such file or directory\n", "missing"},
+				{"[in#0 @ 0x5581] Error opening input: Permission denied\nError opening input file " + printed +
+					".\nError opening input files: Permission denied\n", "unreadable: Permission denied"},
+				{"Error opening input file " + printed + ".\nError opening input files: Invalid data found when processing input\n",
+					"not audio: Invalid data found when processing input"},
+				// The stderr limit cut ffmpeg off inside the path.
+				{"[flac @ 0x1] invalid residual\n[concat @ 0x2] Impossible to open '" + printed[:len(printed)-8],
+					"corrupt: invalid residual"},
+			} {
+				e := classifyExit(1, []byte(c.stderr), in, nil, exitChecks{})
+				if e.Class != worker.Permanent || e.Reason != c.reason || e.Missing != (c.reason == "missing") {
+					t.Errorf("%q: got %s %q, want permanent %q", c.stderr, e.Class, e.Reason, c.reason)
+				}
+			}
+		}
+	})
+}
+
+// fileIn writes data to a file named name in a new folder named folder, and
+// returns its path.
+func fileIn(t *testing.T, folder, name string, data []byte) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), folder)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFileTextIsNotAnOutage guards that what a file makes ffmpeg print
+// cannot make the decoder look broken or the file look missing: a message
+// that reads like a broken ffmpeg is ServiceDown only when the preflight
+// fails too, quoted names (a concat list names other files) are not
+// searched, and "No such file or directory" for a file still there is about
+// another file.
+func TestFileTextIsNotAnOutage(t *testing.T) {
+	requireFFmpeg(t)
+	// Fails like a broken ffmpeg on the files under "Album", decodes the
+	// preflight's file.
+	fake := func(msg string) string {
+		return script(t, `while [ $# -gt 0 ]; do [ "$1" = -i ] && in=$2; shift; done
+case "$in" in *Album*) { `+msg+`; } >&2; exit 1;; esac
+exec ffmpeg -nostdin -hide_banner -v error -protocol_whitelist file -i "$in" -map a:0 -ac 1 -ar 16000 -rematrix_maxval 1 -f f32le -`)
+	}
+	for _, c := range []struct {
+		msg    string
+		reason string
+	}{
+		{`echo "Unrecognized option 'x'."; echo "Error splitting the argument list: Option not found"`,
+			"corrupt: Unrecognized option 'x'."},
+		{`echo "[concat @ 0x5576fd63b980] Unsafe file name 'Unknown encoder - Out of Memory.mp3'"; echo "$in: Operation not permitted"`,
+			"not audio: Unsafe file name 'Unknown encoder - Out of Memory.mp3'"},
+		{`echo "[concat @ 0x5576fd63b980] Impossible to open 'file:/x/Protocol not found.mp3'"; echo "$in: No such file or directory"`,
+			"not audio: Impossible to open 'file:/x/Protocol not found.mp3'"},
+		{`echo "$in: Protocol not found"`, "not audio: Protocol not found"},
+	} {
+		_, err := Decode(context.Background(), fileIn(t, "Album", "01.mp3", []byte("data")), Options{FFmpeg: fake(c.msg)})
+		e := asError(t, err, worker.Permanent)
+		if e.Reason != c.reason || e.Missing {
+			t.Errorf("%s: reason %q (missing %v), want %q", c.msg, e.Reason, e.Missing, c.reason)
+		}
+	}
+	// A file gone by the time ffmpeg opens it is still missing.
+	gone := script(t, `while [ $# -gt 0 ]; do [ "$1" = -i ] && in=$2; shift; done
+rm -f "${in#file:}"; echo "$in: No such file or directory" >&2; exit 1`)
+	_, err := Decode(context.Background(), anyFile(t), Options{FFmpeg: gone})
+	if e := asError(t, err, worker.Permanent); e.Reason != "missing" || !e.Missing {
+		t.Errorf("file removed under ffmpeg: %+v", e)
 	}
 }
 
