@@ -272,6 +272,7 @@ func (c Config) Worker(component, workerID string, pid int) worker.Config {
 	w.TransientBase, w.TransientMax = c.TransientBase, c.TransientMax
 	w.Breaker = c.breaker()
 	w.UseGPU, w.GPUStaleAfter = c.GPU, c.GPUStaleAfter
+	w.StallAfter = c.StallAfter
 	return w
 }
 

@@ -26,7 +26,10 @@ type WorkerIO struct {
 // independent of the job, so a long job keeps framing; a failed frame write or
 // EOF on the control pipe tells the core the main process died, and the core
 // finishes the current job before exiting 0, renewing its own lease on the
-// same ticker meanwhile (worker.KeepLease).
+// same ticker meanwhile (worker.KeepLease). An orphan's job whose progress
+// stands still for stall_after is abandoned (worker.OrphanStalled):
+// RunWorker returns its exit code at once, the job still running, for the
+// caller to exit the process.
 //
 // The frame writer never waits for a call into the core: such a call may be
 // waiting on a slow store (up to the store's own timeout), and a worker that
@@ -58,6 +61,7 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 			poke()
 		})
 	}
+	abandon := make(chan worker.Step, 1) // an orphan's stalled job (worker.OrphanStalled)
 	stopFrames := make(chan struct{})
 	framesDone := make(chan struct{})
 	last := w.Frame() // the first frame; nothing else runs yet
@@ -83,7 +87,14 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 			if orphaned.Load() { // KeepLease is a no-op until then; no frame waits for it
 				mu.Lock()
 				w.KeepLease(ctx, clk.Now())
+				s, stalled := w.OrphanStalled(clk.Now())
 				mu.Unlock()
+				if stalled {
+					select {
+					case abandon <- s:
+					default:
+					}
+				}
 			}
 			select {
 			case <-t.C:
@@ -107,6 +118,15 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 			log.Info("stop requested: finishing the current job")
 			poke()
 		}()
+	}
+	exit := func(s worker.Step) int {
+		close(stopFrames)
+		select { // a frame write blocked on a stopped parent must not keep us
+		case <-framesDone:
+		case <-clk.After(time.Second):
+		}
+		log.Info("worker exiting", "code", s.Code, "reason", s.Reason)
+		return s.Code
 	}
 	progress := func(p int64) {
 		mu.Lock()
@@ -139,18 +159,22 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 			w.ModelsUnloaded(clk.Now())
 			mu.Unlock()
 		case worker.Run:
-			res := an.Analyze(ctx, s.Job, progress)
-			mu.Lock()
-			w.JobDone(ctx, clk.Now(), res)
-			mu.Unlock()
-		case worker.Exit:
-			close(stopFrames)
-			select { // a frame write blocked on a stopped parent must not keep us
-			case <-framesDone:
-			case <-clk.After(time.Second):
+			// The job runs beside the loop, so that an orphan can leave a job
+			// that will never return (a hung inference call): the process's
+			// exit ends it.
+			done := make(chan worker.Result, 1)
+			go func() { done <- an.Analyze(ctx, s.Job, progress) }()
+			select {
+			case res := <-done:
+				mu.Lock()
+				w.JobDone(ctx, clk.Now(), res)
+				mu.Unlock()
+			case ex := <-abandon:
+				log.Error("abandoning the current job", "reason", ex.Reason)
+				return exit(ex)
 			}
-			log.Info("worker exiting", "code", s.Code, "reason", s.Reason)
-			return s.Code
+		case worker.Exit:
+			return exit(s)
 		}
 	}
 }

@@ -91,6 +91,12 @@ type rig struct {
 // start runs the loop over the in-memory store, or over what wrap makes of it.
 func start(t *testing.T, wio WorkerIO, wrap ...func(*memstore.Store) store.Store) *rig {
 	t.Helper()
+	return startWith(t, wio, nil, wrap...)
+}
+
+// startWith is start with the worker's configuration changed by mod.
+func startWith(t *testing.T, wio WorkerIO, mod func(*worker.Config), wrap ...func(*memstore.Store) store.Store) *rig {
+	t.Helper()
 	st := memstore.New(1)
 	files := []store.File{
 		{Key: "a", Path: "/music/a.mp3", Size: 10, MtimeMs: 1, NeedsTagging: true, IsValid: true},
@@ -101,6 +107,9 @@ func start(t *testing.T, wio WorkerIO, wrap ...func(*memstore.Store) store.Store
 	}
 	cfg := worker.DefaultConfig("worker:discovery:0", "i/worker:discovery:0")
 	cfg.DiscoverBatch, cfg.IdlePollMin, cfg.IdlePollMax = 1, frameEvery, 5*frameEvery
+	if mod != nil {
+		mod(&cfg)
+	}
 	var port store.Store = st
 	for _, f := range wrap {
 		port = f(st)
@@ -213,6 +222,27 @@ func TestRunWorkerControlEOFFinishesJob(t *testing.T) {
 	close(r.an.release)
 	r.exit(0)
 	r.finishedOnlyA()
+}
+
+// An orphan whose job never returns (a hung inference call) and shows no
+// progress for stall_after abandons it: RunWorker returns 1 at once, the job
+// still running, and the claim is left for its lease to expire — nothing
+// else is claimed.
+func TestRunWorkerOrphanAbandonsHungJob(t *testing.T) {
+	cr, cw := io.Pipe()
+	r := startWith(t, WorkerIO{Frames: io.Discard, Control: cr}, func(c *worker.Config) { c.StallAfter = 20 * frameEvery })
+	defer close(r.an.release) // the hung job's goroutine ends with the test
+	r.jobStarted()
+	cw.Close()
+	r.waitLog("control pipe closed")
+	r.exit(1)
+	if !strings.Contains(r.logs.String(), "abandoning the current job") {
+		t.Errorf("no log of the abandonment:\n%s", r.logs.String())
+	}
+	claims := r.st.Claims()
+	if len(claims) != 1 || claims[0].FileKey != "a" {
+		t.Fatalf("claims %+v, want a's, left to expire", claims)
+	}
 }
 
 // failAfter fails every write once failing is set.

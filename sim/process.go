@@ -147,16 +147,27 @@ func (p *Process) frameTick() {
 		// lease of the job it finishes.
 		p.mainDied()
 		if p.wk != nil {
+			p.progress()
 			p.wk.KeepLease(w.ctx, w.now)
+			if s, stalled := p.wk.OrphanStalled(w.now); stalled {
+				p.exit(s.Code, s.Reason)
+			}
 		}
 		return
 	}
-	if p.busy == running && !w.specs[p.job.FileKey].Stall {
-		p.wk.Progress(int64(w.now.Sub(p.jobStart) / (100 * time.Millisecond)))
-	}
+	p.progress()
 	f := p.wk.Frame()
 	p.buf = frame.Append(p.buf[:0], &f)
 	p.write(p.buf)
+}
+
+// progress reports a running job's progress: it grows with time, except
+// for a stalled file's.
+func (p *Process) progress() {
+	w := p.in.w
+	if p.busy == running && !w.specs[p.job.FileKey].Stall {
+		p.wk.Progress(int64(w.now.Sub(p.jobStart) / (100 * time.Millisecond)))
+	}
 }
 
 // write delivers bytes on the pipe, sometimes split in two reads, as a real

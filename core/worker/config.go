@@ -41,6 +41,9 @@ type Config struct {
 	// retried after the main process died; then the worker exits and the lease
 	// expiry returns the file to the pool.
 	MaxPendingWrites int
+	// StallAfter (stall_after, 10 min): an orphaned worker whose job shows
+	// no progress this long abandons it (OrphanStalled). 0: never.
+	StallAfter time.Duration
 }
 
 // DefaultConfig returns the defaults of DESIGN §13 for component id.
@@ -64,6 +67,7 @@ func DefaultConfig(component, workerID string) Config {
 		ServiceMax:           30 * time.Second,
 		GPUStaleAfter:        gpu.StaleAfter,
 		MaxPendingWrites:     20,
+		StallAfter:           10 * time.Minute,
 	}
 }
 

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -21,9 +22,10 @@ import (
 // nothing in any other state.
 
 // KeepLease renews the worker's own lease when it is orphaned, holds a claim
-// and the renewal is due. It reports whether it wrote to the store.
+// and the renewal is due. It reports whether it wrote to the store. An
+// abandoned job's lease is never renewed.
 func (w *Worker) KeepLease(ctx context.Context, now time.Time) bool {
-	if !w.mainDead || (w.job == nil && w.pending == nil) || now.Before(w.renewAt) {
+	if !w.mainDead || w.abandoned || (w.job == nil && w.pending == nil) || now.Before(w.renewAt) {
 		return false
 	}
 	if _, err := w.store.RenewLeases(ctx, []string{w.cfg.WorkerID}, now.Add(w.cfg.LeaseTTL)); err != nil {
@@ -32,4 +34,37 @@ func (w *Worker) KeepLease(ctx context.Context, now time.Time) bool {
 	}
 	w.renewAt = now.Add(w.cfg.LeaseTTL / 3)
 	return true
+}
+
+// The orphan's stall watch. While the main process lives, its owner kills a
+// job whose progress stands still for stall_after (DESIGN §4): a hung
+// inference call, a decoder that never returns. An orphan has no owner, and
+// renewing its own lease for a job that will never end would hold the file
+// for good. So drivers call OrphanStalled next to KeepLease: once the job's
+// progress has stood still for StallAfter, counted from the first call
+// after the main process died (earlier progress is unknown to the worker),
+// the worker abandons it. It stops renewing the lease, so the lease expires
+// and claim cleanup returns the file, and it answers an Exit step (code 1)
+// that the driver carries out at once, job still running: the process's end
+// ends the job. Main death alone never ends a job; a job without progress
+// does.
+
+// OrphanStalled reports whether an orphaned worker's running job has made
+// no progress for StallAfter, with the Exit step to carry out.
+func (w *Worker) OrphanStalled(now time.Time) (Step, bool) {
+	if !w.mainDead || !w.running || w.cfg.StallAfter <= 0 {
+		return Step{}, false
+	}
+	if !w.abandoned {
+		if w.orphanSince.IsZero() || w.progress != w.orphanProgress {
+			w.orphanProgress, w.orphanSince = w.progress, now
+			return Step{}, false
+		}
+		if now.Sub(w.orphanSince) < w.cfg.StallAfter {
+			return Step{}, false
+		}
+		w.abandoned = true
+	}
+	return w.exit(1, fmt.Sprintf("job %s made no progress for %s after the main process died: abandoned, its lease left to expire",
+		w.job.Key, w.cfg.StallAfter)), true
 }

@@ -89,3 +89,65 @@ func TestKeepLeaseWhileResultPending(t *testing.T) {
 		t.Fatalf("claim %+v (held %v) not renewed", c, ok)
 	}
 }
+
+// An orphan watches its own job for stalls, since no owner is left to: a
+// job whose progress keeps growing runs on however long it takes, one whose
+// progress stands still for stall_after is abandoned — an Exit step with
+// code 1, no more lease renewals, so cleanup returns the file once the
+// lease has run out. While the main process lives the owner does this, and
+// the orphan watch stays quiet.
+func TestOrphanAbandonsStalledJob(t *testing.T) {
+	r := newRig(t, nil)
+	cfg := worker.DefaultConfig(comp, wid)
+	r.addFiles("a")
+	r.startJob(t0)
+	now := t0
+	tick := func(d time.Duration) (worker.Step, bool) {
+		now = now.Add(d)
+		r.w.KeepLease(r.ctx, now)
+		return r.w.OrphanStalled(now)
+	}
+	if _, stalled := tick(cfg.StallAfter + time.Minute); stalled {
+		t.Fatal("stalled while the main process lives (its owner watches)")
+	}
+	r.w.MainDied()
+	p := int64(0)
+	var last time.Time           // the tick that first saw the last progress
+	for i := 0; i < 12*25; i++ { // 25 min of a slow job that keeps progressing
+		grew := i%12 == 0
+		if grew {
+			p++
+			r.w.Progress(p)
+		}
+		if s, stalled := tick(5 * time.Second); stalled {
+			t.Fatalf("a progressing job abandoned at %s: %+v", now.Sub(t0), s)
+		}
+		if grew {
+			last = now
+		}
+	}
+	// Now the progress stands still.
+	var exit worker.Step
+	for {
+		s, stalled := tick(5 * time.Second)
+		if stalled {
+			exit = s
+			break
+		}
+		if now.Sub(last) > cfg.StallAfter+2*time.Minute {
+			t.Fatal("a job without progress never abandoned")
+		}
+	}
+	if exit.Kind != worker.Exit || exit.Code != 1 {
+		t.Fatalf("abandon step = %+v, want Exit code 1", exit)
+	}
+	if d := now.Sub(last); d < cfg.StallAfter || d > cfg.StallAfter+5*time.Second {
+		t.Fatalf("abandoned %s after the last progress was seen, want stall_after (%s) after it", d, cfg.StallAfter)
+	}
+	if r.w.KeepLease(r.ctx, now.Add(time.Hour)) {
+		t.Fatal("an abandoned job's lease renewed")
+	}
+	if gone, err := r.st.CleanupClaims(r.ctx, now.Add(cfg.LeaseTTL+time.Second)); err != nil || len(gone) != 1 {
+		t.Fatalf("cleanup after the lease ran out removed %v (%v), want the abandoned claim", gone, err)
+	}
+}

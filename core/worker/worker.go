@@ -53,6 +53,11 @@ type Worker struct {
 	mainDead bool
 	stopping bool
 	renewAt  time.Time // next own-lease renewal after main death (lease.go)
+	// The orphan's own stall watch (lease.go): the progress last seen and
+	// since when; abandoned once it stood still for StallAfter.
+	orphanProgress int64
+	orphanSince    time.Time
+	abandoned      bool
 
 	idleSince time.Time
 	idlePoll  time.Duration
