@@ -66,6 +66,7 @@ func TestWriteError(t *testing.T) {
 		{fmt.Errorf("tagwrite: write x: %w", fs.ErrNotExist), worker.Permanent, true},
 		{fmt.Errorf("tagwrite: write x: %w", syscall.ENOTDIR), worker.Permanent, true},
 		{fmt.Errorf("tagwrite: write x: %w", tagwrite.ErrReadOnly), worker.Permanent, false},
+		{fmt.Errorf("tagwrite: write x: edit copy (ogg): %w", tagwrite.ErrUnsupported), worker.Permanent, false},
 		{tagwrite.ErrNoTagLib, worker.ServiceDown, false},
 		{fmt.Errorf("tagwrite: write x: %w", syscall.ENOSPC), worker.Transient, false},
 		{fmt.Errorf("tagwrite: write x: %w", tagwrite.ErrModified), worker.Transient, false},

@@ -57,9 +57,13 @@ typedef unsigned long start_type;
 typedef unsigned long len_type;
 #endif
 
-// Failure is what a call reports: errno (0 for a non-I/O failure) and text.
+// Failure is what a call reports: errno (0 for a non-I/O failure), text,
+// and whether TagLib could not handle the file's content (invalid: it could
+// not parse the file as its format, or could not save it without any I/O
+// error; the same file fails the same way every time).
 struct Failure {
 	int err_no = 0;
+	bool invalid = false;
 	std::string msg;
 	bool failed() const { return !msg.empty(); }
 	void set(int e, const std::string &m) {
@@ -67,7 +71,17 @@ struct Failure {
 		err_no = e;
 		msg = m;
 	}
+	void setInvalid(const std::string &m) {
+		if (failed()) return;
+		invalid = true;
+		msg = m;
+	}
 };
+
+// notParsed records that TagLib could not open the file as what.
+void notParsed(Failure *f, const char *what) {
+	f->setInvalid(std::string("could not open or parse the file as ") + what);
+}
 
 class FdStream : public TagLib::IOStream {
 public:
@@ -280,7 +294,7 @@ bool writeMP3(FdStream &st, const std::string &prefix, const Records &recs, Fail
 	TagLib::MPEG::File file(&st, TagLib::ID3v2::FrameFactory::instance(), false);
 #endif
 	if (!file.isValid()) {
-		f->set(0, "not a valid MPEG audio file");
+		notParsed(f, "MPEG audio");
 		return false;
 	}
 	TagLib::ID3v2::Tag *tag = file.ID3v2Tag(true);
@@ -308,7 +322,7 @@ bool readMP3(FdStream &st, const std::string &prefix, Records *out, Failure *f) 
 	TagLib::MPEG::File file(&st, TagLib::ID3v2::FrameFactory::instance(), false);
 #endif
 	if (!file.isValid()) {
-		f->set(0, "not a valid MPEG audio file");
+		notParsed(f, "MPEG audio");
 		return false;
 	}
 	TagLib::ID3v2::Tag *tag = file.ID3v2Tag(false);
@@ -429,7 +443,7 @@ void patchMP4Names(FdStream &st, Failure *f) {
 bool writeMP4(FdStream &st, const std::string &prefix, const Records &recs, Failure *f) {
 	TagLib::MP4::File file(&st, false);
 	if (!file.isValid() || !file.tag()) {
-		f->set(0, "not a valid MP4 file");
+		notParsed(f, "MP4");
 		return false;
 	}
 	TagLib::MP4::Tag *tag = file.tag();
@@ -458,7 +472,7 @@ bool writeMP4(FdStream &st, const std::string &prefix, const Records &recs, Fail
 bool readMP4(FdStream &st, const std::string &prefix, Records *out, Failure *f) {
 	TagLib::MP4::File file(&st, false);
 	if (!file.isValid() || !file.tag()) {
-		f->set(0, "not a valid MP4 file");
+		notParsed(f, "MP4");
 		return false;
 	}
 	for (const auto &kv : file.tag()->itemMap()) {
@@ -492,7 +506,7 @@ void readXiph(TagLib::Ogg::XiphComment *x, const std::string &prefix, Records *o
 
 template <class F> bool xiphValid(F &file, Failure *f, const char *what) {
 	if (!file.isValid()) {
-		f->set(0, std::string("not a valid ") + what + " file");
+		notParsed(f, what);
 		return false;
 	}
 	return true;
@@ -574,15 +588,18 @@ char *dupMsg(const std::string &s) {
 	return p;
 }
 
+// finish turns the outcome of a call into its return value: 0, -1 or
+// NOM_ERR_INVALID (see shim.h).
 int finish(bool ok, const FdStream &st, Failure &f, int *err_no, char **msg) {
-	// An I/O failure of the stream explains a failed save best; it also
-	// fails a save that TagLib believed successful.
+	// An I/O failure of the stream explains a failed parse or save best (a
+	// read error looks like a file TagLib cannot parse); it also fails a save
+	// that TagLib believed successful.
 	if (st.failure().failed()) f = st.failure();
 	if (ok && !f.failed()) return 0;
-	if (!f.failed()) f.set(0, "TagLib could not save the file");
+	if (!f.failed()) f.setInvalid("could not save the file (not an I/O error)");
 	*err_no = f.err_no;
 	*msg = dupMsg(f.msg);
-	return -1;
+	return f.invalid ? NOM_ERR_INVALID : -1;
 }
 
 } // namespace
@@ -632,7 +649,8 @@ extern "C" int nom_tag_read(int fd, const char *name, int format, const char *pr
 		case NOM_FMT_MP4: ok = readMP4(st, prefix, &recs, &f); break;
 		default: ok = readXiphFile(st, format, prefix, &recs, &f); break;
 		}
-		if (finish(ok, st, f, err_no, msg) != 0) return -1;
+		int rc = finish(ok, st, f, err_no, msg);
+		if (rc != 0) return rc;
 		std::string enc;
 		for (const auto &kv : recs) {
 			encodeRecord(&enc, kv.first);

@@ -10,9 +10,13 @@
 // prefix is the part of these names that marks a tag as ours ("nom:",
 // "----:com.apple.iTunes:nom:", "NOM_").
 //
-// Both return 0 on success. On failure they return -1 and set *err_no to the
-// errno of the failed system call (0 when the failure is not an I/O error)
-// and *msg to a malloc'd message the caller frees.
+// Both return 0 on success. On failure they set *msg to a malloc'd message
+// the caller frees and return
+//   - NOM_ERR_INVALID when TagLib cannot handle the file's content: it could
+//     not open or parse the file as the format, or could not save it, with no
+//     I/O error (the same file fails the same way every time); *err_no is 0;
+//   - -1 otherwise, with *err_no the errno of the failed system call (0 when
+//     the failure is not an I/O error: an exception, a malformed buffer, …).
 #ifndef NOMARR_TAGWRITE_SHIM_H
 #define NOMARR_TAGWRITE_SHIM_H
 
@@ -21,6 +25,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+// Return value of a call that failed because TagLib cannot handle the file.
+enum { NOM_ERR_INVALID = -2 };
 
 // Container formats (must match the Go constants).
 enum {

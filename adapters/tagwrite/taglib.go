@@ -32,24 +32,10 @@ var (
 	_ [int(C.NOM_FMT_OGGFLAC) - int(OggFLAC)]struct{} = [0]struct{}{}
 )
 
-// taglibError is a failure reported by the shim; it unwraps to the errno of
-// a failed system call (syscall.ENOSPC for a full disk, …) when there was one.
-type taglibError struct {
-	msg   string
-	errno syscall.Errno
-}
-
-func (e *taglibError) Error() string { return "taglib: " + e.msg }
-
-func (e *taglibError) Unwrap() error {
-	if e.errno == 0 {
-		return nil
-	}
-	return e.errno
-}
-
-func shimError(errNo C.int, msg *C.char) error {
-	e := &taglibError{msg: "failed", errno: syscall.Errno(errNo)}
+// shimError is the error of a failed shim call that returned rc (see
+// shim.h and taglibError).
+func shimError(rc, errNo C.int, msg *C.char) error {
+	e := &taglibError{msg: "failed", errno: syscall.Errno(errNo), invalid: rc == C.NOM_ERR_INVALID}
 	if msg != nil {
 		e.msg = C.GoString(msg)
 		C.free(unsafe.Pointer(msg))
@@ -108,7 +94,7 @@ func taglibWrite(f *os.File, format Format, prefix string, recs [][2]string) err
 	rc := C.nom_tag_write(C.int(f.Fd()), cname, C.int(format), cprefix, (*C.char)(cbuf), C.size_t(len(buf)), &errNo, &msg)
 	runtime.KeepAlive(f)
 	if rc != 0 {
-		return shimError(errNo, msg)
+		return shimError(rc, errNo, msg)
 	}
 	return nil
 }
@@ -125,7 +111,7 @@ func taglibRead(f *os.File, format Format, prefix string) ([][2]string, error) {
 	rc := C.nom_tag_read(C.int(f.Fd()), cname, C.int(format), cprefix, &out, &outLen, &errNo, &msg)
 	runtime.KeepAlive(f)
 	if rc != 0 {
-		return nil, shimError(errNo, msg)
+		return nil, shimError(rc, errNo, msg)
 	}
 	defer C.free(unsafe.Pointer(out))
 	return decodeRecords(C.GoBytes(unsafe.Pointer(out), C.int(outLen)))

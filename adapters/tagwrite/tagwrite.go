@@ -24,6 +24,23 @@
 // field names are saved upper-case ("title" → "TITLE"; the names are
 // case-insensitive by the Vorbis specification, values are untouched).
 //
+// Where that conversion would lose something, Write refuses the file rather
+// than lose another program's tags: TagLib drops the ID3v2.3 frames that
+// have no 2.4 equivalent (EQUA, RVAD, TRDA, TSIZ; TDAT and TIME unless it
+// can merge them into the date), every frame of a 2.3 tag with an extended
+// header, and the ID3v2.2 frames it has no 2.4 name for. Before writing, a
+// walk of the ID3v2 tag at the start of the file (MP3, or FLAC with one in
+// front) looks for them (id3v2.go); when there is one, Write fails with an
+// error wrapping ErrUnsupported that names the frames ("ID3v2.3 frames
+// RVAD, TSIZ would be lost …") and the file is left untouched.
+//
+// ErrUnsupported, a permanent failure, also covers anything but a regular
+// file (a FIFO, a device: refused before it is opened, never blocking) and a
+// file TagLib cannot handle although its first bytes look like one of our
+// formats (it cannot parse it, as an Ogg file with two interleaved Vorbis
+// streams, or cannot save it, with no I/O error). A failed system call (a
+// full disk, an I/O error) is not ErrUnsupported; the error wraps its errno.
+//
 // Read maps names back to keys: "nom:" and the MP4 prefix are removed; a
 // Vorbis name is lower-cased and, where it is the Vorbis name of a key that
 // core/tags produces (tags.Keys), replaced by that key (so "NOM_MOOD_STRICT"
@@ -38,8 +55,11 @@
 // in the same directory (created with O_EXCL, named ".nomarr-tmp-*<ext>",
 // given the original's permission bits and, where they differ, its owner and
 // group), lets TagLib edit the copy, reads the copy's tags back to check
-// them, fsyncs the copy, makes sure the original was not changed meanwhile,
-// renames the copy over the original and fsyncs the directory. On any error
+// them, fsyncs the copy, makes sure the original was not changed meanwhile
+// (same inode, size, modification time and change time as when it was
+// opened, else ErrModified: the change time catches an in-place edit that
+// keeps the size and sets the modification time back), renames the copy
+// over the original and fsyncs the directory. On any error
 // the copy is removed and the original is untouched; a crash (or kill) leaves
 // the original intact plus at most one stale copy. Write removes stale copies
 // (our prefix, older than StaleAfter) from the directory before it writes.
@@ -106,7 +126,9 @@ func (f Format) String() string {
 // Errors.
 var (
 	// ErrUnsupported: the file is not in a format of this package (WAV, AIFF,
-	// raw AAC, …) or not audio at all.
+	// raw AAC, …), not audio at all, not a regular file, a file TagLib cannot
+	// parse or save, or one whose ID3v2 tag TagLib cannot keep whole. The
+	// same file fails the same way every time.
 	ErrUnsupported = errors.New("tagwrite: unsupported audio format")
 	// ErrReadOnly: the file or its directory is read-only (no write
 	// permission bit at all, or not writable by this process). Write checks
@@ -240,9 +262,11 @@ func validate(t map[string]string) error {
 	return nil
 }
 
-// Detect returns the format of the file at path from its content.
+// Detect returns the format of the file at path from its content. Anything
+// but a regular file is ErrUnsupported (and never opened in a way that
+// blocks).
 func Detect(path string) (Format, error) {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return 0, fmt.Errorf("tagwrite: %w", err)
 	}
@@ -297,9 +321,10 @@ func detect(f *os.File) (Format, error) {
 }
 
 // Read returns the tags of ours in the file at path, keys in canonical form
-// (see the package comment); an empty map when there are none.
+// (see the package comment); an empty map when there are none. Anything but
+// a regular file is ErrUnsupported, and so is a file TagLib cannot parse.
 func Read(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("tagwrite: read %s: %w", path, err)
 	}
@@ -346,18 +371,11 @@ func Write(path string, t map[string]string) (err error) {
 	}
 	wrap := func(err error) error { return fmt.Errorf("tagwrite: write %s: %w", path, err) }
 
-	orig, err := os.Open(real)
+	orig, st, err := openRegular(real)
 	if err != nil {
 		return wrap(err)
 	}
 	defer orig.Close()
-	st, err := orig.Stat()
-	if err != nil {
-		return wrap(err)
-	}
-	if !st.Mode().IsRegular() {
-		return wrap(fmt.Errorf("%w: not a regular file", ErrUnsupported))
-	}
 	dir := filepath.Dir(real)
 	if err := checkWritable(real, st, dir); err != nil {
 		return wrap(err)
@@ -373,6 +391,9 @@ func Write(path string, t map[string]string) (err error) {
 	want := readForm(format, t)
 	if maps.Equal(cur, want) {
 		return nil
+	}
+	if err := checkID3v2(orig); err != nil {
+		return wrap(err)
 	}
 
 	cleanStale(dir)
@@ -418,7 +439,7 @@ func Write(path string, t map[string]string) (err error) {
 	if err != nil {
 		return wrap(err)
 	}
-	if !os.SameFile(st, now) || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime()) {
+	if !unchanged(st, now) {
 		return wrap(ErrModified)
 	}
 	if err := os.Rename(tmpName, real); err != nil {

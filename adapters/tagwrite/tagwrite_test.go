@@ -688,6 +688,83 @@ func TestUnsupported(t *testing.T) {
 	}
 }
 
+// TestTagLibRejectedFileIsUnsupported guards the classification of a file
+// that TagLib cannot parse although its first page looks like a format of
+// ours (an Ogg file with two interleaved Vorbis streams, which ffmpeg
+// decodes): Read and Write fail with an error wrapping ErrUnsupported, so
+// that the caller does not retry it, and the file is left as it was.
+func TestTagLibRejectedFileIsUnsupported(t *testing.T) {
+	needTools(t)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "two-streams.ogg")
+	run(t, "ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=2", "-f", "lavfi", "-i",
+		"sine=frequency=880:duration=2", "-map", "0", "-map", "1", "-c:a", "libvorbis", p)
+	if f, err := Detect(p); f != Vorbis || err != nil {
+		t.Fatalf("Detect = %v, %v; want Ogg Vorbis", f, err)
+	}
+	sum := sha(t, p)
+	if _, err := Read(p); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "could not open or parse the file as Ogg Vorbis") {
+		t.Errorf("Read = %v, want ErrUnsupported from TagLib", err)
+	}
+	if err := Write(p, map[string]string{"nom_version": "x"}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Write = %v, want ErrUnsupported", err)
+	}
+	if sha(t, p) != sum {
+		t.Error("file changed")
+	}
+	noTemps(t, dir)
+}
+
+// TestInPlaceEditKeepingSizeAndMtimeDetected guards the change check before
+// the rename: another program that edits the file in place while Write
+// works on its copy, keeping the size (ID3 padding) and setting the
+// modification time back ("preserve timestamps"), changes the change time,
+// and Write fails with ErrModified instead of replacing the other edit.
+func TestInPlaceEditKeepingSizeAndMtimeDetected(t *testing.T) {
+	needTools(t)
+	dir := t.TempDir()
+	path := makeFile(t, dir, "mp3")
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	testHookAfterCopy = func(tmp string) {
+		// Past the timestamp granularity of the last change before Write.
+		time.Sleep(50 * time.Millisecond)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := bytes.Index(b, []byte("The Artist"))
+		if i < 0 {
+			t.Fatal("no artist in the file")
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte("THE ARTIST"), int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { testHookAfterCopy = nil }()
+	err := Write(path, map[string]string{"nom_version": "x"})
+	if !errors.Is(err, ErrModified) {
+		t.Errorf("Write = %v, want ErrModified", err)
+	}
+	b, _ := os.ReadFile(path)
+	if !bytes.Contains(b, []byte("THE ARTIST")) {
+		t.Error("the other program's edit was lost")
+	}
+	noTemps(t, dir)
+}
+
 // TestContentNotName: a FLAC file named .mp3 is written as FLAC.
 func TestContentNotName(t *testing.T) {
 	needTools(t)
