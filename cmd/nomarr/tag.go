@@ -53,6 +53,13 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 			"run `nomarr workers resume` first")
 		return 1
 	}
+	// Nothing pending (every file tagged, failed or missing): no worker is
+	// started, and loading the models for nothing is skipped.
+	if c, err := st.Counts(ctx); err == nil && c.Pending == 0 {
+		fmt.Fprintf(stderr, "nothing to tag: %d files, %d tagged, %d failed\n", c.Total, c.Tagged, c.Failed)
+		printSummary(stdout, c, c, 0)
+		return 0
+	}
 	m, err := newMain(s, st, log, logSink(log))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
@@ -139,12 +146,7 @@ loop:
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return 1
 	}
-	invalid := ""
-	if n := c.Invalid(); n > 0 {
-		invalid = fmt.Sprintf(", missing or empty %d", n)
-	}
-	fmt.Fprintf(stdout, "tagged %d, failed %d, pending %d%s of %d files in %s\n", c.Tagged-before.Tagged,
-		c.Failed-before.Failed, c.Pending, invalid, c.Total, time.Since(start).Round(100*time.Millisecond))
+	printSummary(stdout, before, c, time.Since(start))
 	switch {
 	case allFailed:
 		fmt.Fprintln(stderr, "nomarr tag: every worker failed; see the log, fix the cause, and run `nomarr workers reset`")
@@ -167,3 +169,14 @@ loop:
 // nothing in progress and nothing claimable before tag ends with files
 // left: long enough for a worker between two jobs to claim the next.
 const idlePolls = 4
+
+// printSummary prints a run's one-line summary: what it tagged and failed
+// (now against before), what is left, out of how many files, in how long.
+func printSummary(w io.Writer, before, now store.Counts, took time.Duration) {
+	invalid := ""
+	if n := now.Invalid(); n > 0 {
+		invalid = fmt.Sprintf(", missing or empty %d", n)
+	}
+	fmt.Fprintf(w, "tagged %d, failed %d, pending %d%s of %d files in %s\n", now.Tagged-before.Tagged,
+		now.Failed-before.Failed, now.Pending, invalid, now.Total, took.Round(100*time.Millisecond))
+}

@@ -66,17 +66,33 @@ func TestTagCommand(t *testing.T) {
 			t.Errorf("tag while paused: %v\n%s", err, perr.String())
 		}
 	}
-	// A second run finds nothing to do; at log level warn neither the main
-	// process nor its workers log their routine steps.
+	// A second run tags only the files added since; at log level warn
+	// neither the main process nor its workers log their routine steps.
+	for i := 0; i < 3; i++ {
+		if err := os.WriteFile(filepath.Join(lib, fmt.Sprintf("new%d.mp3", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	out.Reset()
 	errb.Reset()
 	cmd = exec.Command(binary, "tag", lib, "--analyzer", "noop", "--workers", "2", "--data-dir", data, "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil || !strings.HasPrefix(out.String(), "tagged 0, failed 0, pending 0 of 60") {
+	if err := cmd.Run(); err != nil || !strings.HasPrefix(out.String(), "tagged 3, failed 0, pending 0 of 63") {
 		t.Errorf("second run: %v %q", err, out.String())
 	}
 	if strings.Contains(errb.String(), "level=INFO") {
 		t.Errorf("info lines at log level warn:\n%s", errb.String())
+	}
+	// A third run finds nothing to do, says so and starts no worker.
+	out.Reset()
+	errb.Reset()
+	cmd = exec.Command(binary, "tag", lib, "--analyzer", "noop", "--workers", "2", "--data-dir", data)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil || !strings.HasPrefix(out.String(), "tagged 0, failed 0, pending 0 of 63") {
+		t.Errorf("third run: %v %q", err, out.String())
+	}
+	if !strings.Contains(errb.String(), "nothing to tag: 63 files, 63 tagged, 0 failed") || strings.Contains(errb.String(), "worker exiting") {
+		t.Errorf("third run started workers or did not say there was nothing to do:\n%s", errb.String())
 	}
 }
 
