@@ -833,13 +833,18 @@ func testRenewLeases(h *h) {
 // A claim whose lease ran out still holds its file until CleanupClaims
 // deletes it: neither discovery nor another claim looks at lease_until, so
 // the cleanup is the one place that ends an abandoned claim (and reports
-// it), and the file is rediscoverable at most one cleanup period later.
+// it), and the file is rediscoverable at most one cleanup period later. A
+// cleanup with a zero expiry time expires nothing.
 func testExpiredClaimHeldUntilCleanup(h *h) {
 	h.upsertKeys("a")
 	h.claim("a", "i/w0", T0, 30*time.Second)
 	later := At(time.Minute)
 	h.wantDiscover(later, "", 10)
 	h.claimErr("a", "j/w1", later, store.ErrConflict)
+	// A zero time counts no lease as expired (a cleanup after store trouble).
+	if got := h.cleanup(time.Time{}); len(got) != 0 {
+		h.Fatalf("cleanup with expiry off removed %v", claimKeys(got))
+	}
 	if got := claimKeys(h.cleanup(later)); !slices.Equal(got, []string{"a"}) {
 		h.Fatalf("cleanup removed %v, want [a]", got)
 	}

@@ -53,6 +53,9 @@ type Node struct {
 	Mon   *monitor.Monitor
 	store store.Store
 	sink  event.Sink
+	// troubleAt is the time of the last store failure this main process
+	// saw (a lease renewal, a cleanup, a restart-state write…); zero: none.
+	troubleAt time.Time
 }
 
 // New wires a supervisor and a monitor sharing st and sink.
@@ -63,12 +66,19 @@ func New(cfg Config, procs supervisor.Processes, st store.Store, sink event.Sink
 	if cfg.CleanupPeriod <= 0 {
 		return nil, fmt.Errorf("node config: cleanup_period must be > 0, got %s", cfg.CleanupPeriod)
 	}
-	sup, err := supervisor.New(cfg.Supervisor, procs, st, sink)
+	n := &Node{cfg: cfg, store: st, sink: sink}
+	watched := event.SinkFunc(func(e event.Event) {
+		if e.Event == event.StoreError && e.T.After(n.troubleAt) {
+			n.troubleAt = e.T
+		}
+		sink.Emit(e)
+	})
+	sup, err := supervisor.New(cfg.Supervisor, procs, st, watched)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, Sup: sup, store: st, sink: sink}
-	n.Mon = monitor.New(cfg.Monitor, cfg.Supervisor.Instance, st, sink)
+	n.Sup = sup
+	n.Mon = monitor.New(cfg.Monitor, cfg.Supervisor.Instance, st, watched)
 	for _, id := range sup.Components() {
 		n.Mon.Register(id, sup)
 	}
@@ -102,8 +112,22 @@ func (n *Node) NextWake() time.Time {
 }
 
 // cleanup deletes claims whose lease expired or whose file is no longer work.
+//
+// Leases are not expired while the store has lately been failing for this
+// main process, nor for a whole lease_ttl after its last failure: an outage
+// that stops this process's renewals stops every other owner's too, and a
+// lease that ran out meanwhile may belong to a worker that is alive and
+// still on its job; its owner renews it within lease_ttl/3 of the store's
+// return. Expiring it first would hand the file to a second worker while
+// the first still works on it. Claims whose file is no longer work are
+// removed all the same; a truly abandoned lease is removed by the first
+// cleanup after the grace.
 func (n *Node) cleanup(ctx context.Context, now time.Time) error {
-	removed, err := n.store.CleanupClaims(ctx, now)
+	expiredBefore := now
+	if !n.troubleAt.IsZero() && now.Sub(n.troubleAt) < n.cfg.Supervisor.LeaseTTL {
+		expiredBefore = time.Time{} // no lease counts as expired
+	}
+	removed, err := n.store.CleanupClaims(ctx, expiredBefore)
 	if err != nil {
 		return fmt.Errorf("cleanup claims: %w", err)
 	}

@@ -264,3 +264,62 @@ func TestHistoryRetentionHook(t *testing.T) {
 		}
 	}
 }
+
+// After the store failed for this main process, no lease is expired for a
+// whole lease_ttl: every owner's renewals failed alike, and a lease that ran
+// out meanwhile may be a live worker's, renewed within lease_ttl/3 of the
+// store's return. A claim whose file is no longer work is removed all the
+// same; the abandoned lease goes at the first cleanup after the grace.
+func TestCleanupSparesLeasesAfterStoreTrouble(t *testing.T) {
+	ctx := context.Background()
+	n, st, _, ev := newNode(t, 1, nil)
+	tagged := store.File{Key: "done", Size: 1, MtimeMs: 1, NeedsTagging: false, Tagged: true, IsValid: true}
+	if err := st.UpsertFiles(ctx, []store.File{
+		{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true},
+		{Key: "f2", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}, tagged,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	other := "inst-b/worker:discovery:0"
+	if _, err := st.Claim(ctx, store.Claim{FileKey: "f1", WorkerID: other, ClaimedAt: t0, LeaseUntil: at(30 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	n.Start(ctx, t0)
+	// The store is down from 20 s to 80 s: b's lease runs out at 30 s.
+	for d := time.Second; d <= 100*time.Second; d += time.Second {
+		switch d {
+		case 20 * time.Second:
+			st.SetFault(memstore.Down)
+		case 80 * time.Second:
+			st.SetFault(memstore.Healthy)
+			// A claim on a file that is no longer work, left by b.
+			if _, err := st.Claim(ctx, store.Claim{FileKey: "f2", WorkerID: other, ClaimedAt: at(80 * time.Second), LeaseUntil: at(110 * time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Quarantine(ctx, "f2", "crashed a worker"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n.Tick(ctx, at(d))
+	}
+	// Cleanup ran at 90 s, within lease_ttl of the last failure (79 s).
+	if _, ok := st.ClaimOf("f1"); !ok {
+		t.Fatal("a lease that ran out during the outage was expired before its owner could renew it")
+	}
+	if _, ok := st.ClaimOf("f2"); ok {
+		t.Fatal("a claim on a quarantined file was kept")
+	}
+	for d := 101 * time.Second; d <= 120*time.Second; d += time.Second {
+		n.Tick(ctx, at(d))
+	}
+	if _, ok := st.ClaimOf("f1"); ok {
+		t.Fatal("the abandoned lease was not expired after the grace")
+	}
+	var expired []string
+	for _, e := range ev.of(event.LeaseExpired) {
+		expired = append(expired, e.File)
+	}
+	if len(expired) != 2 || expired[0] != "f2" || expired[1] != "f1" {
+		t.Fatalf("lease_expired events for %v, want f2 (at the 90 s cleanup) then f1 (at 120 s)", expired)
+	}
+}

@@ -167,10 +167,11 @@ type Library interface {
 	Quarantine(ctx context.Context, fileKey, reason string) error
 	// RenewLeases sets lease_until on every claim held by one of workerIDs.
 	RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error)
-	// CleanupClaims deletes claims whose lease expired before now, or whose
-	// file is tagged, ineligible or gone, re-checking the condition in the same
-	// operation; it returns the deleted claims.
-	CleanupClaims(ctx context.Context, now time.Time) ([]Claim, error)
+	// CleanupClaims deletes claims whose lease expired before expiredBefore
+	// (a zero time: none counts as expired), or whose file is tagged,
+	// ineligible or gone, re-checking the condition in the same operation;
+	// it returns the deleted claims.
+	CleanupClaims(ctx context.Context, expiredBefore time.Time) ([]Claim, error)
 	// File returns one file.
 	File(ctx context.Context, key string) (File, error)
 	// Counts summarises the library.
