@@ -14,9 +14,21 @@
 // operations writing the same document at once make one of them fail with a
 // write-write conflict (error 1200) and roll it back. Such an operation is
 // run again (it had no effect) with a short randomized backoff, for at most
-// the conflict budget (default 2 s). A claim insert that meets an existing
-// claim fails with a unique-constraint violation (error 1210): that is the
-// lost race, store.ErrConflict.
+// the conflict budget (default 2 s). A statement over many documents
+// (RenewLeases, CleanupClaims, ReleaseWorker, PruneHistory) that meets one a
+// concurrent transaction deleted fails with "document not found" (error
+// 1202); it is run again the same way, on a fresh snapshot that no longer
+// selects the document. A claim insert that meets an existing claim fails
+// with a unique-constraint violation (error 1210): that is the lost race,
+// store.ErrConflict.
+//
+// Deployment: a single server, or a cluster with all collections' shards
+// on one DB-Server — only then are the stream transactions (Complete,
+// Release, ReleaseWorker) and the queries that read one collection and
+// write another (Claim, CleanupClaims) atomic and isolated. A database this
+// package creates is a OneShard database (sharding "single"); collections it
+// creates in an existing database get one shard, all placed like
+// library_files's (distributeShardsLike), see schema.go.
 //
 // Errors: the port's semantic errors come back wrapped (errors.Is works),
 // "arangodb: claim f0001: store: claim already exists". Anything else is a
@@ -504,12 +516,40 @@ func (s *Store) read(ctx context.Context, fn func(ctx context.Context) error) er
 	}
 }
 
+// retryAlso names the errors, besides write-write conflicts, after which a
+// write is run again. Every one of them means the operation was rolled back
+// (it had no effect) because of a concurrent writer, and that running it
+// again on a fresh snapshot can succeed.
+type retryAlso uint8
+
+const (
+	// conflictsOnly: write-write conflicts and their kin (isWriteConflict).
+	conflictsOnly retryAlso = 0
+	// alsoUnique: a unique-constraint violation (1210), an upsert that raced
+	// with another one inserting the same key.
+	alsoUnique retryAlso = 1 << iota
+	// alsoGone: "document not found" (1202), a statement over many documents
+	// that meant to update or remove one a concurrent transaction deleted
+	// after the statement's snapshot was taken. Only for statements whose
+	// condition is re-evaluated on the next snapshot, where the deleted
+	// document is simply no longer selected; never for an operation whose
+	// answer is "that document is gone" (Complete, Release, Quarantine map
+	// 1202 to a semantic error instead).
+	alsoGone
+)
+
+// retryable reports whether err lets a write be run again.
+func (r retryAlso) retryable(err error) bool {
+	return isWriteConflict(err) ||
+		r&alsoUnique != 0 && hasErrorNum(err, errUniqueViolate) ||
+		r&alsoGone != 0 && hasErrorNum(err, errDocNotFound)
+}
+
 // write runs a write operation that is atomic on the server (one AQL query
 // or one stream transaction), running it again while it fails with a
-// write-write conflict (it was rolled back, so it had no effect) — and, when
-// retryUnique is set, with a unique-constraint violation (an upsert that
-// raced with another one inserting the same key).
-func (s *Store) write(ctx context.Context, retryUnique bool, fn func(ctx context.Context) error) error {
+// write-write conflict (it was rolled back, so it had no effect), or with
+// one of the errors named by also, for at most the conflict budget.
+func (s *Store) write(ctx context.Context, also retryAlso, fn func(ctx context.Context) error) error {
 	if s.closed.Load() {
 		return errClosed
 	}
@@ -519,7 +559,7 @@ func (s *Store) write(ctx context.Context, retryUnique bool, fn func(ctx context
 	wait := time.Millisecond
 	for {
 		err := fn(ctx)
-		if err == nil || !(isWriteConflict(err) || retryUnique && hasErrorNum(err, errUniqueViolate)) {
+		if err == nil || !also.retryable(err) {
 			return err
 		}
 		now := time.Now()

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -20,8 +21,11 @@ import (
 )
 
 // fakeServer emulates the few ArangoDB HTTP endpoints this package uses,
-// on the wire: database, collection and index creation, AQL cursors (with
-// batches) and stream transactions. It knows each of the package's AQL
+// on the wire: database creation and properties, collection creation (with
+// a OneShard database's refusal of distributeShardsLike), index creation
+// (an identical index is returned, another one of the same name is a
+// duplicate name) and listing, AQL cursors (with batches) and stream
+// transactions. It knows each of the package's AQL
 // queries by its text and runs an emulation of it written against the
 // attribute names the AQL uses, on documents kept as generic JSON maps — so
 // the adapter's bind parameters, document shapes and result decoding are
@@ -43,15 +47,25 @@ type fakeServer struct {
 	mu       sync.Mutex
 	db       string
 	dbExists bool
-	colls    map[string]map[string]doc // collection → _key → document
-	indexes  map[string][]string       // collection/name → fields
-	seq      int                       // padded key generator of health_history
-	txs      map[string]map[string]map[string]doc
-	txSeq    int
-	cursors  map[string][]any
-	curSeq   int
-	batch    int // result batch size override (0: the client's)
-	reqs     []string
+	// dbOptions are the options the database was created with (nil: not
+	// created through the fake). sharding is the database's sharding
+	// property; a "single" (OneShard) database refuses a collection's
+	// distributeShardsLike, as a cluster does. singleServer hides the
+	// property from GET /_api/database/current, as a single server does
+	// (which keeps enforcing it all the same).
+	dbOptions    map[string]any
+	sharding     string
+	singleServer bool
+	colls        map[string]map[string]doc // collection → _key → document
+	collProps    map[string]map[string]any // collection → creation body
+	indexes      map[string]fakeIndex      // collection/name → definition
+	seq          int                       // padded key generator of health_history
+	txs          map[string]map[string]map[string]doc
+	txSeq        int
+	cursors      map[string][]any
+	curSeq       int
+	batch        int // result batch size override (0: the client's)
+	reqs         []string
 	// hook, when set, may answer a request instead of the emulation
 	// (fault injection): it gets "METHOD /path" and the AQL (cursor
 	// requests) and returns nil to let the request through.
@@ -59,6 +73,15 @@ type fakeServer struct {
 }
 
 type doc = map[string]any
+
+// fakeIndex is an index definition as the server reports it.
+type fakeIndex struct {
+	Type         string   `json:"type"`
+	Fields       []string `json:"fields"`
+	StoredValues []string `json:"storedValues,omitempty"`
+	Unique       bool     `json:"unique"`
+	Sparse       bool     `json:"sparse"`
+}
 
 type fakeErr struct {
 	status, num int
@@ -68,7 +91,7 @@ type fakeErr struct {
 func newFake(t testing.TB, db string) *fakeServer {
 	f := &fakeServer{
 		t: t, canCreateDB: true, sem: make(chan struct{}, 1), db: db,
-		colls: map[string]map[string]doc{}, indexes: map[string][]string{},
+		colls: map[string]map[string]doc{}, collProps: map[string]map[string]any{}, indexes: map[string]fakeIndex{},
 		txs: map[string]map[string]map[string]doc{}, cursors: map[string][]any{},
 	}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -152,16 +175,19 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		BindVars  map[string]any `json:"bindVars"`
 		BatchSize int            `json:"batchSize"`
 		Name      string         `json:"name"`
-		Fields    []string       `json:"fields"`
+		Options   map[string]any `json:"options"`
 		Coll      struct {
 			Write []string `json:"write"`
 		} `json:"collections"`
+		DistributeShardsLike string `json:"distributeShardsLike"`
 	}
+	var raw map[string]any
 	if len(body) > 0 {
 		if err := json.Unmarshal(body, &req); err != nil {
 			writeErr(w, &fakeErr{400, 600, "invalid JSON: " + err.Error()})
 			return
 		}
+		_ = json.Unmarshal(body, &raw)
 	}
 	route := r.Method + " " + r.URL.Path
 	f.mu.Lock()
@@ -199,6 +225,8 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, &fakeErr{409, 1207, "duplicate database name"})
 		default:
 			f.dbExists = true
+			f.dbOptions = req.Options
+			f.sharding, _ = req.Options["sharding"].(string)
 			writeJSON(w, 201, map[string]any{"error": false, "code": 201, "result": true})
 		}
 		return
@@ -211,6 +239,14 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case api == "database/current" && r.Method == http.MethodGet:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		info := map[string]any{"name": f.db, "id": "1", "isSystem": false, "path": ""}
+		if !f.singleServer {
+			info["sharding"], info["replicationFactor"], info["writeConcern"] = f.sharding, 1, 1
+		}
+		writeJSON(w, 200, map[string]any{"error": false, "code": 200, "result": info})
 	case api == "collection" && r.Method == http.MethodPost:
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -218,8 +254,36 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, &fakeErr{409, 1207, "duplicate name"})
 			return
 		}
+		if like := req.DistributeShardsLike; like != "" {
+			if f.sharding == "single" {
+				writeErr(w, &fakeErr{400, 10, "Collection in a 'oneShardDatabase' cannot define 'distributeShardsLike'"})
+				return
+			}
+			if _, ok := f.colls[like]; !ok {
+				writeErr(w, &fakeErr{400, 1481, "Collection not found: " + like + " in database " + f.db})
+				return
+			}
+		}
 		f.colls[req.Name] = map[string]doc{}
+		f.collProps[req.Name] = raw
 		writeJSON(w, 200, map[string]any{"error": false, "code": 200, "name": req.Name})
+	case api == "index" && r.Method == http.MethodGet:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		c := r.URL.Query().Get("collection")
+		if _, ok := f.colls[c]; !ok {
+			writeErr(w, &fakeErr{404, 1203, "collection or view not found"})
+			return
+		}
+		list := []any{map[string]any{"id": c + "/0", "name": "primary", "type": "primary", "fields": []string{"_key"}, "unique": true, "sparse": false}}
+		for _, id := range slices.Sorted(maps.Keys(f.indexes)) {
+			if name, ok := strings.CutPrefix(id, c+"/"); ok {
+				ix := f.indexes[id]
+				list = append(list, map[string]any{"id": id, "name": name, "type": ix.Type, "fields": ix.Fields,
+					"storedValues": ix.StoredValues, "unique": ix.Unique, "sparse": ix.Sparse})
+			}
+		}
+		writeJSON(w, 200, map[string]any{"error": false, "code": 200, "indexes": list})
 	case api == "index" && r.Method == http.MethodPost:
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -228,13 +292,25 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, &fakeErr{404, 1203, "collection or view not found"})
 			return
 		}
+		var def fakeIndex
+		if err := json.Unmarshal(body, &def); err != nil {
+			writeErr(w, &fakeErr{400, 10, "bad index definition: " + err.Error()})
+			return
+		}
 		id := c + "/" + req.Name
 		status := 201
-		if _, ok := f.indexes[id]; ok {
+		if old, ok := f.indexes[id]; ok {
+			// The server answers an identical index with the existing one,
+			// and another index of the same name with "duplicate name".
+			if !reflect.DeepEqual(old, def) {
+				writeErr(w, &fakeErr{409, 1207, "duplicate value: index with name '" + req.Name + "' already exists"})
+				return
+			}
 			status = 200
 		}
-		f.indexes[id] = req.Fields
-		writeJSON(w, status, map[string]any{"error": false, "code": status, "id": id, "name": req.Name, "type": "persistent", "fields": req.Fields, "isNewlyCreated": status == 201})
+		f.indexes[id] = def
+		writeJSON(w, status, map[string]any{"error": false, "code": status, "id": id, "name": req.Name, "type": def.Type, "fields": def.Fields,
+			"storedValues": def.StoredValues, "unique": def.Unique, "sparse": def.Sparse, "isNewlyCreated": status == 201})
 	case api == "transaction/begin" && r.Method == http.MethodPost:
 		select {
 		case f.sem <- struct{}{}:

@@ -132,7 +132,7 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 	}
 	// Concurrent upserts of the same new key: the loser's insert violates
 	// the unique key and runs again, then finds the file unchanged.
-	err := s.write(ctx, true, func(ctx context.Context) error {
+	err := s.write(ctx, alsoUnique, func(ctx context.Context) error {
 		if len(docs) <= upsertChunk {
 			_, err := queryAll[int](ctx, s.db, qUpsertFiles, map[string]any{"docs": docs})
 			return err
@@ -152,7 +152,9 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 	return nil
 }
 
-// Discover implements store.Library. A limit <= 0 means no limit.
+// Discover implements store.Library. A limit <= 0 means no limit. Key
+// order is the server's string order, which is byte order for keys of
+// [0-9a-f] (the scanner's); see queries.go.
 func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
 	return s.queryFiles(ctx, "discover", qDiscover, qDiscoverAll, limit, map[string]any{"after": after, "now": ms(now)})
 }
@@ -195,7 +197,7 @@ func (s *Store) Claim(ctx context.Context, c store.Claim) (store.File, error) {
 		"at": ms(c.ClaimedAt), "until": ms(c.LeaseUntil),
 	}
 	var f store.File
-	err := s.write(ctx, false, func(ctx context.Context) error {
+	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
 		res, err := queryAll[claimResult](ctx, s.db, qClaim, bind)
 		switch {
 		case hasErrorNum(err, errUniqueViolate):
@@ -254,7 +256,7 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 		file["rewritten"], file["size"], file["mtime"] = true, c.Rewritten.Size, c.Rewritten.MtimeMs
 	}
 	putTags := map[string]any{"file": ref.FileKey, "version": c.Version, "at": ms(c.At), "tags": tags}
-	err := s.write(ctx, true, func(ctx context.Context) error {
+	err := s.write(ctx, alsoUnique, func(ctx context.Context) error {
 		return s.withTx(ctx, []string{colClaims, colFiles, colTags}, func(ctx context.Context, tx arangodb.Transaction) error {
 			if n, err := queryAll[int](ctx, tx, qRemoveHeld, held); err != nil {
 				return err
@@ -287,7 +289,7 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 		return s.fail("release", ref.FileKey, store.ErrClaimLost)
 	}
 	held := map[string]any{"claim": claimPrefix + ref.FileKey, "worker": ref.WorkerID}
-	err := s.write(ctx, false, func(ctx context.Context) error {
+	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
 		if upd == nil {
 			n, err := queryAll[int](ctx, s.db, qRemoveHeld, held)
 			if err == nil && len(n) == 0 {
@@ -318,14 +320,18 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 }
 
 // ReleaseWorker implements store.Library: one stream transaction deletes
-// the worker's claims and (with countCrash) increments the crash counts.
+// the worker's claims and (with countCrash) increments the crash counts. A
+// claim of the worker deleted concurrently (CleanupClaims on another host)
+// may fail the REMOVE with "document not found": the transaction is aborted
+// and run again on a fresh snapshot, which no longer holds that claim, so
+// the result names exactly the claims this call deleted.
 func (s *Store) ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]store.Released, error) {
 	type crash struct {
 		Key        string `json:"key"`
 		CrashCount num64  `json:"crash_count"`
 	}
 	var out []store.Released
-	err := s.write(ctx, false, func(ctx context.Context) error {
+	err := s.write(ctx, alsoGone, func(ctx context.Context) error {
 		out = out[:0]
 		return s.withTx(ctx, []string{colClaims, colFiles}, func(ctx context.Context, tx arangodb.Transaction) error {
 			keys, err := queryAll[string](ctx, tx, qRemoveWorkerClaims, map[string]any{"worker": workerID})
@@ -365,7 +371,7 @@ func (s *Store) Quarantine(ctx context.Context, fileKey, reason string) error {
 	if !validFileKey(fileKey) {
 		return s.fail("quarantine", fileKey, store.ErrNotFound)
 	}
-	err := s.write(ctx, false, func(ctx context.Context) error {
+	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
 		n, err := queryAll[int](ctx, s.db, qQuarantine, map[string]any{"file": fileKey, "reason": reason})
 		if err == nil && len(n) == 0 {
 			return store.ErrNotFound
@@ -382,13 +388,16 @@ func (s *Store) Quarantine(ctx context.Context, fileKey, reason string) error {
 }
 
 // RenewLeases implements store.Library: one conditional UPDATE over the
-// claims of all the workers; a lease is only ever extended.
+// claims of all the workers; a lease is only ever extended. A claim deleted
+// concurrently (completed, released, cleaned up) may fail the UPDATE with
+// "document not found": the statement had no effect and runs again on a
+// fresh snapshot, without that claim.
 func (s *Store) RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error) {
 	if len(workerIDs) == 0 {
 		return 0, nil
 	}
 	var n int
-	err := s.write(ctx, false, func(ctx context.Context) error {
+	err := s.write(ctx, alsoGone, func(ctx context.Context) error {
 		rows, err := queryAll[int](ctx, s.db, qRenewLeases, map[string]any{"ids": workerIDs, "until": ms(until)})
 		n = len(rows)
 		return err
@@ -401,10 +410,13 @@ func (s *Store) RenewLeases(ctx context.Context, workerIDs []string, until time.
 
 // CleanupClaims implements store.Library: one query that re-checks the
 // condition (expired lease; file gone, tagged, failed or invalid) and
-// removes the claims it holds for, in one transaction.
+// removes the claims it holds for, in one transaction. A claim deleted
+// concurrently (completed, released) may fail the REMOVE with "document not
+// found": the statement had no effect and runs again on a fresh snapshot,
+// so the claims returned are exactly the ones this call removed.
 func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim, error) {
 	var docs []claimDoc
-	err := s.write(ctx, false, func(ctx context.Context) error {
+	err := s.write(ctx, alsoGone, func(ctx context.Context) error {
 		var err error
 		docs, err = queryAll[claimDoc](ctx, s.db, qCleanupClaims, map[string]any{"now": ms(now)})
 		return err
@@ -440,7 +452,8 @@ func (s *Store) File(ctx context.Context, key string) (store.File, error) {
 	return docs[0].file(), nil
 }
 
-// ListFiles implements store.Inventory.
+// ListFiles implements store.Inventory, in the key order of Discover
+// (byte order for keys of [0-9a-f]).
 func (s *Store) ListFiles(ctx context.Context, after string, limit int) ([]store.File, error) {
 	return s.queryFiles(ctx, "list files", qListFiles, qListFilesAll, limit, map[string]any{"after": after})
 }
@@ -457,7 +470,7 @@ func (s *Store) MarkMissing(ctx context.Context, keys []string) (int, error) {
 		return 0, nil
 	}
 	var n int
-	err := s.write(ctx, false, func(ctx context.Context) error {
+	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
 		rows, err := queryAll[int](ctx, s.db, qMarkMissing, map[string]any{"keys": valid})
 		n = len(rows)
 		return err
@@ -534,7 +547,7 @@ func (s *Store) SetMeta(ctx context.Context, key, value string) error {
 	if err != nil {
 		return s.fail("set meta", key, err)
 	}
-	err = s.write(ctx, true, func(ctx context.Context) error {
+	err = s.write(ctx, alsoUnique, func(ctx context.Context) error {
 		_, err := queryAll[int](ctx, s.db, qSetMeta, map[string]any{"key": dk, "name": key, "value": value})
 		return err
 	})
@@ -603,7 +616,7 @@ func (s *Store) SaveRestart(ctx context.Context, key string, st restart.State) e
 		Recent: recent, LastRestartWallMs: num64(st.LastRestartWallMs), FailedAtWallMs: num64(st.FailedAtWallMs),
 		FailureReason: st.FailureReason, UpdatedAtWallMs: num64(st.UpdatedAtWallMs),
 	}
-	err = s.write(ctx, true, func(ctx context.Context) error {
+	err = s.write(ctx, alsoUnique, func(ctx context.Context) error {
 		_, err := queryAll[int](ctx, s.db, qSaveRestart, map[string]any{"key": dk, "doc": doc})
 		return err
 	})
@@ -630,7 +643,7 @@ func (s *Store) AppendHistory(ctx context.Context, rows []store.HistoryRow) erro
 	for i, r := range rows {
 		docs[i] = historyDoc{AtMs: num64(ms(r.At)), Instance: r.Instance, Component: r.Component, Status: r.Status}
 	}
-	err := s.write(ctx, false, func(ctx context.Context) error {
+	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
 		_, err := queryAll[any](ctx, s.db, qAppendHistory, map[string]any{"rows": docs})
 		return err
 	})
@@ -644,12 +657,14 @@ func (s *Store) AppendHistory(ctx context.Context, rows []store.HistoryRow) erro
 const pruneBatch = 10000
 
 // PruneHistory implements store.HistoryRetention, in queries of at most
-// pruneBatch rows.
+// pruneBatch rows. Rows deleted by a concurrent PruneHistory (another host)
+// may fail a query with "document not found": it had no effect and runs
+// again on a fresh snapshot, so the count is of the rows this call deleted.
 func (s *Store) PruneHistory(ctx context.Context, before time.Time) (int, error) {
 	total := 0
 	for {
 		var n int
-		err := s.write(ctx, false, func(ctx context.Context) error {
+		err := s.write(ctx, alsoGone, func(ctx context.Context) error {
 			rows, err := queryAll[any](ctx, s.db, qPruneHistory, map[string]any{"before": ms(before), "limit": pruneBatch})
 			n = len(rows)
 			return err

@@ -7,10 +7,16 @@ import "strings"
 // collection a query touches is named in it (no dynamic DOCUMENT() access,
 // which a cluster would want declared with WITH). Bind parameters: @name.
 //
-// Strings compare with the server's ICU collation in AQL and in persistent
-// indexes alike, so the key order of Discover and its "after" cursor agree
-// with each other; for keys of lower-case hex digits and ASCII letters (the
-// scanner's keys are hex) it is also Go's byte order.
+// Key order (Discover, ListFiles): the cursor (_key > @after) and the order
+// (SORT _key) are both AQL string comparisons, so they agree with each
+// other. AQL compares strings with the server's ICU collation, set by its
+// language when its database directory was initialized (--icu-language;
+// by default en_US up to 3.11, en_US_POSIX from 3.12). For keys made only
+// of [0-9a-f] — the scanner's keys are lower-case hex — both collations
+// agree with byte order, the order of Go's string comparison and of the
+// SQLite store. validFileKey accepts any key ArangoDB does (upper case,
+// punctuation); for those the order is the server's and may differ from
+// byte order (en_US puts "a" before "B").
 
 // qUpsertFiles inserts new files and resets the tagging state of files
 // whose size or mtime changed; an unchanged file whose validity differs
@@ -148,7 +154,10 @@ const qQuarantine = `FOR f IN library_files
   RETURN 1`
 
 // qRenewLeases extends (never shortens) the leases of the given workers'
-// claims in one statement (index on worker_id).
+// claims in one statement (index on worker_id). A claim deleted by a
+// concurrent transaction after this statement's snapshot makes it fail with
+// a write-write conflict or "document not found" (1202); RenewLeases runs it
+// again.
 const qRenewLeases = `FOR c IN worker_claims
   FILTER c.worker_id IN @ids AND c.lease_until < @until
   UPDATE c WITH { lease_until: @until } IN worker_claims
@@ -158,8 +167,10 @@ const qRenewLeases = `FOR c IN worker_claims
 // whose file is gone or no longer pending (tagged, failed, invalid). The
 // condition is evaluated and the claim removed in the same query, i.e. the
 // same transaction: a claim renewed or completed concurrently makes this
-// query fail with a write-write conflict (and run again), never removes a
-// live claim. Claims number about the workers, so the scan is small; each
+// query fail with a write-write conflict, or with "document not found"
+// (1202) when it was deleted, and CleanupClaims runs it again on a fresh
+// snapshot; it never removes a live claim, and RETURN OLD names only claims
+// it removed. Claims number about the workers, so the scan is small; each
 // costs one primary-index probe of library_files.
 const qCleanupClaims = `FOR c IN worker_claims
   LET f = FIRST(FOR lf IN library_files FILTER lf._key == c.file_key RETURN lf)

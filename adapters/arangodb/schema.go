@@ -3,7 +3,9 @@ package arangodb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/arangodb/go-driver/v2/arangodb"
 )
@@ -26,10 +28,11 @@ const (
 )
 
 // collections in creation order; meta last: its schema_version document
-// marks a complete bootstrap.
+// marks a complete bootstrap. library_files comes first: it is the sharding
+// prototype of the others (see createCollection).
 var collections = []string{colFiles, colClaims, colRestart, colHistory, colTags, colMeta}
 
-// index is one persistent index of the bootstrap.
+// index is one persistent index of the bootstrap: not unique, not sparse.
 type index struct {
 	coll, name string
 	fields     []string
@@ -53,8 +56,19 @@ var indexes = []index{
 // bootstrap makes sure the database, its collections and indexes exist.
 // When meta already records this schema version it costs one query.
 // Otherwise every step is idempotent and tolerates another process doing
-// the same at the same time: "duplicate name" (error 1207) on a create
-// counts as success.
+// the same at the same time: "duplicate name" (error 1207) on creating the
+// database or a collection counts as success; on creating an index it does
+// only when the existing index of that name has the definition asked for.
+//
+// Layout: every collection has one shard, and in a cluster all of them live
+// on one DB-Server, because Complete, Release and ReleaseWorker (stream
+// transactions) and Claim and CleanupClaims (queries reading one collection
+// and writing another) are atomic and isolated only within one DB-Server.
+// A database created here is a OneShard database (sharding "single"), where
+// the server enforces this; in an existing database the collections created
+// here follow library_files (distributeShardsLike). Collections that
+// already exist are taken as they are. On a single server these options
+// are accepted and change nothing.
 func (s *Store) bootstrap(ctx context.Context) error {
 	op := "open " + s.redacted
 	v, err := s.schemaVersion(ctx)
@@ -73,8 +87,12 @@ func (s *Store) bootstrap(ctx context.Context) error {
 	case err != nil && !hasErrorNum(err, errCollNotFound):
 		return s.fault(op, err)
 	}
+	oneShard, err := s.oneShardDatabase(ctx)
+	if err != nil {
+		return s.fault(op+": read database properties", err)
+	}
 	for _, name := range collections {
-		if err := s.createCollection(ctx, name); err != nil {
+		if err := s.createCollection(ctx, name, oneShard); err != nil {
 			return s.fault(op+": create collection "+name, err)
 		}
 	}
@@ -83,7 +101,7 @@ func (s *Store) bootstrap(ctx context.Context) error {
 			return s.fault(op+": create index "+ix.name, err)
 		}
 	}
-	err = s.write(ctx, false, func(ctx context.Context) error {
+	err = s.write(ctx, conflictsOnly, func(ctx context.Context) error {
 		_, err := queryAll[any](ctx, s.db, qInitMeta, map[string]any{
 			"key": MetaSchemaVersion, "value": strconv.Itoa(SchemaVersion),
 		})
@@ -123,17 +141,49 @@ func (s *Store) schemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
+// createDatabase creates the database as a OneShard database: in a
+// cluster every collection created in it has one shard, and all leader
+// shards live on one DB-Server (the sharding option is ignored by a single
+// server).
 func (s *Store) createDatabase(ctx context.Context) error {
 	ctx, cancel := s.opCtx(ctx)
 	defer cancel()
-	_, err := s.client.CreateDatabase(ctx, s.t.db, nil)
+	_, err := s.client.CreateDatabase(ctx, s.t.db, &arangodb.CreateDatabaseOptions{
+		Options: arangodb.CreateDatabaseDefaultOptions{Sharding: arangodb.DatabaseShardingSingle},
+	})
 	if hasErrorNum(err, errDuplicateName) {
 		return nil // created meanwhile by another process
 	}
 	return err
 }
 
-func (s *Store) createCollection(ctx context.Context, name string) error {
+// oneShardDatabase reports whether the database says it is a OneShard
+// database (only a cluster says so; a single server reports no sharding).
+func (s *Store) oneShardDatabase(ctx context.Context) (bool, error) {
+	ctx, cancel := s.opCtx(ctx)
+	defer cancel()
+	info, err := s.db.Info(ctx)
+	if err != nil {
+		return false, err
+	}
+	return info.Sharding == arangodb.DatabaseShardingSingle, nil
+}
+
+// errBadParameter is the server's "bad parameter" (TRI_ERROR_BAD_PARAMETER).
+const errBadParameter = 10
+
+// createCollection creates a collection unless it exists. library_files
+// gets one shard; the other collections are placed like it
+// (distributeShardsLike: one shard each, on the DB-Server of library_files's
+// shard) — except in a OneShard database, which places every collection on
+// its prototype's DB-Server itself and refuses a distributeShardsLike of
+// our own. A server that enforces OneShard without the database saying so
+// (a cluster started with --cluster.force-one-shard; a single server, which
+// reports no sharding but may hold on to the one a database was created
+// with) answers "bad parameter" naming the OneShard database: the
+// collection is then created without the option, and the server places it
+// with the others.
+func (s *Store) createCollection(ctx context.Context, name string, oneShard bool) error {
 	ctx, cancel := s.opCtx(ctx)
 	defer cancel()
 	props := &arangodb.CreateCollectionPropertiesV2{}
@@ -141,13 +191,39 @@ func (s *Store) createCollection(ctx context.Context, name string) error {
 		// Padded keys grow in insertion order and sort as strings.
 		props.KeyOptions = &arangodb.CollectionKeyOptions{Type: arangodb.KeyGeneratorPadded}
 	}
+	if name == colFiles {
+		one := 1
+		props.NumberOfShards = &one
+	} else if !oneShard {
+		proto := colFiles
+		props.DistributeShardsLike = &proto
+	}
 	_, err := s.db.CreateCollectionV2(ctx, name, props)
+	if props.DistributeShardsLike != nil && refusedInOneShard(err) {
+		props.DistributeShardsLike = nil
+		_, err = s.db.CreateCollectionV2(ctx, name, props)
+	}
 	if hasErrorNum(err, errDuplicateName) {
 		return nil // exists (the usual case on a partial bootstrap, or a concurrent one)
 	}
 	return err
 }
 
+// refusedInOneShard: the server refused a collection's distributeShardsLike
+// because the database is OneShard ("Collection in a 'oneShardDatabase'
+// cannot define distributeShardsLike").
+func refusedInOneShard(err error) bool {
+	ae, ok := arangoErr(err)
+	return ok && ae.ErrorNum == errBadParameter && strings.Contains(strings.ToLower(ae.ErrorMessage), "oneshard")
+}
+
+// ensureIndex creates ix unless an identical index exists (the server
+// answers that case with the existing index). "Duplicate name" (1207) means
+// an index of that name exists that the server did not take as identical —
+// another definition, or one being created concurrently: the existing index
+// is read back, and anything but ix's definition fails the bootstrap, since
+// the queries rely on it (discovery's index range scan in key order, with
+// the retry times stored in the index).
 func (s *Store) ensureIndex(ctx context.Context, ix index) error {
 	ctx, cancel := s.opCtx(ctx)
 	defer cancel()
@@ -159,11 +235,54 @@ func (s *Store) ensureIndex(ctx context.Context, ix index) error {
 	_, _, err = col.EnsurePersistentIndex(ctx, ix.fields, &arangodb.CreatePersistentIndexOptions{
 		Name: ix.name, Unique: &f, Sparse: &f, StoredValues: ix.stored,
 	})
-	if hasErrorNum(err, errDuplicateName) {
-		return nil // created by a concurrent bootstrap
-	}
-	if err != nil {
+	if !hasErrorNum(err, errDuplicateName) {
 		return err
 	}
-	return nil
+	dup := err
+	hidden := true // also indexes still being built by a concurrent bootstrap
+	list, err := col.IndexesWithOptions(ctx, &arangodb.IndexListOptions{WithHidden: &hidden})
+	if err != nil {
+		return fmt.Errorf("read back the existing index %s of %s: %w", ix.name, ix.coll, err)
+	}
+	for _, got := range list {
+		if got.Name != ix.name {
+			continue
+		}
+		if diff := ix.differs(got); diff != "" {
+			return fmt.Errorf("index %s of collection %s exists with another definition (%s): "+
+				"drop it (arangosh: db._useDatabase(%q); db.%s.dropIndex(%q)) and open the store again, "+
+				"which then creates it as needed", ix.name, ix.coll, diff, s.t.db, ix.coll, ix.name)
+		}
+		return nil // created by a concurrent bootstrap
+	}
+	// Not wrapped: a fault would describe the server's error alone.
+	return fmt.Errorf("index %s of %s: the server reports a duplicate name (%v) but lists no index of that name", ix.name, ix.coll, dup)
+}
+
+// differs describes how an existing index differs from ix ("" when it does
+// not). "hash" and "skiplist" are old names of the persistent index type.
+func (ix index) differs(got arangodb.IndexResponse) string {
+	var d []string
+	switch got.Type {
+	case arangodb.PersistentIndexType, arangodb.IndexType("hash"), arangodb.IndexType("skiplist"):
+	default:
+		d = append(d, fmt.Sprintf("type %s, want persistent", got.Type))
+	}
+	var fields, stored []string
+	if got.RegularIndex != nil {
+		fields, stored = got.RegularIndex.Fields, got.RegularIndex.StoredValues
+	}
+	if !slices.Equal(fields, ix.fields) {
+		d = append(d, fmt.Sprintf("fields %v, want %v", fields, ix.fields))
+	}
+	if !slices.Equal(stored, ix.stored) {
+		d = append(d, fmt.Sprintf("stored values %v, want %v", stored, ix.stored))
+	}
+	if got.Unique != nil && *got.Unique {
+		d = append(d, "unique, want not unique")
+	}
+	if got.Sparse != nil && *got.Sparse {
+		d = append(d, "sparse, want not sparse")
+	}
+	return strings.Join(d, "; ")
 }

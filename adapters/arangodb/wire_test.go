@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -185,8 +186,9 @@ func TestBootstrap(t *testing.T) {
 			t.Fatalf("collections = %v", got)
 		}
 		for _, ix := range indexes {
-			if got := f.indexes[ix.coll+"/"+ix.name]; !slices.Equal(got, ix.fields) {
-				t.Fatalf("index %s = %v, want %v", ix.name, got, ix.fields)
+			want := fakeIndex{Type: "persistent", Fields: ix.fields, StoredValues: ix.stored}
+			if got := f.indexes[ix.coll+"/"+ix.name]; !reflect.DeepEqual(got, want) {
+				t.Fatalf("index %s = %+v, want %+v", ix.name, got, want)
 			}
 		}
 	})
@@ -626,4 +628,76 @@ func TestNum64(t *testing.T) {
 	if !strings.Contains(string(b), `"size":5,`) || !strings.Contains(string(b), `"last_tagged_at":1773480413000,`) {
 		t.Fatalf("encoded %s", b)
 	}
+}
+
+// TestBatchWritesRetryDeletedDocument: a statement over many documents
+// that meets one deleted by a concurrent transaction after its snapshot
+// fails with "document not found" (1202) — CleanupClaims' REMOVE meeting a
+// claim just completed, RenewLeases' UPDATE meeting one just released,
+// ReleaseWorker's REMOVE meeting one just cleaned up, PruneHistory meeting
+// rows another host pruned. The statement had no effect; it runs again on
+// a fresh snapshot instead of being reported as a store fault, and its
+// result is that of the successful run. A 1202 that persists is a fault
+// after the conflict budget.
+func TestBatchWritesRetryDeletedDocument(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	storetestSeed(t, s, "a", "b")
+	for _, k := range []string{"a", "b"} {
+		if _, err := s.Claim(bg, store.Claim{FileKey: k, WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AppendHistory(bg, []store.HistoryRow{{At: storetest.T0, Status: "x"}, {At: storetest.T0, Status: "y"}}); err != nil {
+		t.Fatal(err)
+	}
+	// goneOnce answers the first run of q with 1202.
+	goneOnce := func(q string) {
+		var n atomic.Int32
+		f.setHook(func(route, aql string) *fakeErr {
+			if aql == q && n.Add(1) == 1 {
+				return &fakeErr{404, errDocNotFound, "document not found"}
+			}
+			return nil
+		})
+	}
+	before, _ := s.Stats()
+
+	goneOnce(qRenewLeases)
+	if n, err := s.RenewLeases(bg, []string{"i/w0"}, storetest.At(2*time.Minute)); err != nil || n != 2 {
+		t.Fatalf("RenewLeases after one 1202 = %d, %v (fault %v), want 2 leases renewed", n, err, store.IsFault(err))
+	}
+	goneOnce(qPruneHistory)
+	if n, err := s.PruneHistory(bg, storetest.At(time.Hour)); err != nil || n != 2 {
+		t.Fatalf("PruneHistory after one 1202 = %d, %v (fault %v), want 2 rows", n, err, store.IsFault(err))
+	}
+	goneOnce(qCleanupClaims)
+	got, err := s.CleanupClaims(bg, storetest.At(time.Hour))
+	if err != nil || len(got) != 2 || got[0].FileKey != "a" || got[1].FileKey != "b" {
+		t.Fatalf("CleanupClaims after one 1202 = %v, %v (fault %v), want claims a and b", got, err, store.IsFault(err))
+	}
+	if _, err := s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "i/w1", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	goneOnce(qRemoveWorkerClaims)
+	rel, err := s.ReleaseWorker(bg, "i/w1", true)
+	if err != nil || len(rel) != 1 || rel[0].FileKey != "a" || rel[0].CrashCount != 1 {
+		t.Fatalf("ReleaseWorker after one 1202 = %v, %v (fault %v), want a released once with crash count 1", rel, err, store.IsFault(err))
+	}
+	f.wantNoTx(t)
+	if after, _ := s.Stats(); after-before != 4 {
+		t.Fatalf("conflict retries = %d, want 4", after-before)
+	}
+
+	// A 1202 that does not go away: a fault once the budget is spent.
+	s2 := openFake(t, f, WithConflictBudget(30*time.Millisecond))
+	f.setHook(func(route, aql string) *fakeErr {
+		if aql == qCleanupClaims {
+			return &fakeErr{404, errDocNotFound, "document not found"}
+		}
+		return nil
+	})
+	_, err = s2.CleanupClaims(bg, storetest.At(time.Hour))
+	wantFault(t, "CleanupClaims under a lasting 1202", err, "cleanup claims", "error 1202")
+	f.setHook(nil)
 }

@@ -139,6 +139,11 @@ type Counts struct {
 func (c Counts) Invalid() int { return c.Total - c.Tagged - c.Failed - c.Pending }
 
 // Library is the work queue: files and their claims.
+//
+// Key order is byte order (Go's string comparison) for keys of lower-case
+// hexadecimal digits, which is all the scanner produces; for other keys an
+// adapter may use its server's string order (ArangoDB: ICU collation),
+// consistently for the order and the `after` cursor.
 type Library interface {
 	// UpsertFiles inserts new files and updates size/mtime of known ones (a
 	// changed file needs tagging again). Tagging state of unchanged files is
