@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -11,22 +12,62 @@ import (
 
 // checker verifies the safety properties after every event. It is a test
 // oracle: it watches the trace and the world, and never feeds anything back.
+// It keeps its own model of what the trace implies (who holds and who works
+// on each file, how many restarts each component had, how long it has been
+// healthy) instead of trusting the numbers the core reports, and it encodes
+// the configured limits of DESIGN §4–§8 itself rather than calling the core's
+// policy functions.
+//
+// Invariants checked:
+//
+//   - A file is never claimed while another worker's claim on it is live
+//     (per the trace), and never tagged or completed twice.
+//   - Two workers never analyse one file at once: a worker works on a file
+//     from its claim until its own tagged/release/file_failed/file_retry for
+//     it or the end of its process, whether or not its lease expired
+//     meanwhile; another worker's claim of the file in that time, while the
+//     first process is alive, not stopped and still holds the job, is a
+//     violation.
+//   - No restart is scheduled while stopping or for a failed component;
+//     failed components are not spawned without a reset; at most one restart
+//     timer is pending per component.
+//   - Every backoff is min(backoff_base·2^n, backoff_max), n counting the
+//     restarts since the last backoff reset, and a backoff reset comes only
+//     after healthy_reset of continuous healthy status (as the monitor's
+//     status events report it, less one check interval: the owner may see
+//     health begin up to one check before its monitor does).
+//   - At most window_limit restarts within window, and at most
+//     lifetime_limit restarts between lifetime resets, counted by the
+//     checker: the count is cleared only by a manual reset or after
+//     lifetime_reset of continuous healthy status (same allowance).
+//   - A worker that frames and makes progress is never killed; an orphan
+//     (its main process dead) never exits mid-job unless its job really
+//     stalled for stall_after.
+//   - A dead worker's claims are released within lease_ttl + cleanup period
+//     (+ one check interval) of the latest of its death, a main process
+//     being alive to do it, and the store's last recovery.
 type checker struct {
 	w          *World
 	violations []string
 
-	holder      map[string]string // file → worker holding its claim, per the trace
-	tagged      map[string]int
-	failed      map[string]bool // <instance-name>/<component> failed and not reset
-	stopping    map[string]bool // instance id → stop requested
-	lastBack    map[string]int64
-	restarts    map[string][]int64 // restart_scheduled times per node/component
-	deaths      []death
-	storeFaults int64 // injected store failures seen so far
-	faultAt     time.Time
-	seen        map[string]bool // instance ids seen in the trace
-	mainUp      bool            // some main process was alive after the last event
-	mainUpAt    time.Time       // since when some main process has been alive
+	holder    map[string]string // file → worker holding its claim, per the trace
+	analysing map[string]string // file → worker running a job on it, per the trace
+	tagged    map[string]int
+	failed    map[string]bool // <instance-name>/<component> failed and not reset
+	stopping  map[string]bool // instance id → stop requested
+	lastBack  map[string]int64
+	restarts  map[string][]int64 // restart_scheduled times per node/component
+	lifetime  map[string]int     // restarts per node/component since its last reset
+	health    map[string]*healthRun
+	mainDied  map[string]time.Time // instance id → main death
+	deaths    []death
+	seen      map[string]bool // instance ids seen in the trace
+
+	storeFaults int64     // injected store failures seen so far
+	storeDown   bool      // the store was down (or slow) after the last event
+	faultAt     time.Time // last time the store was seen failing, or its recovery
+	mainUp      bool      // some main process was alive after the last event
+	mainUpAt    time.Time // since when some main process has been alive
 }
 
 type death struct {
@@ -34,9 +75,18 @@ type death struct {
 	at       time.Time
 }
 
+// healthRun is one component's health as a main process's monitor reports
+// it (status events), keyed by <instance id>/<component>.
+type healthRun struct {
+	healthy bool      // the last status event said healthy
+	down    bool      // the process died and no new one was spawned yet
+	since   time.Time // start of the current healthy run
+}
+
 func newChecker(w *World) *checker {
-	return &checker{w: w, holder: map[string]string{}, tagged: map[string]int{}, failed: map[string]bool{},
-		stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{}, seen: map[string]bool{}}
+	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, tagged: map[string]int{},
+		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
+		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{}}
 }
 
 func (c *checker) violate(format string, a ...any) {
@@ -62,8 +112,11 @@ func (c *checker) onEvent(r *Rec) {
 	case event.Claim:
 		if h, ok := c.holder[e.File]; ok {
 			c.violate("file %s claimed by %s while %s holds it", e.File, e.Worker, h)
+		} else if a, ok := c.analysing[e.File]; ok && a != e.Worker && c.onFile(a, e.File) {
+			c.violate("two workers analyse %s at once: %s claims it while %s, alive, still runs it", e.File, e.Worker, a)
 		}
 		c.holder[e.File] = e.Worker
+		c.analysing[e.File] = e.Worker
 	case event.Tagged:
 		c.tagged[e.File]++
 		if c.tagged[e.File] > 1 {
@@ -73,12 +126,35 @@ func (c *checker) onEvent(r *Rec) {
 			c.violate("file %s completed twice in the store", e.File)
 		}
 		delete(c.holder, e.File)
-	case event.FileFailed, event.FileRetry, event.Release, event.LeaseExpired:
+		c.endJob(e)
+	case event.FileFailed, event.FileRetry, event.Release:
+		if e.File != "" && (e.Worker == "" || c.holder[e.File] == e.Worker) {
+			delete(c.holder, e.File)
+		}
+		c.endJob(e)
+	case event.LeaseExpired:
+		// The claim is gone from the store; the worker, if it still lives,
+		// is still on its job.
 		if e.File != "" && (e.Worker == "" || c.holder[e.File] == e.Worker) {
 			delete(c.holder, e.File)
 		}
 	case event.Stop:
 		c.stopping[e.Instance] = true
+	case event.MainDeath:
+		c.mainDied[e.Instance] = c.w.now
+	case event.Status:
+		h := c.run(e.Instance, e.Component)
+		if e.To == "healthy" {
+			if !h.healthy {
+				h.healthy, h.since = true, c.w.now
+			}
+		} else {
+			c.lifetimeReset(e.Instance, e.Component)
+			h.healthy = false
+		}
+	case event.Exit:
+		c.lifetimeReset(e.Instance, e.Component)
+		c.run(e.Instance, e.Component).down = true
 	case event.RestartScheduled:
 		k := nodeKey(e.Instance, e.Component)
 		if c.stopping[e.Instance] {
@@ -87,34 +163,43 @@ func (c *checker) onEvent(r *Rec) {
 		if c.failed[k] {
 			c.violate("restart of failed %s scheduled", k)
 		}
-		rc := cfg.Restart()
-		want := rc.BackoffBase.Milliseconds()
+		want := cfg.BackoffBase.Milliseconds()
 		if prev := c.lastBack[k]; prev > 0 {
-			want = min(prev*2, rc.BackoffMax.Milliseconds())
+			want = min(prev*2, cfg.BackoffMax.Milliseconds())
 		}
 		if e.BackoffMs != want {
 			c.violate("%s backoff %d ms, want %d ms", k, e.BackoffMs, want)
 		}
 		c.lastBack[k] = e.BackoffMs
-		if e.RestartCount > rc.LifetimeLimit {
+		c.lifetime[k]++
+		if n := c.lifetime[k]; n > cfg.LifetimeLimit {
+			c.violate("%s: %d restarts without a reset or %s of health, over the lifetime limit %d", k, n, cfg.LifetimeReset, cfg.LifetimeLimit)
+		}
+		if e.RestartCount > cfg.LifetimeLimit {
 			c.violate("%s restart_count %d over the lifetime limit", k, e.RestartCount)
 		}
 		win := append(c.restarts[k], r.TMs)
-		cut := r.TMs - rc.Window.Milliseconds()
+		cut := r.TMs - cfg.Window.Milliseconds()
 		for len(win) > 0 && win[0] <= cut {
 			win = win[1:]
 		}
 		c.restarts[k] = win
-		if len(win) > rc.WindowLimit {
-			c.violate("%s: %d restarts within %s", k, len(win), rc.Window)
+		if len(win) > cfg.WindowLimit {
+			c.violate("%s: %d restarts within %s", k, len(win), cfg.Window)
 		}
 	case event.BackoffReset:
-		c.lastBack[nodeKey(e.Instance, e.Component)] = 0
+		k := nodeKey(e.Instance, e.Component)
+		if d := c.healthyFor(e.Instance, e.Component); d+cfg.CheckInterval < cfg.HealthyReset {
+			c.violate("%s backoff reset after %s of continuous health, want %s", k, d, cfg.HealthyReset)
+		}
+		c.lastBack[k] = 0
+		c.lifetimeReset(e.Instance, e.Component)
 	case event.Reset:
 		k := nodeKey(e.Instance, e.Component)
 		c.lastBack[k] = 0
 		c.failed[k] = false
 		c.restarts[k] = nil
+		c.lifetime[k] = 0
 	case event.Failed:
 		c.failed[nodeKey(e.Instance, e.Component)] = true
 	case event.Spawn, event.Restart:
@@ -124,37 +209,118 @@ func (c *checker) onEvent(r *Rec) {
 		if c.stopping[e.Instance] {
 			c.violate("%s spawned while stopping", e.Component)
 		}
+		if h := c.run(e.Instance, e.Component); h.down {
+			// A new process: whatever the monitor saw, health starts again.
+			h.down, h.since = false, c.w.now
+		}
 	case event.Kill:
 		c.checkKill(e)
 	case event.WorkerExit:
 		if e.Component != "" {
 			if in := c.instance(e.Instance); in != nil {
 				c.deaths = append(c.deaths, death{workerID: in.node.Sup.WorkerID(e.Component), at: c.w.now})
+				c.checkOrphanExit(in, e)
+			}
+			wid := e.Instance + "/" + e.Component
+			for f, a := range c.analysing {
+				if a == wid {
+					delete(c.analysing, f)
+				}
 			}
 		}
 	}
 }
 
+// endJob ends the job of the worker that reports an outcome for its file.
+// An outcome reported for another worker (the owner releasing a dead
+// worker's claims) ends that worker's job too.
+func (c *checker) endJob(e *event.Event) {
+	if e.File != "" && e.Worker != "" && c.analysing[e.File] == e.Worker {
+		delete(c.analysing, e.File)
+	}
+}
+
+// onFile reports whether the process of worker id is alive, not stopped
+// (SIGSTOP: it does no work until killed) and still holds the job on file.
+func (c *checker) onFile(workerID, file string) bool {
+	inst, comp, _ := strings.Cut(workerID, "/")
+	in := c.instance(inst)
+	if in == nil {
+		return false
+	}
+	p := in.procs[comp]
+	if p == nil || !p.alive || p.hung || p.wk == nil {
+		return false
+	}
+	k, ok := p.wk.Holding()
+	return ok && k == file
+}
+
+// run returns the health record of one component of one main process.
+func (c *checker) run(instance, comp string) *healthRun {
+	k := instance + "/" + comp
+	h := c.health[k]
+	if h == nil {
+		h = &healthRun{}
+		c.health[k] = h
+	}
+	return h
+}
+
+// healthyFor is how long the component has been continuously healthy per
+// its monitor's status events, counted at the earliest from its process's
+// spawn. The owner may have seen health begin up to one check interval
+// before its monitor reported it; callers allow for that.
+func (c *checker) healthyFor(instance, comp string) time.Duration {
+	h := c.run(instance, comp)
+	if !h.healthy || h.down {
+		return 0
+	}
+	return c.w.now.Sub(h.since)
+}
+
+// lifetimeReset clears the component's lifetime count and restart window
+// when its current healthy run has lasted lifetime_reset (DESIGN §5: the
+// owner resets them then). It is called where a run may end (a status
+// change, a death) and where the owner resets (backoff_reset); it does not
+// end the run.
+func (c *checker) lifetimeReset(instance, comp string) {
+	cfg := c.w.cfg
+	if c.healthyFor(instance, comp)+cfg.CheckInterval >= cfg.LifetimeReset {
+		k := nodeKey(instance, comp)
+		c.lifetime[k] = 0
+		c.restarts[k] = nil
+	}
+}
+
 // resync starts the oracle for a new main process from the restart state it
 // loads from the store: what a crashed main never managed to save is lost to
-// its successor too, by design.
+// its successor too, by design. The checker's own lifetime count may drop to
+// the persisted one then (a restart whose state was never written is
+// forgotten), never rise; it starts from the persisted one only for a
+// component the checker has not seen before.
 func (c *checker) resync(instanceID string) {
 	in := c.instance(instanceID)
 	if in == nil {
 		return
 	}
-	rc := c.w.cfg.Restart()
+	cfg := c.w.cfg
 	for _, comp := range in.node.Sup.Components() {
 		k := nodeKey(instanceID, comp)
 		st, ok := c.w.Store.RestartState(k)
 		if !ok {
-			c.failed[k], c.lastBack[k], c.restarts[k] = false, 0, nil
+			c.failed[k], c.lastBack[k], c.restarts[k], c.lifetime[k] = false, 0, nil, 0
 			continue
 		}
-		c.failed[k] = st.Failed()
+		c.failed[k] = st.FailedAtWallMs != 0 || st.FailureReason != ""
 		c.lastBack[k] = 0
 		if st.Consecutive > 0 {
-			c.lastBack[k] = rc.Backoff(st.Consecutive - 1).Milliseconds()
+			c.lastBack[k] = backoffMs(cfg.BackoffBase, cfg.BackoffMax, st.Consecutive-1)
+		}
+		if n, known := c.lifetime[k]; known {
+			c.lifetime[k] = min(n, st.RestartCount)
+		} else {
+			c.lifetime[k] = st.RestartCount // a store that outlived an earlier run
 		}
 		var win []int64
 		for _, ms := range st.Recent {
@@ -162,6 +328,16 @@ func (c *checker) resync(instanceID string) {
 		}
 		c.restarts[k] = win
 	}
+}
+
+// backoffMs is DESIGN §5's backoff after n consecutive restarts,
+// min(base·2^n, hi), in milliseconds.
+func backoffMs(base, hi time.Duration, n int) int64 {
+	b := base
+	for i := 0; i < n && b < hi; i++ {
+		b *= 2
+	}
+	return min(b, hi).Milliseconds()
 }
 
 func (c *checker) instance(id string) *Instance {
@@ -200,6 +376,30 @@ func (c *checker) checkKill(e *event.Event) {
 	}
 }
 
+// checkOrphanExit: a worker never exits mid-job because its main process
+// died (DESIGN §8). An orphan leaves its running job only when the job's
+// progress has stood still for stall_after since the later of the job's
+// start and the main death; killed by a signal (a crash, the process tree
+// killed) it has no say.
+func (c *checker) checkOrphanExit(in *Instance, e *event.Event) {
+	p := in.procs[e.Component]
+	if p == nil || p.pid != e.PID || in.alive || p.busy != running || e.Code == nil || *e.Code < 0 {
+		return
+	}
+	file := p.job.FileKey
+	if !c.w.specs[file].Stall {
+		c.violate("orphan %s exited mid-job (%s) after the main process died, its job %s progressing", e.Component, e.Reason, file)
+		return
+	}
+	from := p.jobStart
+	if d, ok := c.mainDied[in.ID]; ok && d.After(from) {
+		from = d
+	}
+	if still := c.w.now.Sub(from); still < c.w.cfg.StallAfter {
+		c.violate("orphan %s abandoned its job %s after %s without progress, want %s", e.Component, file, still, c.w.cfg.StallAfter)
+	}
+}
+
 // afterEvent checks state-based properties.
 func (c *checker) afterEvent() {
 	w := c.w
@@ -210,13 +410,16 @@ func (c *checker) afterEvent() {
 			}
 		}
 	}
-	if w.Store.CurrentFault() != memstore.Healthy || w.Store.Faults != c.storeFaults {
-		c.faultAt = w.now // the store is down, or an operation just failed by injection
+	down := w.Store.CurrentFault() != memstore.Healthy
+	if down || c.storeDown || w.Store.Faults != c.storeFaults {
+		// The store is down or just came back, or an operation just failed
+		// by injection.
+		c.faultAt = w.now
 	}
-	c.storeFaults = w.Store.Faults
+	c.storeDown, c.storeFaults = down, w.Store.Faults
 	// A dead worker's claims are released within lease_ttl + cleanup period
-	// (plus one check interval) of its death, or of a main process being
-	// there to do it, when the store stayed up meanwhile.
+	// (plus one check interval) of the latest of its death, a main process
+	// being there to do it, and the store's last recovery.
 	up := false
 	for _, in := range w.Instances {
 		up = up || in.alive
@@ -229,15 +432,14 @@ func (c *checker) afterEvent() {
 	keep := c.deaths[:0]
 	for _, d := range c.deaths {
 		from := d.at
-		if c.mainUpAt.After(from) {
-			from = c.mainUpAt
+		for _, t := range []time.Time{c.mainUpAt, c.faultAt} {
+			if t.After(from) {
+				from = t
+			}
 		}
 		if !up || w.now.Sub(from) <= limit {
 			keep = append(keep, d)
 			continue
-		}
-		if !c.faultAt.IsZero() && !c.faultAt.Before(d.at) {
-			continue // the store failed meanwhile; the bound does not apply
 		}
 		for _, cl := range w.Store.Claims() {
 			if cl.WorkerID == d.workerID && !cl.ClaimedAt.After(d.at) {
@@ -248,9 +450,15 @@ func (c *checker) afterEvent() {
 	c.deaths = keep
 }
 
+// final checks the end state, in file order.
 func (c *checker) final() {
-	for f, n := range c.w.Store.TagWrites {
-		if n > 1 {
+	files := make([]string, 0, len(c.w.Store.TagWrites))
+	for f := range c.w.Store.TagWrites {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		if n := c.w.Store.TagWrites[f]; n > 1 {
 			c.violate("file %s completed %d times", f, n)
 		}
 	}

@@ -40,7 +40,8 @@ func (e *Expect) validate(workers int) error {
 			return fmt.Errorf("failed_workers: unknown component %q", c)
 		}
 	}
-	for c, s := range e.Status {
+	for _, c := range sortedKeys(e.Status) {
+		s := e.Status[c]
 		if !validComponent(c, workers) {
 			return fmt.Errorf("status: unknown component %q", c)
 		}
@@ -55,8 +56,8 @@ func (e *Expect) validate(workers int) error {
 			return fmt.Errorf("match %d: %w", i, err)
 		}
 	}
-	for k, v := range e.Counts {
-		if _, _, err := parseCount(v); err != nil {
+	for _, k := range sortedKeys(e.Counts) {
+		if _, _, err := parseCount(e.Counts[k]); err != nil {
 			return fmt.Errorf("counts.%s: %w", k, err)
 		}
 	}
@@ -67,7 +68,8 @@ func (m Match) validate() error {
 	if _, ok := m["event"]; !ok {
 		return fmt.Errorf("needs an event key")
 	}
-	for k, v := range m {
+	for _, k := range sortedKeys(m) {
+		v := m[k]
 		if !slices.Contains(matchKeys, k) {
 			return fmt.Errorf("unknown key %q (known: %s)", k, strings.Join(matchKeys, ", "))
 		}
@@ -81,12 +83,7 @@ func (m Match) validate() error {
 }
 
 func (m Match) matches(r *Rec) bool {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(m) {
 		want := fmt.Sprint(m[k])
 		switch k {
 		case "at", "after", "before":
@@ -197,12 +194,7 @@ func (e *Expect) check(res *Result) []string {
 	if e.NoOrphanClaims != nil && *e.NoOrphanClaims && res.Summary.ClaimsLeft != 0 {
 		failf("no_orphan_claims: %d claims left in the store", res.Summary.ClaimsLeft)
 	}
-	comps := make([]string, 0, len(e.Status))
-	for c := range e.Status {
-		comps = append(comps, c)
-	}
-	sort.Strings(comps)
-	for _, c := range comps {
+	for _, c := range sortedKeys(e.Status) {
 		if got := res.Summary.Status[c]; got != e.Status[c] {
 			failf("status.%s: want %s, got %q", c, e.Status[c], got)
 		}
@@ -230,12 +222,7 @@ func (e *Expect) check(res *Result) []string {
 			}
 		}
 	}
-	kinds := make([]string, 0, len(e.Counts))
-	for k := range e.Counts {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	for _, k := range kinds {
+	for _, k := range sortedKeys(e.Counts) {
 		op, n, _ := parseCount(e.Counts[k])
 		if got := res.Counts[k]; !countOK(op, n, got) {
 			failf("counts.%s: want %s, got %d", k, e.Counts[k], got)
@@ -249,6 +236,18 @@ func (e *Expect) check(res *Result) []string {
 		failf("violations: want %d, got %d: %v", wantViol, len(res.Violations), first(res.Violations, 5))
 	}
 	return fails
+}
+
+// sortedKeys returns m's keys in order, so that whatever is reported while
+// walking a map (the first invalid key, failed expectations) is the same on
+// every run.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func first(s []string, n int) []string {
