@@ -132,7 +132,11 @@ func (n *Node) cleanup(ctx context.Context, now time.Time) error {
 		return fmt.Errorf("cleanup claims: %w", err)
 	}
 	for _, c := range removed {
-		n.sink.Emit(event.Event{T: now, Event: event.LeaseExpired, Instance: n.cfg.Supervisor.Instance, File: c.FileKey, Worker: c.WorkerID})
+		why := "file no longer work" // tagged, failed, not valid or gone
+		if c.LeaseUntil.Before(expiredBefore) {
+			why = "lease expired"
+		}
+		n.sink.Emit(event.Event{T: now, Event: event.LeaseExpired, Instance: n.cfg.Supervisor.Instance, File: c.FileKey, Worker: c.WorkerID, Reason: why})
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func TestCleanupHookDeletesExpiredClaims(t *testing.T) {
 		t.Fatalf("renewed claim = %+v %v", c, ok)
 	}
 	le := ev.of(event.LeaseExpired)
-	if len(le) != 1 || le[0].File != "f1" || le[0].Worker != other || le[0].Instance != "inst-a" {
+	if len(le) != 1 || le[0].File != "f1" || le[0].Worker != other || le[0].Instance != "inst-a" || le[0].Reason != "lease expired" {
 		t.Fatalf("lease_expired events = %+v", le)
 	}
 	// A failing cleanup is counted by the monitor.
@@ -321,5 +321,8 @@ func TestCleanupSparesLeasesAfterStoreTrouble(t *testing.T) {
 	}
 	if len(expired) != 2 || expired[0] != "f2" || expired[1] != "f1" {
 		t.Fatalf("lease_expired events for %v, want f2 (at the 90 s cleanup) then f1 (at 120 s)", expired)
+	}
+	if le := ev.of(event.LeaseExpired); le[0].Reason != "file no longer work" || le[1].Reason != "lease expired" {
+		t.Fatalf("lease_expired reasons %q, %q", le[0].Reason, le[1].Reason)
 	}
 }
