@@ -8,9 +8,8 @@ import (
 )
 
 // Validate checks the whole configuration. Every error names the key (or
-// keys) at fault, as a user writes them: the rules that the core's
-// validators also enforce are checked here first so that their messages,
-// which name Go fields, are never what a user sees for a bad key.
+// keys) at fault, as a user writes them: the core's restart and breaker
+// validators are run with their fields named as keys (coreKeys).
 func (c Config) Validate() error {
 	if c.Workers < 1 || c.Workers > MaxWorkers {
 		return fmt.Errorf("config: workers must be in [1, %d], got %d", MaxWorkers, c.Workers)
@@ -44,11 +43,11 @@ func (c Config) Validate() error {
 	if c.IdlePollMax < c.IdlePollMin {
 		return fmt.Errorf("config: idle_poll_max (%s) must be >= idle_poll_min (%s)", c.IdlePollMax, c.IdlePollMin)
 	}
-	if err := c.validateRestart(); err != nil {
-		return err
+	if err := c.Restart().ValidateNamed(coreKey); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
-	if err := c.validateBreaker(); err != nil {
-		return err
+	if err := c.breaker().ValidateNamed(coreKey); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
 	if err := c.validateGPU(); err != nil {
 		return err
@@ -59,44 +58,22 @@ func (c Config) Validate() error {
 	if err := c.Worker("worker:discovery:0", "validate/worker:discovery:0", 0).Validate(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	if err := c.breaker().Validate(); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
 	return nil
 }
 
-// validateRestart checks the restart-policy keys with the rules of
-// restart.Config.Validate, naming the keys.
-func (c Config) validateRestart() error {
-	switch {
-	case c.BackoffBase <= 0:
-		return fmt.Errorf("config: backoff_base must be > 0, got %s", c.BackoffBase)
-	case c.BackoffMax < c.BackoffBase:
-		return fmt.Errorf("config: backoff_max (%s) must be >= backoff_base (%s)", c.BackoffMax, c.BackoffBase)
-	case c.WindowLimit < 1:
-		return fmt.Errorf("config: window_limit must be >= 1, got %d", c.WindowLimit)
-	case c.Window < time.Millisecond:
-		return fmt.Errorf("config: window must be at least 1ms, got %s", c.Window)
-	case c.LifetimeLimit < 1:
-		return fmt.Errorf("config: lifetime_limit must be >= 1, got %d", c.LifetimeLimit)
-	case c.HealthyReset <= 0:
-		return fmt.Errorf("config: healthy_reset must be > 0, got %s", c.HealthyReset)
-	case c.LifetimeReset < c.Window:
-		return fmt.Errorf("config: lifetime_reset (%s) must be >= window (%s)", c.LifetimeReset, c.Window)
-	}
-	return nil
+// coreKeys names the fields of the core's restart and breaker
+// configurations as the keys a user writes, for their validators' messages.
+var coreKeys = map[string]string{
+	"BackoffBase": "backoff_base", "BackoffMax": "backoff_max", "WindowLimit": "window_limit", "Window": "window",
+	"LifetimeLimit": "lifetime_limit", "HealthyReset": "healthy_reset", "LifetimeReset": "lifetime_reset",
+	"Threshold": "breaker_threshold", "Cooldown": "breaker_cooldown",
 }
 
-// validateBreaker checks the circuit-breaker keys with the rules of
-// breaker.Config.Validate, naming the keys.
-func (c Config) validateBreaker() error {
-	if c.BreakerThreshold < 1 {
-		return fmt.Errorf("config: breaker_threshold must be >= 1, got %d", c.BreakerThreshold)
+func coreKey(field string) string {
+	if k, ok := coreKeys[field]; ok {
+		return k
 	}
-	if c.BreakerCooldown < 0 {
-		return fmt.Errorf("config: breaker_cooldown must be >= 0, got %s", c.BreakerCooldown)
-	}
-	return nil
+	return field
 }
 
 // validateGPU checks, when gpu is on, that a GPU health value cannot go

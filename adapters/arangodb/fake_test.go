@@ -270,9 +270,8 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	case api == "index" && r.Method == http.MethodGet:
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		c := r.URL.Query().Get("collection")
-		if _, ok := f.colls[c]; !ok {
-			writeErr(w, &fakeErr{404, 1203, "collection or view not found"})
+		c, ok := f.indexCollection(w, r)
+		if !ok {
 			return
 		}
 		list := []any{map[string]any{"id": c + "/0", "name": "primary", "type": "primary", "fields": []string{"_key"}, "unique": true, "sparse": false}}
@@ -287,9 +286,8 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	case api == "index" && r.Method == http.MethodPost:
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		c := r.URL.Query().Get("collection")
-		if _, ok := f.colls[c]; !ok {
-			writeErr(w, &fakeErr{404, 1203, "collection or view not found"})
+		c, ok := f.indexCollection(w, r)
+		if !ok {
 			return
 		}
 		var def fakeIndex
@@ -778,4 +776,15 @@ func (f *fakeServer) historyOldestFirst() []doc {
 		return strings.Compare(str(x["_key"]), str(y["_key"]))
 	})
 	return hs
+}
+
+// indexCollection is the collection an index request names; it answers 1203
+// (and false) when there is no such collection. f.mu is held.
+func (f *fakeServer) indexCollection(w http.ResponseWriter, r *http.Request) (string, bool) {
+	c := r.URL.Query().Get("collection")
+	if _, ok := f.colls[c]; !ok {
+		writeErr(w, &fakeErr{404, 1203, "collection or view not found"})
+		return "", false
+	}
+	return c, true
 }

@@ -44,11 +44,20 @@ func DefaultConfig() Config {
 
 // Validate reports an invalid field of c by name.
 func (c Config) Validate() error {
+	if err := c.ValidateNamed(func(field string) string { return field }); err != nil {
+		return fmt.Errorf("breaker: %w", err)
+	}
+	return nil
+}
+
+// ValidateNamed is Validate with each field called what name returns for
+// it (a configuration key, say), and no "breaker:" prefix.
+func (c Config) ValidateNamed(name func(field string) string) error {
 	if c.Threshold < 1 {
-		return fmt.Errorf("breaker: Threshold must be >= 1, got %d", c.Threshold)
+		return fmt.Errorf("%s must be >= 1, got %d", name("Threshold"), c.Threshold)
 	}
 	if c.Cooldown < 0 {
-		return fmt.Errorf("breaker: Cooldown must be >= 0, got %v", c.Cooldown)
+		return fmt.Errorf("%s must be >= 0, got %v", name("Cooldown"), c.Cooldown)
 	}
 	return nil
 }

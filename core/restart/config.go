@@ -32,21 +32,30 @@ func DefaultConfig() Config {
 //     persisted window, see OnHealthy) can only drop restarts that have
 //     already left the sliding window. This keeps the window limit exact.
 func (c Config) Validate() error {
+	if err := c.ValidateNamed(func(field string) string { return field }); err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	return nil
+}
+
+// ValidateNamed is Validate with each field called what name returns for
+// it (a configuration key, say), and no "restart:" prefix.
+func (c Config) ValidateNamed(name func(field string) string) error {
 	switch {
 	case c.BackoffBase <= 0:
-		return fmt.Errorf("restart: BackoffBase must be > 0, got %v", c.BackoffBase)
+		return fmt.Errorf("%s must be > 0, got %v", name("BackoffBase"), c.BackoffBase)
 	case c.BackoffMax < c.BackoffBase:
-		return fmt.Errorf("restart: BackoffMax (%v) must be >= BackoffBase (%v)", c.BackoffMax, c.BackoffBase)
+		return fmt.Errorf("%s (%v) must be >= %s (%v)", name("BackoffMax"), c.BackoffMax, name("BackoffBase"), c.BackoffBase)
 	case c.WindowLimit < 1:
-		return fmt.Errorf("restart: WindowLimit must be >= 1, got %d", c.WindowLimit)
+		return fmt.Errorf("%s must be >= 1, got %d", name("WindowLimit"), c.WindowLimit)
 	case c.Window < time.Millisecond:
-		return fmt.Errorf("restart: Window must be >= 1ms, got %v", c.Window)
+		return fmt.Errorf("%s must be >= 1ms, got %v", name("Window"), c.Window)
 	case c.LifetimeLimit < 1:
-		return fmt.Errorf("restart: LifetimeLimit must be >= 1, got %d", c.LifetimeLimit)
+		return fmt.Errorf("%s must be >= 1, got %d", name("LifetimeLimit"), c.LifetimeLimit)
 	case c.HealthyReset <= 0:
-		return fmt.Errorf("restart: HealthyReset must be > 0, got %v", c.HealthyReset)
+		return fmt.Errorf("%s must be > 0, got %v", name("HealthyReset"), c.HealthyReset)
 	case c.LifetimeReset < c.Window:
-		return fmt.Errorf("restart: LifetimeReset (%v) must be >= Window (%v)", c.LifetimeReset, c.Window)
+		return fmt.Errorf("%s (%v) must be >= %s (%v)", name("LifetimeReset"), c.LifetimeReset, name("Window"), c.Window)
 	}
 	return nil
 }
