@@ -621,12 +621,18 @@ func TestCrashLoopFailedSurvivesRestartUntilReset(t *testing.T) {
 // workers have exited too; with nil they may still run.
 func killMainMidJob(t *testing.T, library string, stderr io.Writer) (db, trace string, killedAt time.Time) {
 	t.Helper()
+	return killMainMidJobWith(t, "", library, stderr)
+}
+
+// killMainMidJobWith is killMainMidJob with more configuration keys (", k: v…").
+func killMainMidJobWith(t *testing.T, config, library string, stderr io.Writer) (db, trace string, killedAt time.Time) {
+	t.Helper()
 	dir := t.TempDir()
 	db, trace = filepath.Join(dir, "nomarr.db"), filepath.Join(dir, "trace.jsonl")
 	file := filepath.Join(dir, "main-killed.yaml")
 	body := `name: real-main-killed
 duration: 60s
-config: {workers: 2, frame_interval: 200ms, stale_after: 1s, hang_after: 3s, check_interval: 100ms, lease_ttl: 3s, cleanup_period: 1s, idle_poll_min: 100ms, idle_poll_max: 500ms}
+config: {workers: 2, frame_interval: 200ms, stale_after: 1s, hang_after: 3s, check_interval: 100ms, lease_ttl: 3s, cleanup_period: 1s, idle_poll_min: 100ms, idle_poll_max: 500ms` + config + `}
 library: ` + library + "\n"
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -710,6 +716,57 @@ func TestMainProcessKilled(t *testing.T) {
 	}
 	if exits != 2 {
 		t.Errorf("want 2 workers exiting 0 because the main process is gone; logs:\n%s", logs)
+	}
+}
+
+// TestOrphanAbandonsStalledJob: the main process is killed while both
+// workers are on jobs that never progress again (a hung inference call).
+// With no owner left to kill them, each worker gives its job up after
+// stall_after (2 s) without progress: it exits and stops renewing its
+// lease, so the claims run out and a cleanup (as another instance's would)
+// frees both files. Before, the orphans renewed their leases for good.
+func TestOrphanAbandonsStalledJob(t *testing.T) {
+	db, trace, killedAt := killMainMidJobWith(t, ", stall_after: 2s",
+		"{files: 2, job_time: 1s, model_load: 200ms, overrides: {f0000: {stall: true}, f0001: {stall: true}}}", nil)
+	var pids []int
+	for _, e := range readTrace(t, trace) {
+		if e.Event.Event == "spawn" {
+			pids = append(pids, e.Event.PID)
+		}
+	}
+	if len(pids) != 2 {
+		t.Fatalf("spawned %v", pids)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("orphan %d on a stalled job still running 15 s after the main process died", pid)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	gone := time.Now()
+	t.Logf("orphans gone %s after the main process was killed", gone.Sub(killedAt).Round(10*time.Millisecond))
+	if d := gone.Sub(killedAt); d < 2*time.Second {
+		t.Fatalf("orphans left %s after the main process died, before stall_after", d)
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if c, err := st.Counts(ctx); err != nil || c.Claimed != 2 || c.Tagged != 0 {
+		t.Fatalf("after the orphans left: %+v %v; want both claims left to expire", c, err)
+	}
+	time.Sleep(time.Until(gone.Add(3500 * time.Millisecond))) // lease_ttl 3 s, no more renewals
+	removed, err := st.CleanupClaims(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 2 {
+		t.Fatalf("cleanup after lease_ttl removed %+v, want both abandoned claims", removed)
 	}
 }
 
