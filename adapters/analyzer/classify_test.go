@@ -43,8 +43,8 @@ func TestClassify(t *testing.T) {
 // not retried as a transient failure; a folder that left is the same.
 func TestWriteToVanishedFile(t *testing.T) {
 	dir := t.TempDir()
-	cp := `{"step":"tags","tags":{"nom_version":"abc","voice_instrumental_musicnn_voice":"0.9"}}`
-	m := &MusiCNN{WriteMode: "full"}
+	m := &MusiCNN{WriteMode: "full", Models: stubModels(t, "")}
+	cp := tagsCheckpoint(t, m.Models.Version())
 	for _, path := range []string{filepath.Join(dir, "gone.flac"), filepath.Join(dir, "gone-dir", "x.flac")} {
 		r := m.Analyze(context.Background(), worker.Job{Path: path, Checkpoint: cp}, func(int64) {})
 		if r.Class != worker.Permanent || !r.Missing || r.Reason != "missing" {

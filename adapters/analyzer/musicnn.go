@@ -22,7 +22,8 @@ import (
 // MusiCNN is the production analyzer: ffmpeg decode → Essentia-exact mel
 // patches → ONNX backbone and heads → tags → crash-safe write into the file.
 // Its checkpoint after inference holds the derived tags, so a retry after a
-// failed write skips decoding and inference.
+// failed write skips decoding and inference, as long as the model set is
+// the one that derived them.
 type MusiCNN struct {
 	Models    *gpu.Models
 	Audio     audio.Options
@@ -46,8 +47,12 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 	defer m.mu.Unlock()
 	var all map[string]string
 	if job.Checkpoint != "" {
+		// Tags derived by another model set (the models were replaced
+		// since) are not this job's: their nom_version would not be the
+		// tagged_version the store records.
 		var cp checkpoint
-		if json.Unmarshal([]byte(job.Checkpoint), &cp) == nil && cp.Step == "tags" && len(cp.Tags) > 0 {
+		if json.Unmarshal([]byte(job.Checkpoint), &cp) == nil && cp.Step == "tags" && len(cp.Tags) > 0 &&
+			cp.Tags[tags.KeyVersion] == m.Models.Version() {
 			all = cp.Tags
 		}
 	}

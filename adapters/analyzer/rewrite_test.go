@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomarr/nomarr/adapters/gpu"
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/tagwrite"
 	"github.com/nomarr/nomarr/core/store"
@@ -52,10 +51,10 @@ func TestTaggedFileStaysTaggedAfterRescan(t *testing.T) {
 	if _, err := st.Claim(ctx, store.Claim{FileKey: key, WorkerID: ref.WorkerID, ClaimedAt: now, LeaseUntil: now.Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
-	// The job after inference: its checkpoint holds the derived tags.
-	cp := `{"step":"tags","tags":{"nom_version":"abc","mood-strict":"happy"}}`
-	// No model runs: the models directory only names the version.
-	m := &MusiCNN{WriteMode: "full", Models: gpu.New(gpu.Config{ModelsDir: t.TempDir()})}
+	// The job after inference: its checkpoint holds the derived tags. No
+	// model runs: the model files only give the version.
+	m := &MusiCNN{WriteMode: "full", Models: stubModels(t, "")}
+	cp := tagsCheckpoint(t, m.Models.Version())
 	r := m.Analyze(ctx, worker.Job{FileKey: key, Path: p, Checkpoint: cp}, func(int64) {})
 	if r.Class == worker.ServiceDown && r.Reason == tagwrite.ErrNoTagLib.Error() {
 		t.Skip("built without TagLib (cgo off or notaglib tag)")
@@ -70,7 +69,7 @@ func TestTaggedFileStaysTaggedAfterRescan(t *testing.T) {
 	if r.Rewritten.Size != fi.Size() || r.Rewritten.MtimeMs != fi.ModTime().UnixMilli() {
 		t.Fatalf("rewritten = %+v, file now %d bytes, mtime %d", *r.Rewritten, fi.Size(), fi.ModTime().UnixMilli())
 	}
-	if err := st.Complete(ctx, ref, store.Completion{Tags: r.Tags, Version: "abc", At: now, Rewritten: r.Rewritten}); err != nil {
+	if err := st.Complete(ctx, ref, store.Completion{Tags: r.Tags, Version: r.Version, At: now, Rewritten: r.Rewritten}); err != nil {
 		t.Fatal(err)
 	}
 	scan()

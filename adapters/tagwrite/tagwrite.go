@@ -45,9 +45,10 @@
 // Vorbis name is lower-cased and, where it is the Vorbis name of a key that
 // core/tags produces (tags.Keys), replaced by that key (so "NOM_MOOD_STRICT"
 // reads back as "mood-strict"). Every key round-trips through MP3 and MP4;
-// through a Vorbis comment so does every key of core/tags and every key
-// without '-' (another key's '-' reads back as '_'). Several values under one
-// name are joined with "; ".
+// through a Vorbis comment so does every key of core/tags and every other
+// key without '-' whose Vorbis name is not that of a core/tags key (another
+// key's '-' reads back as '_'; "mood_strict" reads back as "mood-strict").
+// Several values under one name are joined with "; ".
 //
 // # Crash safety
 //
