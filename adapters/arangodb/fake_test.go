@@ -543,7 +543,13 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 	qCompleteFile: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		fd, ok := f.colls[colFiles][str(b["file"])]
 		if !ok {
-			return nil, nil
+			return []any{"gone"}, nil
+		}
+		size, mtime := num(fd["size"]), num(fd["mtime_ms"])
+		same := b["claimed"] != true || (size == num(b["csize"]) && mtime == num(b["cmtime"])) ||
+			(b["rewritten"] == true && size == num(b["size"]) && mtime == num(b["mtime"]))
+		if !same {
+			return []any{"changed"}, nil
 		}
 		fd = with(fd, "tagged", true, "needs_tagging", false, "tagged_version", b["version"],
 			"last_tagged_at", b["at"], "checkpoint", "", "last_error", "")
@@ -551,7 +557,7 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 			fd = with(fd, "size", b["size"], "mtime_ms", b["mtime"])
 		}
 		f.colls[colFiles][str(b["file"])] = fd
-		return []any{1}, nil
+		return []any{"done"}, nil
 	},
 	qPutTags: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		k := str(b["file"])

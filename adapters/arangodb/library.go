@@ -255,6 +255,10 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 	if c.Rewritten != nil {
 		file["rewritten"], file["size"], file["mtime"] = true, c.Rewritten.Size, c.Rewritten.MtimeMs
 	}
+	file["claimed"], file["csize"], file["cmtime"] = false, 0, 0
+	if c.Claimed != nil {
+		file["claimed"], file["csize"], file["cmtime"] = true, c.Claimed.Size, c.Claimed.MtimeMs
+	}
 	putTags := map[string]any{"file": ref.FileKey, "version": c.Version, "at": ms(c.At), "tags": tags}
 	err := s.write(ctx, alsoUnique, func(ctx context.Context) error {
 		return s.withTx(ctx, []string{colClaims, colFiles, colTags}, func(ctx context.Context, tx arangodb.Transaction) error {
@@ -263,12 +267,20 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 			} else if len(n) == 0 {
 				return store.ErrClaimLost
 			}
-			if n, err := queryAll[int](ctx, tx, qCompleteFile, file); err != nil {
+			res, err := queryAll[string](ctx, tx, qCompleteFile, file)
+			switch {
+			case err != nil:
 				return err
-			} else if len(n) == 0 {
+			case len(res) != 1:
+				return fmt.Errorf("complete query returned %d rows", len(res))
+			case res[0] == "gone":
 				return &commitAnyway{store.ErrNotFound}
+			case res[0] == "changed": // the claim goes, the file stays as it is
+				return &commitAnyway{store.ErrClaimLost}
+			case res[0] != "done":
+				return fmt.Errorf("complete query returned %q", res[0])
 			}
-			_, err := queryAll[int](ctx, tx, qPutTags, putTags)
+			_, err = queryAll[int](ctx, tx, qPutTags, putTags)
 			return err
 		})
 	})

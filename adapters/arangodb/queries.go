@@ -103,14 +103,21 @@ const qRemoveHeld = `FOR c IN worker_claims
   REMOVE c IN worker_claims
   RETURN 1`
 
-// qCompleteFile records a completion on the file (empty: the file is gone);
-// a file the job rewrote takes its new size and mtime.
-const qCompleteFile = `FOR f IN library_files
-  FILTER f._key == @file
-  UPDATE f WITH { tagged: true, needs_tagging: false, tagged_version: @version, last_tagged_at: @at,
-                  checkpoint: "", last_error: "",
-                  size: @rewritten ? @size : f.size, mtime_ms: @rewritten ? @mtime : f.mtime_ms } IN library_files
-  RETURN 1`
+// qCompleteFile records a completion on the file, if it is still the
+// content the job claimed (@claimed: checked; @csize, @cmtime) or rewrote; a
+// file the job rewrote takes its new size and mtime. It returns "done",
+// "changed" (nothing written) or "gone".
+const qCompleteFile = `LET f = FIRST(FOR lf IN library_files FILTER lf._key == @file RETURN lf)
+LET same = f != null AND (!@claimed OR (f.size == @csize AND f.mtime_ms == @cmtime)
+  OR (@rewritten AND f.size == @size AND f.mtime_ms == @mtime))
+LET upd = (
+  FOR x IN (same ? [f] : [])
+    UPDATE x WITH { tagged: true, needs_tagging: false, tagged_version: @version, last_tagged_at: @at,
+                    checkpoint: "", last_error: "",
+                    size: @rewritten ? @size : x.size, mtime_ms: @rewritten ? @mtime : x.mtime_ms } IN library_files
+    RETURN 1
+)
+RETURN f == null ? "gone" : (same ? "done" : "changed")`
 
 // qPutTags stores the completion's tags, replacing earlier ones; writes
 // counts completions (a safety check: one per tagging).

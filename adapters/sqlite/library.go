@@ -163,28 +163,38 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 		if err := deleteHeld(ctx, tx.StmtContext(ctx, s.ws[sDeleteHeld]), ref); err != nil {
 			return err
 		}
-		var size, mtime int64
+		var size, mtime, csize, cmtime int64
 		if c.Rewritten != nil {
 			size, mtime = c.Rewritten.Size, c.Rewritten.MtimeMs
 		}
+		if c.Claimed != nil {
+			csize, cmtime = c.Claimed.Size, c.Claimed.MtimeMs
+		}
 		res, err := tx.StmtContext(ctx, s.ws[sComplete]).ExecContext(ctx, ref.FileKey, c.Version, ms(c.At),
-			b2i(c.Rewritten != nil), size, mtime)
+			b2i(c.Rewritten != nil), size, mtime, b2i(c.Claimed != nil), csize, cmtime)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
+			if _, err := scanFile(tx.StmtContext(ctx, s.ws[sClaimedFile]).QueryRowContext(ctx, ref.FileKey)); err == nil {
+				return errChanged
+			}
 			return errGone
 		}
 		_, err = tx.StmtContext(ctx, s.ws[sPutTags]).ExecContext(ctx, ref.FileKey, string(doc), c.Version, ms(c.At))
 		return err
 	})
-	if errors.Is(err, errGone) {
-		// The file vanished under its claim: drop the claim, as the
-		// reference store does, and report the file missing.
+	if errors.Is(err, errGone) || errors.Is(err, errChanged) {
+		// The file vanished, or changed, under its claim: drop the claim,
+		// as the reference store does, and report the file missing, or the
+		// claim lost (the file, needing tagging again, is left as it is).
 		if _, derr := s.exec(ctx, sDeleteHeld, ref.FileKey, ref.WorkerID); derr != nil {
 			return s.fail("complete", ref.FileKey, derr)
+		}
+		if errors.Is(err, errChanged) {
+			return s.fail("complete", ref.FileKey, store.ErrClaimLost)
 		}
 		return s.fail("complete", ref.FileKey, store.ErrNotFound)
 	}
@@ -194,7 +204,10 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 	return nil
 }
 
-var errGone = errors.New("file gone")
+var (
+	errGone    = errors.New("file gone")
+	errChanged = errors.New("file changed under its claim")
+)
 
 // exec runs one prepared write statement in its own write transaction.
 func (s *Store) exec(ctx context.Context, id int, args ...any) (sql.Result, error) {

@@ -164,11 +164,13 @@ var writeSQL = map[int]string{
 	sClaimedFile: `SELECT ` + fileCols + ` FROM library_files WHERE key = ?`,
 	// Conditional delete: only the holder's claim.
 	sDeleteHeld: `DELETE FROM worker_claims WHERE file_key = ? AND worker_id = ?`,
-	// A file the job rewrote takes its new size and mtime (?4: rewritten).
+	// A file the job rewrote takes its new size and mtime (?4: rewritten);
+	// only a file still of the content the job claimed (?7: checked, ?8,
+	// ?9) or rewrote is completed.
 	sComplete: `UPDATE library_files SET tagged = 1, needs_tagging = 0, tagged_version = ?2,
 			last_tagged_at = ?3, checkpoint = '', last_error = '',
 			size = CASE WHEN ?4 THEN ?5 ELSE size END, mtime_ms = CASE WHEN ?4 THEN ?6 ELSE mtime_ms END
-		WHERE key = ?1`,
+		WHERE key = ?1 AND (NOT ?7 OR (size = ?8 AND mtime_ms = ?9) OR (?4 AND size = ?5 AND mtime_ms = ?6))`,
 	sPutTags: `INSERT INTO file_tags (file_key, tags, version, written_at, writes) VALUES (?1, ?2, ?3, ?4, 1)
 		ON CONFLICT (file_key) DO UPDATE SET tags = excluded.tags, version = excluded.version,
 			written_at = excluded.written_at, writes = file_tags.writes + 1`,

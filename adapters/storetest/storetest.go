@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Complete", testComplete},
 		{"CompleteOnlyByHolder", testCompleteOnlyByHolder},
 		{"CompleteRecordsRewrite", testCompleteRecordsRewrite},
+		{"CompleteRefusedForChangedFile", testCompleteRefusedForChangedFile},
 		{"ReleaseWithoutUpdate", testReleaseWithoutUpdate},
 		{"ReleaseWithUpdate", testReleaseWithUpdate},
 		{"ReleaseOnlyByHolder", testReleaseOnlyByHolder},
@@ -600,6 +601,46 @@ func testCompleteRecordsRewrite(h *h) {
 	h.complete("b", "i/w0", store.Completion{Version: "v1", At: T0})
 	if f, want := h.file("b"), NewFile("b"); f.Size != want.Size || f.MtimeMs != want.MtimeMs {
 		h.Fatalf("a completion without a rewrite changed size/mtime: %+v", f)
+	}
+}
+
+// A file whose content changed while its job ran (a scan recorded a new
+// size or mtime) is not completed with the old content's result: the
+// completion is refused as ErrClaimLost, the claim dropped and the file,
+// needing tagging again, is left to be claimed anew. A file as the job
+// claimed it, or as the job itself rewrote it (a scan between the write and
+// the completion), is completed.
+func testCompleteRefusedForChangedFile(h *h) {
+	h.upsertKeys("a", "b", "c")
+	at := NewFile("a")
+	claimed := &store.Stat{Size: at.Size, MtimeMs: at.MtimeMs}
+	h.claim("a", "i/w0", T0, time.Minute)
+	changed := NewFile("a")
+	changed.Size, changed.MtimeMs = 4321, at.MtimeMs+1000
+	h.upsert(changed)
+	err := h.st.Complete(h.Context(), store.Ref{FileKey: "a", WorkerID: "i/w0"},
+		store.Completion{Version: "v1", At: At(time.Second), Claimed: claimed})
+	wantSemantic(h.T, "Complete of a changed file", err, store.ErrClaimLost)
+	if f := h.file("a"); f.Tagged || !f.NeedsTagging || f.Size != 4321 {
+		h.Fatalf("changed file after a refused completion: %+v", f)
+	}
+	if got, ok := tagsOf(h.T, h.st, "a"); ok && len(got) != 0 {
+		h.Fatalf("tags stored for a refused completion: %v", got)
+	}
+	h.wantDiscover(At(time.Second), "", 10, "a", "b", "c")
+
+	// Unchanged: completed.
+	h.claim("b", "i/w0", T0, time.Minute)
+	h.complete("b", "i/w0", store.Completion{Version: "v1", At: T0, Claimed: claimed})
+	// Rewritten by the job, and a scan saw the rewrite first: completed.
+	h.claim("c", "i/w0", T0, time.Minute)
+	rewritten := NewFile("c")
+	rewritten.Size, rewritten.MtimeMs = 1100, at.MtimeMs+5
+	h.upsert(rewritten)
+	h.complete("c", "i/w0", store.Completion{Version: "v1", At: T0, Claimed: claimed,
+		Rewritten: &store.Stat{Size: 1100, MtimeMs: at.MtimeMs + 5}})
+	if fb, fc := h.file("b"), h.file("c"); !fb.Tagged || !fc.Tagged || fc.NeedsTagging {
+		h.Fatalf("completions of unchanged or self-rewritten files: %+v %+v", fb, fc)
 	}
 }
 

@@ -92,6 +92,24 @@ type Completion struct {
 	// again. Nil: the file was not written (write_mode none, tags already
 	// there); the stored size and mtime stay.
 	Rewritten *Stat
+	// Claimed, when set, is the file's size and mtime as the job claimed it.
+	// A file whose stored size and mtime are neither these nor Rewritten's
+	// changed under the job (a scan saw new content): the job analysed the
+	// old one, so the completion is refused as ErrClaimLost, the claim is
+	// dropped and the file, which needs tagging again, is left for another
+	// job.
+	Claimed *Stat
+}
+
+// SameContent reports whether a file stored with size and mtime is still
+// the content the completion's job claimed (or the file as the job itself
+// rewrote it); without Claimed, any content is.
+func (c Completion) SameContent(size, mtimeMs int64) bool {
+	if c.Claimed == nil {
+		return true
+	}
+	same := func(st *Stat) bool { return st != nil && st.Size == size && st.MtimeMs == mtimeMs }
+	return same(c.Claimed) || same(c.Rewritten)
 }
 
 // Stat is a file's size and modification time as a scan records them.
@@ -160,7 +178,9 @@ type Library interface {
 	// and released the file since). ErrConflict or ErrNotEligible otherwise.
 	Claim(ctx context.Context, c Claim) (File, error)
 	// Complete atomically records the completion and deletes the claim, only
-	// if ref still holds it (ErrClaimLost otherwise, nothing changed).
+	// if ref still holds it (ErrClaimLost otherwise, nothing changed) and
+	// the file is still the content the job claimed (Completion.Claimed;
+	// ErrClaimLost otherwise, the claim dropped, the file unchanged).
 	Complete(ctx context.Context, ref Ref, c Completion) error
 	// Release deletes ref's claim and applies upd to its file (when non-nil)
 	// atomically, only if ref still holds it (ErrClaimLost otherwise).

@@ -390,7 +390,8 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 		for _, d := range dependencies[1:] {
 			w.breakers[d].Success()
 		}
-		p.completion = &store.Completion{Tags: r.Tags, Version: r.Version, At: now, Rewritten: r.Rewritten}
+		p.completion = &store.Completion{Tags: r.Tags, Version: r.Version, At: now, Rewritten: r.Rewritten,
+			Claimed: &store.Stat{Size: f.Size, MtimeMs: f.MtimeMs}}
 		p.kind = event.Tagged
 	case Permanent:
 		w.tel.Errors++
@@ -469,7 +470,7 @@ func (w *Worker) flushPending(ctx context.Context, now time.Time) bool {
 	case errors.Is(err, store.ErrClaimLost):
 		w.storeOK()
 		w.sink.Emit(event.Event{T: now, Event: event.Release, Component: w.cfg.Component, File: p.ref.FileKey, Worker: p.ref.WorkerID,
-			Reason: "claim lost before the result was written; result discarded"})
+			Reason: "claim lost, or the file changed under it, before the result was written; result discarded"})
 	default:
 		w.storeFailure(now, err)
 		return false

@@ -899,3 +899,29 @@ func TestCompletionCarriesRewrite(t *testing.T) {
 		t.Fatalf("file after a rewriting job = %+v", f)
 	}
 }
+
+// A file that a scan found changed while its job ran is not completed with
+// the old content's result: the completion names the size and mtime the
+// job claimed, the store refuses it, the result is discarded, and the next
+// claim analyses the new content. Before, the file was marked tagged and
+// its new content never analysed.
+func TestChangedDuringJobNotCompleted(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.startJob(t0)
+	changed := r.file("a")
+	changed.Size, changed.MtimeMs = 99, 2
+	if err := r.st.UpsertFiles(r.ctx, []store.File{changed}); err != nil {
+		t.Fatal(err)
+	}
+	r.w.JobDone(r.ctx, at(time.Second), ok())
+	if f := r.file("a"); f.Tagged || !f.NeedsTagging {
+		t.Fatalf("changed file after the old content's job: %+v", f)
+	}
+	if _, held := r.st.ClaimOf("a"); held {
+		t.Fatal("claim kept")
+	}
+	if js := r.startJob(at(2 * time.Second)); js.Job.FileKey != "a" {
+		t.Fatalf("next job %+v, want a again", js.Job)
+	}
+}

@@ -226,6 +226,10 @@ func (s *Store) Complete(_ context.Context, ref store.Ref, c store.Completion) e
 		return store.ErrNotFound
 	}
 	f := s.files[pos]
+	if !c.SameContent(f.Size, f.MtimeMs) {
+		delete(s.claims, ref.FileKey) // changed under the job: left for another
+		return store.ErrClaimLost
+	}
 	f.Tagged, f.NeedsTagging, f.TaggedVersion, f.LastTaggedAt = true, false, c.Version, c.At
 	f.Checkpoint, f.LastError = "", ""
 	if c.Rewritten != nil {
