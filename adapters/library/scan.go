@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -44,6 +45,11 @@ func Scan(dir string) (files []store.File, skipped []string, err error) {
 // never in memory at once. Unreadable directories are reported in skipped
 // and do not stop the walk; an error from visit stops it and is returned.
 //
+// A dir that is a symbolic link (/music -> /mnt/nas/music) is walked
+// through its target, and its files are named under dir as given, so
+// their keys stay put when the link is pointed elsewhere; links below dir
+// are not followed.
+//
 // Hidden entries under dir (names beginning with ".") are not library
 // files: the tag writer's temporary copies (".nomarr-tmp-*.flac", which
 // keep the audio extension), macOS's "._*" resource forks beside each
@@ -53,7 +59,16 @@ func Walk(dir string, visit func(store.File) error) (skipped []string, err error
 	if err != nil {
 		return nil, fmt.Errorf("library: %w", err)
 	}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	walkRoot := root
+	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err := filepath.EvalSymlinks(root); err == nil {
+			walkRoot = target
+		}
+	}
+	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+		if walkRoot != root { // named under root, as the user gave it
+			path = root + strings.TrimPrefix(path, walkRoot)
+		}
 		if err != nil {
 			if path == root {
 				return fmt.Errorf("library: scan %s: %w", dir, err)

@@ -70,3 +70,31 @@ func TestScanSkipsHiddenEntries(t *testing.T) {
 		t.Fatalf("found %+v, want only a/one.flac", files)
 	}
 }
+
+// A library root that is a symbolic link (/music -> /mnt/nas/music) is
+// scanned through its target, its files named under the link as given.
+// Before, the walk stopped at the link and found nothing, silently.
+func TestScanThroughSymlinkedRoot(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "nas", "music")
+	if err := os.MkdirAll(filepath.Join(target, "album"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(target, "album", "one.flac"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "music")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{link, link + "/"} {
+		files, skipped, err := Scan(root)
+		if err != nil || len(skipped) != 0 {
+			t.Fatal(err, skipped)
+		}
+		want := filepath.Join(link, "album", "one.flac")
+		if len(files) != 1 || files[0].Path != want || files[0].Key != Key(want) {
+			t.Fatalf("scan of %s found %+v, want %s", root, files, want)
+		}
+	}
+}
