@@ -24,7 +24,7 @@ type collector struct {
 	s *Server
 
 	status, restarts, files, errs, conflicts, dropped, frameAge, avgProc *prometheus.Desc
-	library, enabled, build                                              *prometheus.Desc
+	library, enabled, storeUp, build                                     *prometheus.Desc
 }
 
 func newCollector(s *Server) *collector {
@@ -43,14 +43,15 @@ func newCollector(s *Server) *collector {
 		frameAge:  d("nomarr_worker_last_frame_age_seconds", "Age of the worker's last health frame (absent before the first frame).", c...),
 		avgProc:   d("nomarr_worker_avg_processing_seconds", "Average processing time per file of the worker.", c...),
 		library:   d("nomarr_library_files", "Library files by state.", "state"),
-		enabled:   d("nomarr_workers_enabled", "1 when workers are enabled (not paused), else 0."),
+		enabled:   d("nomarr_workers_enabled", "1 when workers are enabled (not paused), else 0 (absent while the store is unreachable)."),
+		storeUp:   d("nomarr_store_up", "1 when the store answered this scrape's reads, else 0 (then the library and enabled gauges are absent, not 0)."),
 		build:     d("nomarr_build_info", "Always 1; the version label is the running build.", "version"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.status, c.restarts, c.files, c.errs, c.conflicts,
-		c.dropped, c.frameAge, c.avgProc, c.library, c.enabled, c.build} {
+		c.dropped, c.frameAge, c.avgProc, c.library, c.enabled, c.storeUp, c.build} {
 		ch <- d
 	}
 }
@@ -82,14 +83,20 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		return 0
 	}
 
-	gauge(c.enabled, b2f(info.WorkerEnabled))
-	l := info.Library
-	gauge(c.library, float64(l.Total), "total")
-	gauge(c.library, float64(l.Tagged), "tagged")
-	gauge(c.library, float64(l.Failed), "failed")
-	gauge(c.library, float64(l.Pending), "pending")
-	gauge(c.library, float64(l.Claimed), "claimed")
-	gauge(c.library, float64(l.Invalid()), "invalid")
+	// Unknown is not zero: with the store unreachable the counts and the
+	// pause flag could not be read, and a dashboard must not show an empty
+	// library or running workers for it.
+	gauge(c.storeUp, b2f(info.StoreError == ""))
+	if info.StoreError == "" {
+		gauge(c.enabled, b2f(info.WorkerEnabled))
+		l := info.Library
+		gauge(c.library, float64(l.Total), "total")
+		gauge(c.library, float64(l.Tagged), "tagged")
+		gauge(c.library, float64(l.Failed), "failed")
+		gauge(c.library, float64(l.Pending), "pending")
+		gauge(c.library, float64(l.Claimed), "claimed")
+		gauge(c.library, float64(l.Invalid()), "invalid")
+	}
 
 	for _, w := range info.Workers {
 		known := false

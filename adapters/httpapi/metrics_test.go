@@ -12,6 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // scrape GETs /metrics and parses the text exposition.
@@ -114,6 +116,27 @@ func TestMetricsPausedAndUnknownStatus(t *testing.T) {
 		w0 + ",status=pending": 0, w0 + ",status=healthy": 0, w0 + ",status=unhealthy": 0, w0 + ",status=failed": 0,
 		w0 + ",status=zombie": 1,
 	})
+}
+
+// While the store is unreachable the library counts and the pause flag are
+// unknown: nomarr_store_up is 0 and those gauges are absent rather than 0
+// (an empty library, running workers); the workers' own series stay.
+func TestMetricsStoreDown(t *testing.T) {
+	f := newFake()
+	fams := scrape(t, f, Options{})
+	wantSeries(t, "store up", series(t, fams, "nomarr_store_up", dto.MetricType_GAUGE), map[string]float64{"": 1})
+	f.info.StoreError = "store unavailable: database is locked"
+	f.info.Library = store.Counts{}
+	fams = scrape(t, f, Options{})
+	wantSeries(t, "store up", series(t, fams, "nomarr_store_up", dto.MetricType_GAUGE), map[string]float64{"": 0})
+	for _, name := range []string{"nomarr_library_files", "nomarr_workers_enabled"} {
+		if _, ok := fams[name]; ok {
+			t.Errorf("%s reported while the store is down", name)
+		}
+	}
+	if _, ok := fams["nomarr_worker_restarts"]; !ok {
+		t.Error("worker series gone while the store is down")
+	}
 }
 
 func TestMetricsBackendError(t *testing.T) {

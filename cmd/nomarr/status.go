@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -66,7 +67,11 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 // store's error is printed in their place.
 func writeStatus(stdout io.Writer, info httpapi.Info) {
 	if info.StoreError != "" {
-		fmt.Fprintf(stdout, "store unavailable: %s (store %s)", info.StoreError, info.Store)
+		msg := info.StoreError // often says it already
+		if !strings.HasPrefix(msg, "store unavailable") {
+			msg = "store unavailable: " + msg
+		}
+		fmt.Fprintf(stdout, "%s (store %s)", msg, info.Store)
 	} else {
 		l := info.Library
 		fmt.Fprintf(stdout, "store %s: %d files, %d tagged, %d failed, %d pending, %d in progress",
