@@ -143,6 +143,7 @@ type Backend interface {
 	// Reset manually resets one component, or every failed one when id is "".
 	// An unknown id should give an error wrapping ErrNotFound.
 	Reset(ctx context.Context, id string) error
-	// History returns the newest health-history rows, newest first.
+	// History returns the newest health-history rows (at most limit),
+	// oldest first.
 	History(ctx context.Context, limit int) ([]store.HistoryRow, error)
 }

@@ -60,18 +60,28 @@ func checkAnalyzer(s *settings) error {
 
 // logSink turns core events into structured log lines with component ids.
 func logSink(log *slog.Logger) event.Sink {
+	quiet := storeErrorQuiet{}
 	return event.SinkFunc(func(e event.Event) {
 		lvl := slog.LevelDebug
 		switch e.Event {
-		case event.Failed, event.Kill, event.Quarantined:
+		case event.Failed, event.Kill, event.Quarantined, event.StoreError:
 			lvl = slog.LevelWarn
-		case event.RestartScheduled, event.Restart, event.Status, event.Exit, event.StoreError, event.Reset, event.Stop:
+		case event.RestartScheduled, event.Restart, event.Status, event.Exit, event.Reset, event.Stop:
 			lvl = slog.LevelInfo
 		}
 		if !log.Enabled(context.Background(), lvl) {
 			return
 		}
 		attrs := []any{}
+		if e.Event == event.StoreError {
+			n, show := quiet.admit(e)
+			if !show {
+				return
+			}
+			if n > 0 {
+				attrs = append(attrs, "suppressed", n)
+			}
+		}
 		add := func(k, v string) {
 			if v != "" {
 				attrs = append(attrs, k, v)
@@ -258,4 +268,39 @@ func startCommand(name string, args []string, nargs int, usage string, stderr io
 		return nil, nil, nil, false
 	}
 	return s, rest, newLogger(s, stderr), true
+}
+
+// storeErrorQuietFor is how long a store error is not logged again once it
+// was: during an outage the main process retries its store writes every
+// tick, and one line a second per operation drowns the log.
+const storeErrorQuietFor = 30 * time.Second
+
+// storeErrorQuiet logs a store error of one operation (the reason up to its
+// first ':') at most once per storeErrorQuietFor of event time, and counts
+// the ones it held back.
+type storeErrorQuiet map[string]*quietOp
+
+// quietOp is when an operation's store error was last logged, and how many
+// of its errors were held back since.
+type quietOp struct {
+	at         time.Time
+	suppressed int
+}
+
+// admit reports whether e is logged and how many were held back before it.
+func (q storeErrorQuiet) admit(e event.Event) (int, bool) {
+	op, _, _ := strings.Cut(e.Reason, ":")
+	key := e.Component + "|" + op
+	s := q[key]
+	if s == nil {
+		q[key] = &quietOp{at: e.T}
+		return 0, true
+	}
+	if e.T.Sub(s.at) < storeErrorQuietFor {
+		s.suppressed++
+		return 0, false
+	}
+	n := s.suppressed
+	s.at, s.suppressed = e.T, 0
+	return n, true
 }

@@ -51,6 +51,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
+	go func() { // a second signal during the stop is answered, not ignored
+		<-ctx.Done()
+		again := make(chan os.Signal, 1)
+		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+		for range again {
+			log.Warn("already stopping: workers finish their current job within stop_grace, then are killed; SIGKILL stops at once")
+		}
+	}()
 	// Bind before anything starts: a daemon whose address is taken would
 	// otherwise run its workers without an API, and `nomarr status` or
 	// `workers` would talk to whatever holds the port.
@@ -67,6 +75,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		go func() {
 			for {
 				n, missing, err := scanInto(ctx, st, root, log)
+				if err != nil && ctx.Err() != nil {
+					return // stopping: the scan was cut short on purpose
+				}
 				if err != nil {
 					log.Error("scan failed", "dir", root, "err", err)
 				} else {

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"flag"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nomarr/nomarr/core/event"
 )
 
 func TestSettingsPrecedence(t *testing.T) {
@@ -100,5 +103,25 @@ func TestUnreachableArangoDBNeverShowsThePassword(t *testing.T) {
 	}
 	if got := redact("arangodb://nomarr:s3cret-pw@db:8529/nomarr"); strings.Contains(got, "s3cret-pw") {
 		t.Errorf("redact: %s", got)
+	}
+}
+
+// During a store outage the main process retries its store writes every
+// tick; the log shows each operation's error at most once per 30 s (of
+// event time), at WARN, with the count of those held back.
+func TestStoreErrorsLoggedQuietly(t *testing.T) {
+	var buf bytes.Buffer
+	sink := logSink(slog.New(slog.NewTextHandler(&buf, nil)))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for s := 0; s < 65; s++ {
+		sink.Emit(event.Event{T: t0.Add(time.Duration(s) * time.Second), Event: event.StoreError, Reason: "renew leases: database is locked"})
+	}
+	sink.Emit(event.Event{T: t0.Add(time.Second), Event: event.StoreError, Reason: "claim cleanup: database is locked"})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 3 for renewals (0 s, 30 s, 60 s) and 1 for the cleanup:\n%s", len(lines), buf.String())
+	}
+	if !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[2], "suppressed=29") {
+		t.Errorf("lines:\n%s", buf.String())
 	}
 }
