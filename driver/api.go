@@ -55,6 +55,14 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 		info.StoreError = err.Error()
 	} else {
 		info.Library = c
+		for i, w := range info.Workers { // a key says nothing to a person
+			if w.CurrentJob == "" {
+				continue
+			}
+			if f, err := a.Main.Store.File(ctx, w.CurrentJob); err == nil {
+				info.Workers[i].CurrentPath = f.Path
+			}
+		}
 	}
 	if v, ok, err := a.Main.Store.GetMeta(ctx, store.MetaWorkerEnabled); err == nil {
 		info.WorkerEnabled = store.Enabled(v, ok)

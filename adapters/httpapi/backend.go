@@ -69,10 +69,13 @@ var (
 
 // WorkerInfo is one worker as the API shows it.
 type WorkerInfo struct {
-	Component       string    `json:"component"`
-	Status          string    `json:"status"` // pending | healthy | unhealthy | failed
-	Phase           string    `json:"phase,omitempty"`
-	CurrentJob      string    `json:"current_job,omitempty"`
+	Component  string `json:"component"`
+	Status     string `json:"status"` // pending | healthy | unhealthy | failed
+	Phase      string `json:"phase,omitempty"`
+	CurrentJob string `json:"current_job,omitempty"`
+	// CurrentPath is the path of the current job's file (CurrentJob is its
+	// key), when the store could tell.
+	CurrentPath     string    `json:"current_path,omitempty"`
 	PID             int       `json:"pid,omitempty"`
 	Restarts        int       `json:"restarts"`
 	LastFrameAgeMs  int64     `json:"last_frame_age_ms"` // -1: no frame yet

@@ -191,6 +191,7 @@ type apiInfo struct {
 	WorkerEnabled bool `json:"worker_enabled"`
 	Workers       []struct {
 		Component, Status, Phase string
+		CurrentPath              string `json:"current_path"`
 	} `json:"workers"`
 	Library struct{ Total, Tagged, Claimed int } `json:"library"`
 }
@@ -231,10 +232,14 @@ func TestServePauseResumeOverAPI(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	var info apiInfo
-	waitFor(t, "the API and the first tagged files", 15*time.Second, func() bool {
+	sawPath := false // a busy worker's file is shown by its path, not its key
+	waitFor(t, "the API, the first tagged files and a current file's path", 15*time.Second, func() bool {
 		var ok bool
 		info, ok = getInfo(t, addr)
-		return ok && info.Library.Tagged > 0
+		for _, w := range info.Workers {
+			sawPath = sawPath || (strings.HasPrefix(w.CurrentPath, lib) && strings.HasSuffix(w.CurrentPath, ".mp3"))
+		}
+		return ok && info.Library.Tagged > 0 && sawPath
 	})
 	resp, err := http.Post("http://"+addr+"/api/v1/workers/pause", "", nil)
 	if err != nil || resp.StatusCode != 200 {
