@@ -670,11 +670,10 @@ library: ` + library + "\n"
 	return db, trace, killedAt
 }
 
-// SIGKILL of the main process: every worker finishes its current job,
-// completes its claim, exits 0, and no process is left behind.
-func TestMainProcessKilled(t *testing.T) {
-	var stderr bytes.Buffer
-	db, trace, killedAt := killMainMidJob(t, "{files: 20, job_time: 2s, model_load: 200ms}", &stderr)
+// waitWorkersGone waits, up to limit, until both workers the trace spawned
+// have exited.
+func waitWorkersGone(t *testing.T, trace string, limit time.Duration) {
+	t.Helper()
 	var pids []int
 	for _, e := range readTrace(t, trace) {
 		if e.Event.Event == "spawn" {
@@ -684,15 +683,23 @@ func TestMainProcessKilled(t *testing.T) {
 	if len(pids) != 2 {
 		t.Fatalf("spawned %v", pids)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(limit)
 	for _, pid := range pids {
 		for alive(pid) {
 			if time.Now().After(deadline) {
-				t.Fatalf("worker %d still running 10 s after the main process died", pid)
+				t.Fatalf("worker %d still running %s after the main process died", pid, limit)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+}
+
+// SIGKILL of the main process: every worker finishes its current job,
+// completes its claim, exits 0, and no process is left behind.
+func TestMainProcessKilled(t *testing.T) {
+	var stderr bytes.Buffer
+	db, trace, killedAt := killMainMidJob(t, "{files: 20, job_time: 2s, model_load: 200ms}", &stderr)
+	waitWorkersGone(t, trace, 10*time.Second)
 	t.Logf("workers gone %s after the main process was killed", time.Since(killedAt).Round(10*time.Millisecond))
 	ctx := context.Background()
 	st, err := sqlite.Open(db)
@@ -728,24 +735,7 @@ func TestMainProcessKilled(t *testing.T) {
 func TestOrphanAbandonsStalledJob(t *testing.T) {
 	db, trace, killedAt := killMainMidJobWith(t, ", stall_after: 2s",
 		"{files: 2, job_time: 1s, model_load: 200ms, overrides: {f0000: {stall: true}, f0001: {stall: true}}}", nil)
-	var pids []int
-	for _, e := range readTrace(t, trace) {
-		if e.Event.Event == "spawn" {
-			pids = append(pids, e.Event.PID)
-		}
-	}
-	if len(pids) != 2 {
-		t.Fatalf("spawned %v", pids)
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for _, pid := range pids {
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("orphan %d on a stalled job still running 15 s after the main process died", pid)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	waitWorkersGone(t, trace, 15*time.Second)
 	gone := time.Now()
 	t.Logf("orphans gone %s after the main process was killed", gone.Sub(killedAt).Round(10*time.Millisecond))
 	if d := gone.Sub(killedAt); d < 2*time.Second {
