@@ -53,11 +53,13 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 			"run `nomarr workers resume` first")
 		return 1
 	}
-	// Nothing pending (every file tagged, failed or missing): no worker is
-	// started, and loading the models for nothing is skipped.
-	if c, err := st.Counts(ctx); err == nil && c.Pending == 0 {
-		fmt.Fprintf(stderr, "nothing to tag: %d files, %d tagged, %d failed\n", c.Total, c.Tagged, c.Failed)
-		printSummary(stdout, c, c, 0)
+	// The library before the run; with nothing pending (every file tagged,
+	// failed or missing) no worker is started, and loading the models for
+	// nothing is skipped.
+	before, err := st.Counts(ctx)
+	if err == nil && before.Pending == 0 {
+		fmt.Fprintf(stderr, "nothing to tag: %d files, %d tagged, %d failed\n", before.Total, before.Tagged, before.Failed)
+		printSummary(stdout, before, before, 0)
 		return 0
 	}
 	m, err := newMain(s, st, log, logSink(log))
@@ -75,7 +77,6 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	go func() { ran <- m.Run(ctx, stop) }()
 
 	start := time.Now()
-	before, _ := st.Counts(context.Background())
 	total := before.Pending
 	tty := false
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
