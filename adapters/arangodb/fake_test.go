@@ -681,6 +681,23 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		}
 		return []any{1}, nil
 	},
+	qInsertMeta: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		k := str(b["key"])
+		if _, ok := f.colls[colMeta][k]; ok {
+			return nil, &fakeErr{409, errUniqueViolate, "unique constraint violated - in index primary of type primary over '_key'; conflicting key: " + k}
+		}
+		f.colls[colMeta][k] = doc{"_key": k, "name": b["name"], "value": b["value"]}
+		return []any{1}, nil
+	},
+	qSwapMeta: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		k := str(b["key"])
+		m, ok := f.colls[colMeta][k]
+		if !ok || m["value"] != b["old"] {
+			return nil, nil
+		}
+		f.colls[colMeta][k] = with(m, "value", b["value"])
+		return []any{1}, nil
+	},
 	qInitMeta: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		k := str(b["key"])
 		if _, ok := f.colls[colMeta][k]; !ok {

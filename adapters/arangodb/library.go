@@ -569,6 +569,32 @@ func (s *Store) SetMeta(ctx context.Context, key, value string) error {
 	return nil
 }
 
+// SwapMeta implements store.Meta. The insert is not run again on a
+// unique-constraint violation: that is the answer (the key exists).
+func (s *Store) SwapMeta(ctx context.Context, key, old, value string) (bool, error) {
+	dk, err := docKey(key)
+	if err != nil {
+		return false, s.fail("swap meta", key, err)
+	}
+	var rows []int
+	err = s.write(ctx, conflictsOnly, func(ctx context.Context) error {
+		var err error
+		if old == "" {
+			rows, err = queryAll[int](ctx, s.db, qInsertMeta, map[string]any{"key": dk, "name": key, "value": value})
+		} else {
+			rows, err = queryAll[int](ctx, s.db, qSwapMeta, map[string]any{"key": dk, "old": old, "value": value})
+		}
+		return err
+	})
+	if old == "" && hasErrorNum(err, errUniqueViolate) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.fail("swap meta", key, err)
+	}
+	return len(rows) == 1, nil
+}
+
 // restartDoc is a worker_restart_policy document.
 type restartDoc struct {
 	Key               string  `json:"_key"`

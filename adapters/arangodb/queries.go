@@ -208,6 +208,16 @@ const qSetMeta = `UPSERT { _key: @key }
   IN meta
   RETURN 1`
 
+// qInsertMeta inserts a meta value; an existing key fails the insert with
+// a unique-constraint violation (1210), which SwapMeta reads as "not
+// swapped". qSwapMeta updates a meta value only if it is still @old; the
+// result is empty otherwise.
+const qInsertMeta = `INSERT { _key: @key, name: @name, value: @value } INTO meta RETURN 1`
+
+const qSwapMeta = `FOR m IN meta FILTER m._key == @key AND m.value == @old
+  UPDATE m WITH { value: @value } IN meta
+  RETURN 1`
+
 // qInitMeta inserts a meta value unless the key exists.
 const qInitMeta = `INSERT { _key: @key, name: @key, value: @value } INTO meta OPTIONS { overwriteMode: "ignore" }`
 

@@ -193,6 +193,14 @@ func (s *Store) SetMeta(ctx context.Context, key, value string) error {
 	return st.SetMeta(ctx, key, value)
 }
 
+func (s *Store) SwapMeta(ctx context.Context, key, old, value string) (bool, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return false, err
+	}
+	return st.SwapMeta(ctx, key, old, value)
+}
+
 func (s *Store) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
 	st, err := s.get(ctx)
 	if err != nil {

@@ -452,6 +452,26 @@ func (s *Store) SetMeta(ctx context.Context, key, value string) error {
 	return nil
 }
 
+// SwapMeta implements store.Meta: an insert that does nothing when the key
+// exists, or an update conditioned on the old value.
+func (s *Store) SwapMeta(ctx context.Context, key, old, value string) (bool, error) {
+	var res sql.Result
+	var err error
+	if old == "" {
+		res, err = s.exec(ctx, sInsertMeta, key, value)
+	} else {
+		res, err = s.exec(ctx, sSwapMeta, key, old, value)
+	}
+	if err != nil {
+		return false, s.fail("swap meta", key, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.fail("swap meta", key, err)
+	}
+	return n == 1, nil
+}
+
 // LoadRestart implements store.RestartStates.
 func (s *Store) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
 	var st restart.State

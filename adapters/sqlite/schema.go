@@ -110,6 +110,8 @@ const (
 	sCleanupExpired
 	sCleanupIneligible
 	sSetMeta
+	sInsertMeta
+	sSwapMeta
 	sSaveRestart
 	sAppendHistory
 	sPruneHistory
@@ -193,6 +195,8 @@ var writeSQL = map[int]string{
 		RETURNING file_key, worker_id, claimed_at, lease_until`,
 	sSetMeta: `INSERT INTO meta (key, value) VALUES (?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+	sInsertMeta: `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`,
+	sSwapMeta:   `UPDATE meta SET value = ?3 WHERE key = ?1 AND value = ?2`,
 	sSaveRestart: `INSERT INTO worker_restart_policy (key, component, restart_count, consecutive, recent,
 			last_restart_wall_ms, failed_at_wall_ms, failure_reason, updated_at_wall_ms)
 		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)

@@ -28,6 +28,44 @@ func RunConcurrent(t *testing.T, open func(t *testing.T) store.Store) {
 	}
 	t.Run("ClaimRace", func(t *testing.T) { concurrentClaimRace(t, handles) })
 	t.Run("WorkLoop", func(t *testing.T) { concurrentWorkLoop(t, handles) })
+	t.Run("SwapMetaRace", func(t *testing.T) { concurrentSwapMeta(t, handles) })
+}
+
+// concurrentSwapMeta: every client swaps one key from the value it last
+// read to its own, round after round; in each round exactly one wins, and
+// the key ends holding the last winner's value.
+func concurrentSwapMeta(t *testing.T, handles []store.Store) {
+	ctx := t.Context()
+	old := ""
+	for round := range 5 {
+		var wins atomic.Int32
+		var winner atomic.Value
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for c := 0; c < Clients; c++ {
+			st, mine := handles[c+1], fmt.Sprintf("round%d/client%d", round, c)
+			wg.Go(func() {
+				<-start
+				ok, err := st.SwapMeta(ctx, "node:race", old, mine)
+				if err != nil {
+					t.Errorf("SwapMeta: %v", err)
+				}
+				if ok {
+					wins.Add(1)
+					winner.Store(mine)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if n := wins.Load(); n != 1 {
+			t.Fatalf("round %d: %d clients swapped %q, want exactly 1", round, n, old)
+		}
+		old = winner.Load().(string)
+		if v, _, err := handles[0].GetMeta(ctx, "node:race"); err != nil || v != old {
+			t.Fatalf("round %d: key holds %q (%v), the winner wrote %q", round, v, err, old)
+		}
+	}
 }
 
 // concurrentClaimRace: every client claims every file in the same order at

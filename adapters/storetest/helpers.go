@@ -222,6 +222,12 @@ func (l *locked) SetMeta(ctx context.Context, key, value string) error {
 	return l.s.SetMeta(ctx, key, value)
 }
 
+func (l *locked) SwapMeta(ctx context.Context, key, old, value string) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.SwapMeta(ctx, key, old, value)
+}
+
 func (l *locked) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

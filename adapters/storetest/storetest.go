@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpiredClaimHeldUntilCleanup", testExpiredClaimHeldUntilCleanup},
 		{"Counts", testCounts},
 		{"Meta", testMeta},
+		{"SwapMeta", testSwapMeta},
 		{"RestartState", testRestartState},
 		{"History", testHistory},
 		{"PruneHistory", testPruneHistory},
@@ -1006,6 +1007,40 @@ func testMeta(h *h) {
 	if _, ok, err := h.st.GetMeta(ctx, "nope"); ok || err != nil {
 		h.Fatalf("GetMeta(nope) = %v %v", ok, err)
 	}
+}
+
+func testSwapMeta(h *h) {
+	ctx := h.Context()
+	swap := func(key, old, value string, want bool) {
+		h.Helper()
+		got, err := h.st.SwapMeta(ctx, key, old, value)
+		if err != nil || got != want {
+			h.Fatalf("SwapMeta(%s, %q → %q) = %v %v, want %v", key, old, value, got, err, want)
+		}
+	}
+	get := func(key, want string) {
+		h.Helper()
+		if v, ok, err := h.st.GetMeta(ctx, key); !ok || err != nil || v != want {
+			h.Fatalf("GetMeta(%s) = %q %v %v, want %q", key, v, ok, err, want)
+		}
+	}
+	swap("node:a", "x", "y", false) // absent: no old value matches
+	if _, ok, _ := h.st.GetMeta(ctx, "node:a"); ok {
+		h.Fatal("a refused swap created the key")
+	}
+	swap("node:a", "", "one", true) // absent → set
+	swap("node:a", "", "two", false)
+	get("node:a", "one")
+	swap("node:a", "two", "three", false) // stale old value
+	get("node:a", "one")
+	swap("node:a", "one", "two", true)
+	get("node:a", "two")
+	swap("node:a", "two", "two", true) // same value: still a match
+	if err := h.st.SetMeta(ctx, "node:b", ""); err != nil {
+		h.Fatal(err)
+	}
+	swap("node:b", "", "one", false) // present with an empty value is not absent
+	get("node:b", "")
 }
 
 func testRestartState(h *h) {

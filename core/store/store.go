@@ -208,6 +208,10 @@ type Library interface {
 type Meta interface {
 	GetMeta(ctx context.Context, key string) (value string, ok bool, err error)
 	SetMeta(ctx context.Context, key, value string) error
+	// SwapMeta sets key to value only if its current value is old (old
+	// "": only if the key is absent), in one atomic operation, and reports
+	// whether it did. A main process holds its node name through it.
+	SwapMeta(ctx context.Context, key, old, value string) (bool, error)
 }
 
 // RestartStates persists the restart policy state per component key.

@@ -424,6 +424,18 @@ func (s *Store) SetMeta(_ context.Context, key, value string) error {
 	return nil
 }
 
+// SwapMeta implements store.Meta.
+func (s *Store) SwapMeta(_ context.Context, key, old, value string) (bool, error) {
+	if err := s.op(); err != nil {
+		return false, err
+	}
+	if cur, ok := s.meta[key]; ok != (old != "") || cur != old {
+		return false, nil
+	}
+	s.meta[key] = value
+	return true, nil
+}
+
 // LoadRestart implements store.RestartStates.
 func (s *Store) LoadRestart(_ context.Context, key string) (restart.State, bool, error) {
 	if err := s.op(); err != nil {
