@@ -74,9 +74,11 @@ func (m *Main) Do(ctx context.Context, f func(ctx context.Context, now time.Time
 	}
 }
 
-// Run starts the workers and drives the node until ctx ends; then it stops
-// gracefully (SIGTERM, grace, SIGKILL) and returns once every worker is
-// reaped. stop, when it fires, also begins the graceful stop.
+// Run takes the node name, starts the workers and drives the node until
+// ctx ends; then it stops gracefully (SIGTERM, grace, SIGKILL), hands the
+// name back, and returns once every worker is reaped. stop, when it fires,
+// also begins the graceful stop. A node name held by another running main
+// process (at start, or taken over later) stops it too, and Run returns why.
 func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	defer m.once.Do(func() { close(m.done) })
 	// The store calls use a context that outlives ctx, so the graceful stop
@@ -88,6 +90,10 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	cancelled := ctx.Done()
 	for {
 		now := m.Clock.Now()
+		if err := m.Node.Halted(); err != nil && !m.Node.Sup.Stopping() {
+			m.Log.Error("stopping", "err", err)
+			m.Node.Stop(now)
+		}
 		if m.Node.Sup.Stopping() && m.Node.Sup.Done() {
 			break
 		}
@@ -114,6 +120,9 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 		}
 	}
 	m.once.Do(func() { close(m.done) })
+	if err := m.Node.ReleaseName(sctx, m.Clock.Now()); err != nil {
+		m.Log.Warn("node name not handed back: the next start waits for its hold to lapse", "err", err)
+	}
 	// Every child is reaped; drain what the readers still send.
 	drained := make(chan struct{})
 	go func() {
@@ -124,7 +133,7 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	m.Spawner.Wait()
 	close(m.events)
 	<-drained
-	return nil
+	return m.Node.Halted()
 }
 
 // drain handles the pipe events already waiting. A tick comes after them:

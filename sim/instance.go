@@ -25,12 +25,25 @@ type Instance struct {
 
 func newInstance(w *World, name string, incarnation int) (*Instance, error) {
 	in := &Instance{w: w, Name: name, ID: fmt.Sprintf("%s:%d", name, incarnation), incarnation: incarnation, procs: map[string]*Process{}}
-	n, err := node.New(w.cfg.Node(in.ID, name), in, w.Store, event.SinkFunc(w.record))
+	cfg := w.cfg.Node(in.ID, name)
+	cfg.Liveness = w.liveness
+	n, err := node.New(cfg, in, w.Store, event.SinkFunc(w.record))
 	if err != nil {
 		return nil, fmt.Errorf("instance %s: %w", in.ID, err)
 	}
 	in.node = n
 	return in, nil
+}
+
+// liveness tells a main process whether the holder of a node name still
+// runs: all simulated main processes share one host.
+func (w *World) liveness(h node.NameHolder) node.Liveness {
+	for _, in := range w.Instances {
+		if in.ID == h.Instance && in.alive {
+			return node.Alive
+		}
+	}
+	return node.Gone
 }
 
 // Node exposes the production node driven by this instance.
@@ -45,6 +58,7 @@ func (in *Instance) Process(comp string) *Process { return in.procs[comp] }
 func (in *Instance) start() {
 	in.alive = true
 	in.node.Start(in.w.ctx, in.w.now)
+	in.stopIfHalted()
 	if in.w.cfg.GPU {
 		in.probeGPU()
 	}
@@ -65,6 +79,14 @@ func (in *Instance) probeGPU() {
 	in.w.after(in.w.cfg.GPUProbeInterval, in.probeGPU)
 }
 
+// stopIfHalted stops the node, as the production driver does, when its node
+// name is held by another running main process.
+func (in *Instance) stopIfHalted() {
+	if in.node.Halted() != nil && !in.node.Sup.Stopping() {
+		in.node.Stop(in.w.now)
+	}
+}
+
 // reschedule makes sure a tick is queued for the node's next wake time.
 func (in *Instance) reschedule() {
 	if !in.alive {
@@ -83,8 +105,11 @@ func (in *Instance) reschedule() {
 		}
 		in.tickToken = 0
 		in.node.Tick(in.w.ctx, in.w.now)
+		in.stopIfHalted()
 		if in.node.Sup.Done() {
-			// A stopped main process exits once its workers are gone.
+			// A stopped main process exits once its workers are gone, and
+			// hands its node name back (a failed write leaves it to lapse).
+			_ = in.node.ReleaseName(in.w.ctx, in.w.now)
 			in.alive = false
 			in.w.record(event.Event{Event: event.WorkerExit, Instance: in.ID, Reason: "main process stopped", Code: event.IntPtr(0)})
 		}

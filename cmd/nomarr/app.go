@@ -16,8 +16,10 @@ import (
 	"github.com/nomarr/nomarr/adapters/arangodb"
 	"github.com/nomarr/nomarr/adapters/gpu"
 	"github.com/nomarr/nomarr/adapters/library"
+	"github.com/nomarr/nomarr/adapters/process"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/inventory"
+	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/driver"
 )
@@ -64,7 +66,7 @@ func logSink(log *slog.Logger) event.Sink {
 	return event.SinkFunc(func(e event.Event) {
 		lvl := slog.LevelDebug
 		switch e.Event {
-		case event.Failed, event.Kill, event.Quarantined, event.StoreError:
+		case event.Failed, event.Kill, event.Quarantined, event.StoreError, event.NodeName:
 			lvl = slog.LevelWarn
 		case event.RestartScheduled, event.Restart, event.Status, event.Exit, event.Reset, event.Stop:
 			lvl = slog.LevelInfo
@@ -113,7 +115,7 @@ func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver
 	command := func(component string, gen uint64) (string, []string) { // called once m is running
 		return self, []string{"worker", "--component", component, "--worker-id", m.Node.Sup.WorkerID(component)}
 	}
-	m, err = driver.NewMain(s.core.Node(instance, s.get("node")), st, nil, log, sink, command, os.Stderr)
+	m, err = driver.NewMain(holdingName(s.core.Node(instance, s.get("node"))), st, nil, log, sink, command, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +128,14 @@ func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver
 		OrtLib: s.get("onnxruntime_lib"), WriteMode: s.get("write_mode"), Threads: threads, BatchSize: batch, CPUArena: arena, UseGPU: s.core.GPU,
 		LogLevel: s.get("log_level")})
 	return m, nil
+}
+
+// holdingName gives a main process's node config what the hold on its node
+// name needs from the operating system: who this process is, and whether
+// another holder still runs.
+func holdingName(cfg node.Config) node.Config {
+	cfg.Self, cfg.Liveness = process.Self(), process.Liveness
+	return cfg
 }
 
 // selfBinary is the binary that workers run: the one this process runs,

@@ -134,7 +134,7 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 	command := func(component string, gen uint64) (string, []string) { // called once m is running
 		return self, []string{"worker", "--component", component, "--worker-id", m.Node.Sup.WorkerID(component)}
 	}
-	m, err = driver.NewMain(cfg.Node(instance, name), st, nil, log, sink, command, stderr)
+	m, err = driver.NewMain(holdingName(cfg.Node(instance, name)), st, nil, log, sink, command, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr drill:", err)
 		return 2

@@ -33,6 +33,7 @@ const (
 	StoreError       = "store_error"
 	ModelsLoaded     = "models_loaded"
 	ModelsUnloaded   = "models_unloaded"
+	NodeName         = "node_name" // the hold on the node name: waiting, refused, taken over, lost
 )
 
 // Event is one fact. Field order is the JSON field order of the trace, so a

@@ -27,6 +27,12 @@ type Config struct {
 	// rows older than this, every HistoryPrunePeriod (or a quarter of the
 	// retention when that is shorter); 0 disables it.
 	HistoryRetention time.Duration // 7 days
+	// Self identifies this main process in the hold on its node name
+	// (host, pid space, pid, start); the instance and the hold's end are
+	// filled in. Liveness tells whether another holder's process still
+	// runs; nil: never known (a holder is waited for until it lapses).
+	Self     NameHolder
+	Liveness func(NameHolder) Liveness
 }
 
 // DefaultHistoryRetention is how long health history is kept by default.
@@ -56,6 +62,8 @@ type Node struct {
 	// troubleAt is the time of the last store failure this main process
 	// saw (a lease renewal, a cleanup, a restart-state write…); zero: none.
 	troubleAt time.Time
+	name      nameState
+	started   bool // Start was called
 }
 
 // New wires a supervisor and a monitor sharing st and sink.
@@ -83,6 +91,7 @@ func New(cfg Config, procs supervisor.Processes, st store.Store, sink event.Sink
 		n.Mon.Register(id, sup)
 	}
 	n.Mon.AddHook(monitor.Hook{Name: "claim cleanup", Period: cfg.CleanupPeriod, Run: n.cleanup})
+	n.Mon.AddHook(monitor.Hook{Name: "node name", Period: cfg.Supervisor.LeaseTTL / 3, Run: n.renewName})
 	if cfg.HistoryRetention > 0 {
 		n.Mon.AddHook(monitor.Hook{Name: "history retention", Period: min(HistoryPrunePeriod, cfg.HistoryRetention/4),
 			Run: n.pruneHistory})
@@ -90,20 +99,48 @@ func New(cfg Config, procs supervisor.Processes, st store.Store, sink event.Sink
 	return n, nil
 }
 
-// Start loads restart state and spawns the workers.
+// Start takes the node name (name.go), then loads restart state and spawns
+// the workers. While the name is held by another process that may be gone,
+// or the store cannot be read, Tick looks again; a name held by a running
+// main process halts the node (Halted).
 func (n *Node) Start(ctx context.Context, now time.Time) {
-	n.Sup.Start(ctx, now)
-	n.Mon.Tick(ctx, now)
+	n.started = true
+	n.step(ctx, now)
 }
 
-// Tick advances the supervisor, then the monitor.
+// step takes the name when due, and starts the supervisor once it is held.
+func (n *Node) step(ctx context.Context, now time.Time) {
+	if n.holding() || n.name.halted != nil || now.Before(n.name.retryAt) {
+		return
+	}
+	n.takeName(ctx, now)
+	if n.holding() && !n.Sup.Stopping() {
+		n.Sup.Start(ctx, now)
+		n.Mon.Tick(ctx, now)
+	}
+}
+
+// Tick advances the supervisor, then the monitor; before the name is held,
+// it only looks at the name again.
 func (n *Node) Tick(ctx context.Context, now time.Time) {
+	if !n.holding() {
+		if n.started {
+			n.step(ctx, now)
+		}
+		return
+	}
 	n.Sup.Tick(ctx, now)
 	n.Mon.Tick(ctx, now)
 }
 
 // NextWake returns the next time the node has something to do.
 func (n *Node) NextWake() time.Time {
+	if !n.holding() {
+		if n.name.halted != nil {
+			return n.name.lookedAt.Add(24 * time.Hour) // nothing to do but stop
+		}
+		return n.name.retryAt
+	}
 	t := n.Mon.NextWake()
 	if d, ok := n.Sup.Deadline(); ok && d.Before(t) {
 		t = d

@@ -1,0 +1,210 @@
+package node_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/node"
+	"github.com/nomarr/nomarr/sim/memstore"
+)
+
+func TestDecideName(t *testing.T) {
+	now := at(time.Minute)
+	held := func(until time.Duration) *node.NameHolder {
+		return &node.NameHolder{Instance: "n:1:1", Host: "h", PID: 1, UntilMs: at(until).UnixMilli()}
+	}
+	cases := []struct {
+		name       string
+		cur, seen  *node.NameHolder
+		live       node.Liveness
+		take       bool
+		wait       time.Time
+		refuseHint string
+	}{
+		{name: "free", take: true},
+		{name: "own", cur: &node.NameHolder{Instance: "n:2:2", UntilMs: at(2 * time.Minute).UnixMilli()}, live: node.Alive, take: true},
+		{name: "holder gone", cur: held(2 * time.Minute), live: node.Gone, take: true},
+		{name: "holder alive", cur: held(2 * time.Minute), live: node.Alive, refuseHint: "pid 1 on h"},
+		{name: "holder alive, hold lapsed", cur: held(0), live: node.Alive, refuseHint: "in use"},
+		{name: "elsewhere, lapsed", cur: held(time.Minute), take: true},
+		{name: "elsewhere, held", cur: held(90 * time.Second), wait: at(90 * time.Second)},
+		{name: "elsewhere, seen and unchanged", cur: held(90 * time.Second), seen: held(90 * time.Second), wait: at(90 * time.Second)},
+		{name: "elsewhere, renewed while waited for", cur: held(2 * time.Minute), seen: held(90 * time.Second), refuseHint: "renewed"},
+		{name: "elsewhere, another holder since", cur: &node.NameHolder{Instance: "n:3:3", UntilMs: at(2 * time.Minute).UnixMilli()},
+			seen: held(90 * time.Second), wait: at(2 * time.Minute)},
+	}
+	for _, c := range cases {
+		v := node.DecideName("n", c.cur, c.seen, "n:2:2", now, c.live)
+		if v.Take != c.take || !v.Wait.Equal(c.wait) || (c.refuseHint == "") != (v.Refuse == "") || !strings.Contains(v.Refuse, c.refuseHint) {
+			t.Errorf("%s: %+v, want take=%v wait=%v refuse~%q", c.name, v, c.take, c.wait, c.refuseHint)
+		}
+	}
+}
+
+// nameNode is a node of one worker on st under node name "shared".
+func nameNode(t *testing.T, st *memstore.Store, instance string, live func(node.NameHolder) node.Liveness) (*node.Node, *fakeProcs, *recorder) {
+	t.Helper()
+	cfg := node.DefaultConfig(instance, "shared", 1)
+	cfg.Self = node.NameHolder{Host: "h", PID: len(instance)}
+	cfg.Liveness = live
+	procs, ev := &fakeProcs{}, &recorder{}
+	n, err := node.New(cfg, procs, st, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, procs, ev
+}
+
+func liveness(l node.Liveness) func(node.NameHolder) node.Liveness {
+	return func(node.NameHolder) node.Liveness { return l }
+}
+
+func TestSecondMainUnderOneNameRefused(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(1)
+	a, pa, _ := nameNode(t, st, "a", liveness(node.Alive))
+	a.Start(ctx, t0)
+	if pa.spawns != 1 || a.Halted() != nil {
+		t.Fatalf("first main: spawns %d, halted %v", pa.spawns, a.Halted())
+	}
+	b, pb, ev := nameNode(t, st, "b", liveness(node.Alive))
+	b.Start(ctx, at(time.Second))
+	if pb.spawns != 0 || b.Halted() == nil || !strings.Contains(b.Halted().Error(), `node "shared" is in use by main process a`) {
+		t.Fatalf("second main: spawns %d, halted %v", pb.spawns, b.Halted())
+	}
+	if len(ev.of(event.NodeName)) != 1 {
+		t.Fatalf("node_name events = %+v", ev.of(event.NodeName))
+	}
+	b.Tick(ctx, at(time.Hour)) // halted: it never starts
+	if pb.spawns != 0 {
+		t.Fatal("a refused main spawned later")
+	}
+	if a.Halted() != nil {
+		t.Fatal("the refusal halted the holder")
+	}
+}
+
+func TestMainElsewhereWaitedForThenRefused(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(1)
+	a, _, _ := nameNode(t, st, "a", nil)
+	a.Start(ctx, t0)
+	b, pb, _ := nameNode(t, st, "b", nil) // cannot know whether a runs
+	b.Start(ctx, at(time.Second))
+	if pb.spawns != 0 || b.Halted() != nil {
+		t.Fatalf("b: spawns %d, halted %v; want waiting", pb.spawns, b.Halted())
+	}
+	if w := b.NextWake(); !w.Equal(at(30 * time.Second)) {
+		t.Fatalf("b looks again at %v, want when a's hold lapses (30s)", w.Sub(t0))
+	}
+	for d := time.Second; d <= 40*time.Second; d += time.Second {
+		a.Tick(ctx, at(d)) // a runs and renews
+		b.Tick(ctx, at(d))
+	}
+	if pb.spawns != 0 || b.Halted() == nil || !strings.Contains(b.Halted().Error(), "renewed") {
+		t.Fatalf("b: spawns %d, halted %v; want refused", pb.spawns, b.Halted())
+	}
+}
+
+func TestMainElsewhereWaitedForThenTaken(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(1)
+	a, _, _ := nameNode(t, st, "a", nil)
+	a.Start(ctx, t0) // then a dies on another host: no more renewals
+	b, pb, ev := nameNode(t, st, "b", nil)
+	for d := time.Second; d <= 31*time.Second; d += time.Second {
+		if d == time.Second {
+			b.Start(ctx, at(d))
+		} else {
+			b.Tick(ctx, at(d))
+		}
+		if d < 30*time.Second && pb.spawns != 0 {
+			t.Fatalf("b spawned at %v, before a's hold lapsed", d)
+		}
+	}
+	if pb.spawns != 1 || b.Halted() != nil {
+		t.Fatalf("b: spawns %d, halted %v; want started once a's hold lapsed", pb.spawns, b.Halted())
+	}
+	if w := ev.of(event.NodeName); len(w) != 1 || !strings.HasPrefix(w[0].Reason, "waiting") {
+		t.Fatalf("node_name events = %+v", w)
+	}
+	// a comes back (it was only stopped): its renewal finds the name taken.
+	a.Tick(ctx, at(32*time.Second))
+	a.Tick(ctx, at(40*time.Second))
+	if a.Halted() == nil || !strings.Contains(a.Halted().Error(), "taken over by main process b") {
+		t.Fatalf("a: halted %v; want the name lost", a.Halted())
+	}
+	if b.Halted() != nil {
+		t.Fatal("b halted")
+	}
+}
+
+func TestRestartedMainTakesNameOfGoneOne(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(1)
+	a, _, _ := nameNode(t, st, "a", nil)
+	a.Start(ctx, t0) // killed right after
+	a2, p2, ev := nameNode(t, st, "a2", liveness(node.Gone))
+	a2.Start(ctx, at(time.Second))
+	if p2.spawns != 1 || a2.Halted() != nil {
+		t.Fatalf("restarted main: spawns %d, halted %v", p2.spawns, a2.Halted())
+	}
+	if w := ev.of(event.NodeName); len(w) != 1 || !strings.Contains(w[0].Reason, "taken over from a") {
+		t.Fatalf("node_name events = %+v", w)
+	}
+}
+
+func TestReleasedNameTakenAtOnce(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(1)
+	a, _, _ := nameNode(t, st, "a", nil)
+	a.Start(ctx, t0)
+	a.Stop(at(time.Second))
+	info, _ := a.Sup.Info("worker:discovery:0")
+	a.Sup.Exited(ctx, "worker:discovery:0", info.Gen, 0, at(time.Second))
+	if !a.Sup.Done() {
+		t.Fatal("stop not done")
+	}
+	if err := a.ReleaseName(ctx, at(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b, pb, _ := nameNode(t, st, "b", nil) // liveness unknown, but the hold was handed back
+	b.Start(ctx, at(2*time.Second))
+	if pb.spawns != 1 {
+		t.Fatalf("b spawned %d after a released the name", pb.spawns)
+	}
+}
+
+func TestNameWaitsForStore(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(1)
+	st.SetFault(memstore.Down)
+	a, pa, ev := nameNode(t, st, "a", nil)
+	a.Start(ctx, t0)
+	a.Tick(ctx, a.NextWake())
+	if pa.spawns != 0 || len(ev.of(event.StoreError)) != 2 {
+		t.Fatalf("store down: spawns %d, store errors %d", pa.spawns, len(ev.of(event.StoreError)))
+	}
+	st.SetFault(memstore.Healthy)
+	a.Tick(ctx, a.NextWake())
+	if pa.spawns != 1 {
+		t.Fatalf("store back: spawns %d", pa.spawns)
+	}
+}
+
+func TestStopBeforeNameHeld(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(1)
+	a, _, _ := nameNode(t, st, "a", nil)
+	a.Start(ctx, t0)
+	b, pb, _ := nameNode(t, st, "b", nil)
+	b.Start(ctx, at(time.Second)) // waiting for a's hold
+	b.Stop(at(2 * time.Second))
+	b.Tick(ctx, at(time.Minute))
+	if pb.spawns != 0 || !b.Sup.Done() {
+		t.Fatalf("stopped while waiting: spawns %d, done %v", pb.spawns, b.Sup.Done())
+	}
+}
