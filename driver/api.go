@@ -41,8 +41,8 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 			if in.RestartPending {
 				w.RestartAt = in.RestartAt
 			}
-			if !in.Running && w.Status != string(health.Failed) {
-				w.PID = 0
+			if !in.Running { // dead, failed or not yet spawned: no process, no job (its claim is released)
+				w.PID, w.Phase, w.CurrentJob = 0, "", ""
 			}
 			info.Workers = append(info.Workers, w)
 		}

@@ -388,8 +388,9 @@ func (s *Supervisor) renew(ctx context.Context, now time.Time) {
 	}
 }
 
-// Deadline returns the earliest pending restart that Tick can carry out, so a
-// driver can wake exactly then (it also ticks every check interval). A
+// Deadline returns the earliest pending restart that Tick can carry out, or
+// the end of the stop grace while a worker is still running, so a driver
+// can wake exactly then (it also ticks every check interval). A
 // restart waiting for its dead process's claims to be released is not a
 // deadline: the release is retried on the regular ticks.
 func (s *Supervisor) Deadline() (time.Time, bool) {
@@ -398,6 +399,11 @@ func (s *Supervisor) Deadline() (time.Time, bool) {
 	for _, c := range s.comps {
 		if c.restartPending && !c.failed && !c.releasePending && !c.loadPending && !s.stopping && (!found || c.restartAt.Before(t)) {
 			t, found = c.restartAt, true
+		}
+		if s.stopping && c.running && !c.killing {
+			if grace := s.stopAt.Add(s.cfg.StopGrace); !found || grace.Before(t) {
+				t, found = grace, true
+			}
 		}
 	}
 	return t, found

@@ -1045,3 +1045,29 @@ func TestStopWaitsForRestartStateWrite(t *testing.T) {
 		t.Fatalf("the next start spawned the failed worker %d time(s)", n)
 	}
 }
+
+// The stop grace ends on a deadline of its own: a driver that sleeps until
+// Deadline kills a worker still running at the end of the grace then, not
+// at the next check tick after it.
+func TestStopGraceIsADeadline(t *testing.T) {
+	r := newRig(t, 1, nil)
+	const id = "worker:discovery:0"
+	r.sup.Start(r.ctx, t0)
+	r.frame(id, t0.Add(time.Second), health.Processing, "f1", 1)
+	r.sup.Stop(t0.Add(2 * time.Second))
+	d, ok := r.sup.Deadline()
+	if want := t0.Add(2*time.Second + r.cfg.StopGrace); !ok || !d.Equal(want) {
+		t.Fatalf("Deadline during the stop = %v %v, want the grace's end %v", d, ok, want)
+	}
+	r.sup.Tick(r.ctx, d.Add(-time.Millisecond))
+	if n := r.procs.signals(id, supervisor.Kill); n != 0 {
+		t.Fatalf("killed before the grace's end")
+	}
+	r.sup.Tick(r.ctx, d)
+	if n := r.procs.signals(id, supervisor.Kill); n != 1 {
+		t.Fatalf("kills at the grace's end = %d, want 1", n)
+	}
+	if _, ok := r.sup.Deadline(); ok {
+		t.Fatal("a deadline remains once the worker is being killed")
+	}
+}
