@@ -41,10 +41,8 @@ func checkAnalyzer(s *settings) error {
 	case name == "noop", strings.HasPrefix(name, "script:"):
 		return nil
 	case name == "musicnn":
-		lib := s.get("onnxruntime_lib")
-		if _, err := os.Stat(lib); err != nil {
-			return fmt.Errorf("ONNX Runtime library not found at %s: run `make deps` (scripts/fetch-ort.sh), "+
-				"or set onnxruntime_lib / NOMARR_ONNXRUNTIME_LIB", lib)
+		if err := gpu.CheckLibrary(s.get("onnxruntime_lib")); err != nil {
+			return err
 		}
 		for _, f := range gpu.ModelFiles() {
 			if _, err := os.Stat(filepath.Join(s.get("models_dir"), f)); err != nil {

@@ -63,6 +63,7 @@ func TestInvalidConfigurationExits2NamingTheKey(t *testing.T) {
 		{[]string{"status"}, [2]string{"NOMARR_HANG_AFTER", "soon"}, "NOMARR_HANG_AFTER"},
 		{[]string{"tag", "--analyzer", "bogus", dir}, [2]string{}, "analyzer"},
 		{[]string{"tag", "--onnxruntime-lib", "/nonexistent/libonnxruntime.so.1", dir}, [2]string{}, "make deps"},
+		{[]string{"tag", "--onnxruntime-lib", bad, dir}, [2]string{}, "is not a shared library"}, // not ELF: no worker spawned
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
