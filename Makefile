@@ -1,12 +1,16 @@
-# Nomarr — developer and CI entry points. GNU make; needs only Go (a C
-# compiler adds the race detector, see RACE below).
+# Nomarr — developer and CI entry points. GNU make, Go and a C compiler;
+# `make deps` installs the rest on Debian/Ubuntu (ffmpeg, TagLib, sox,
+# espeak-ng, the ONNX Runtime library). Without a C compiler (no cgo) the
+# build has no MusiCNN analyzer, no tag writing and no race detector (see
+# RACE below).
 #
-#   make test        go vet, go test (with -race when cgo works), fuzz smoke
+#   make test        deps for the tests, go vet, go test (with -race when cgo works), fuzz smoke
 #   make fuzz        every fuzz target for FUZZTIME (default 60s) each
 #   make bench       benchmarks, output also in bench.out
 #   make build       bin/nomarr
 #   make sim SCENARIO=scenarios/x.yaml [SIMFLAGS='--seed 3 --json']
-#   make run         what the product does end to end (for now: every scenario)
+#   make run [LIBRARY=DIR]  tag DIR (or a generated demo library) with the MusiCNN pipeline
+#   make run-scenarios      every scenario through the simulator
 #   make fmt-check   fail when gofmt would change a file
 
 SHELL := bash
@@ -139,8 +143,13 @@ sim:
 
 run: $(RUN_TARGET)
 
+# LIBRARY is single-quoted for the shell (a quote in it survives); a
+# leading ~ or ~/ is expanded as the shell would have, unquoted.
 run-library: deps build
-	bin/nomarr tag "$(LIBRARY)" --analyzer "$(ANALYZER)" --workers "$(WORKERS)" --data-dir "$(DATA_DIR)"
+	@lib='$(subst ','\'',$(LIBRARY))'; \
+	case "$$lib" in "~") lib=$$HOME ;; "~/"*) lib=$$HOME/$${lib#"~/"} ;; esac; \
+	set -x; \
+	bin/nomarr tag "$$lib" --analyzer "$(ANALYZER)" --workers "$(WORKERS)" --data-dir "$(DATA_DIR)" --log-level warn
 
 run-demo: deps build
 	@[ -d "$(DEMO_DIR)/good" ] || scripts/testaudio.sh "$(DEMO_DIR)"

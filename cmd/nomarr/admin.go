@@ -35,6 +35,9 @@ func apiCall(s *settings, method, path string, out any) error {
 	if resp.StatusCode/100 != 2 {
 		var e struct{ Error string }
 		_ = json.Unmarshal(body, &e)
+		if resp.StatusCode == http.StatusUnauthorized {
+			return fmt.Errorf("%s %s: %s: %s; pass --api-token or set NOMARR_API_TOKEN", method, path, resp.Status, e.Error)
+		}
 		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, e.Error)
 	}
 	if out != nil {
@@ -51,15 +54,13 @@ func apiCall(s *settings, method, path string, out any) error {
 func runWorkers(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("workers", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	s, rest, err := loadSettings(fs, args)
-	if err != nil {
-		fmt.Fprintln(stderr, "nomarr workers:", err)
-		return exitUsage
+	s, rest, code, ok := commandSettings("workers", fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(rest) == 0 || len(rest) > 2 || (rest[0] != "pause" && rest[0] != "resume" && rest[0] != "reset") ||
 		(rest[0] != "reset" && len(rest) == 2) {
-		fmt.Fprintln(stderr, "usage: nomarr workers pause|resume|reset [ID]")
-		return exitUsage
+		return usageError(stderr, "workers")
 	}
 	op, id := rest[0], ""
 	if len(rest) == 2 {
@@ -114,14 +115,12 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 func runScan(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	s, rest, err := loadSettings(fs, args)
-	if err != nil || len(rest) != 1 {
-		if err != nil {
-			fmt.Fprintln(stderr, "nomarr scan:", err)
-		} else {
-			fmt.Fprintln(stderr, "usage: nomarr scan DIR")
-		}
-		return exitUsage
+	s, rest, code, ok := commandSettings("scan", fs, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 {
+		return usageError(stderr, "scan")
 	}
 	st, err := openForSettings(s)
 	if err != nil {

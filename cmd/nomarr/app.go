@@ -8,9 +8,13 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/arangodb"
@@ -58,17 +62,24 @@ func checkAnalyzer(s *settings) error {
 	return fmt.Errorf("analyzer: unknown analyzer %q (musicnn, noop, script:SCENARIO)", name)
 }
 
+// eventLevel is the log level of an event kind: WARN for what an operator
+// must see (a worker failed or killed, a file failed for good, …), INFO
+// for the life of workers and a file's retry, DEBUG for the rest.
+func eventLevel(kind string) slog.Level {
+	switch kind {
+	case event.Failed, event.Kill, event.Quarantined, event.StoreError, event.NodeName, event.FileFailed:
+		return slog.LevelWarn
+	case event.RestartScheduled, event.Restart, event.Status, event.Exit, event.Reset, event.Stop, event.FileRetry:
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
+}
+
 // logSink turns core events into structured log lines with component ids.
 func logSink(log *slog.Logger) event.Sink {
 	quiet := storeErrorQuiet{}
 	return event.SinkFunc(func(e event.Event) {
-		lvl := slog.LevelDebug
-		switch e.Event {
-		case event.Failed, event.Kill, event.Quarantined, event.StoreError, event.NodeName:
-			lvl = slog.LevelWarn
-		case event.RestartScheduled, event.Restart, event.Status, event.Exit, event.Reset, event.Stop:
-			lvl = slog.LevelInfo
-		}
+		lvl := eventLevel(e.Event)
 		if !log.Enabled(context.Background(), lvl) {
 			return
 		}
@@ -175,9 +186,22 @@ func openForSettings(s *settings) (closer, error) {
 // files under dir that it did not find (core/inventory decides which). It
 // returns how many audio files it found and how many it marked missing.
 func scanInto(ctx context.Context, st store.Store, dir string, log *slog.Logger) (found, missing int, err error) {
+	r, err := scanLibrary(ctx, st, dir, log)
+	return r.found, r.missing, err
+}
+
+// scanResult is what a scan did: audio files found, stored files marked
+// missing, and how many of the files found are pending (valid, neither
+// tagged nor failed, and needing tags: store.Counts' Pending).
+type scanResult struct {
+	found, missing, pending int
+}
+
+// scanLibrary is scanInto, counting the pending files among those found.
+func scanLibrary(ctx context.Context, st store.Store, dir string, log *slog.Logger) (r scanResult, err error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
-		return 0, 0, fmt.Errorf("scan: %w", err)
+		return r, fmt.Errorf("scan: %w", err)
 	}
 	// The walk streams: files go to the store a batch at a time and only
 	// their keys are kept, to find the stored files that left.
@@ -187,7 +211,7 @@ func scanInto(ctx context.Context, st store.Store, dir string, log *slog.Logger)
 		if err := st.UpsertFiles(ctx, batch); err != nil {
 			return fmt.Errorf("scan: store: %w", err)
 		}
-		found += len(batch)
+		r.found += len(batch)
 		batch = batch[:0]
 		return nil
 	}
@@ -202,7 +226,7 @@ func scanInto(ctx context.Context, st store.Store, dir string, log *slog.Logger)
 		err = flush()
 	}
 	if err != nil {
-		return found, 0, err
+		return r, err
 	}
 	for _, sk := range skipped {
 		log.Warn("scan: skipped", "why", sk)
@@ -211,25 +235,30 @@ func scanInto(ctx context.Context, st store.Store, dir string, log *slog.Logger)
 	for after := ""; ; {
 		page, err := st.ListFiles(ctx, after, listBatch)
 		if err != nil {
-			return found, missing, fmt.Errorf("scan: store: %w", err)
+			return r, fmt.Errorf("scan: store: %w", err)
+		}
+		for _, f := range page {
+			if scan.Seen[f.Key] && f.IsValid && f.NeedsTagging && !f.Tagged && !f.Failed {
+				r.pending++
+			}
 		}
 		if gone := scan.Missing(page); len(gone) > 0 {
 			n, err := st.MarkMissing(ctx, gone)
 			if err != nil {
-				return found, missing, fmt.Errorf("scan: store: %w", err)
+				return r, fmt.Errorf("scan: store: %w", err)
 			}
-			missing += n
+			r.missing += n
 		}
 		if len(page) < listBatch {
 			break
 		}
 		after = page[len(page)-1].Key
 	}
-	if missing > 0 {
+	if r.missing > 0 {
 		log.Info("scan: files no longer on disk marked missing (valid again, tags kept, when they come back)",
-			"dir", root, "files", missing)
+			"dir", root, "files", r.missing)
 	}
-	return found, missing, nil
+	return r, nil
 }
 
 // Batch sizes of a scan's store calls: short write transactions, pages of
@@ -257,25 +286,72 @@ func redact(db string) string {
 }
 
 // startCommand parses a job command's settings and positional arguments
-// (exactly nargs) and checks its analyzer. On failure it has printed the
-// message and ok is false: exit with exitUsage.
-func startCommand(name string, args []string, nargs int, usage string, stderr io.Writer) (s *settings, rest []string, log *slog.Logger, ok bool) {
+// (exactly nargs) and checks its analyzer. When ok is false it has printed
+// the help or the message: exit with code.
+func startCommand(name string, args []string, nargs int, stdout, stderr io.Writer) (s *settings, rest []string, log *slog.Logger, code int, ok bool) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	s, rest, err := loadSettings(fs, args)
-	if err != nil {
-		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
-		return nil, nil, nil, false
+	s, rest, code, ok = commandSettings(name, fs, args, stdout, stderr)
+	if !ok {
+		return nil, nil, nil, code, false
 	}
 	if len(rest) != nargs {
-		fmt.Fprintln(stderr, "usage:", usage)
-		return nil, nil, nil, false
+		return nil, nil, nil, usageError(stderr, name), false
 	}
 	if err := checkAnalyzer(s); err != nil {
 		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
-		return nil, nil, nil, false
+		return nil, nil, nil, exitUsage, false
 	}
-	return s, rest, newLogger(s, stderr), true
+	return s, rest, newLogger(s, stderr), 0, true
+}
+
+// stopSignals returns a context that SIGINT or SIGTERM cancels, and a
+// function that returns that first signal (nil before it). Every later
+// one calls again, from another goroutine: a second Ctrl-C during the
+// graceful stop is answered, not ignored. release stops listening.
+func stopSignals(again func()) (ctx context.Context, first func() os.Signal, release func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Value
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-ch:
+				if got.CompareAndSwap(nil, sig) {
+					cancel()
+				} else {
+					again()
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	first = func() os.Signal {
+		sig, _ := got.Load().(os.Signal)
+		return sig
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+			cancel()
+		})
+	}
+	return ctx, first, release
+}
+
+// signalExit is the exit code of a command stopped by sig: 128 + its
+// number, as a shell reports a process killed by it (130 for SIGINT, 143
+// for SIGTERM), so that a script sees the interruption.
+func signalExit(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
 }
 
 // storeErrorQuietFor is how long a store error is not logged again once it

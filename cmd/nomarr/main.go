@@ -1,35 +1,78 @@
-// Command nomarr is the one production binary. This build carries the
-// simulator subcommand; the daemon, one-shot tagging, worker and admin
-// subcommands arrive with the production runtime.
+// Command nomarr is the one production binary: the one-shot tagger (tag),
+// the daemon (serve), the admin commands (status, workers, scan), the
+// deterministic simulator (sim), and two hidden subcommands: worker (a
+// worker process, started by a main process) and drill (a scenario played
+// with real processes, for the real-process tests).
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
-const usage = `usage: nomarr <command> [arguments]
+// command is one user-facing subcommand: its synopsis and one-line summary
+// for `nomarr help`, and the text of `nomarr CMD --help`.
+type command struct {
+	name, synopsis, summary, about string
+}
 
-commands:
-  tag DIR [--workers N] [--db sqlite:PATH] [--analyzer noop]
-        scan DIR and tag every file with N worker processes; exit 1 if files failed
-  serve [--library-root DIR] [--http-addr 127.0.0.1:8356]
-        daemon: scan and rescan, workers, health monitor, HTTP API and dashboard
-  status [--json]
-        the daemon's workers and the library counts
-  workers pause|resume|reset [ID]
-        pause or resume every worker sharing the store; reset a failed worker
-  scan DIR
-        add DIR's audio files to the library
+// commands are listed by `nomarr help` in this order.
+var commands = []command{
+	{"tag", "tag DIR [--workers N] [--db sqlite:PATH] [--analyzer noop]",
+		"tags every pending file in the store; DIR is scanned first",
+		"Scans DIR into the store, then tags every pending file of the store (DIR's and\n" +
+			"those of earlier scans) with `workers` worker processes, and prints a summary.\n" +
+			"Exit 0 when all is tagged; 1 when files failed or are left (run it again to go\n" +
+			"on); 2 on invalid usage or configuration; 130 or 143 when interrupted\n" +
+			"(SIGINT, SIGTERM).\n"},
+	{"serve", "serve [--library-root DIR] [--http-addr 127.0.0.1:8356] [--api-token TOKEN]",
+		"daemon: scan and rescan, workers, health monitor, HTTP API and dashboard",
+		"Runs until SIGINT or SIGTERM, then stops gracefully. Scans library_root at start\n" +
+			"and every rescan_interval. api_token is required unless http_addr is a loopback\n" +
+			"address; when set, pause, resume and reset need it (Authorization: Bearer\n" +
+			"TOKEN), and so does every request from another host.\n"},
+	{"status", "status [--json]",
+		"the daemon's workers and the library counts",
+		"Asks the daemon at http_addr; with no daemon running, shows the store's counts.\n" +
+			"Exit 1 when the store cannot be read.\n"},
+	{"workers", "workers pause|resume|reset [ID]",
+		"pause or resume every worker sharing the store; reset a failed worker",
+		"Goes through the daemon at http_addr when one answers, else straight to the\n" +
+			"store. reset without ID resets every failed worker of this node.\n"},
+	{"scan", "scan DIR",
+		"add DIR's audio files to the library",
+		"Adds DIR's audio files to the store and marks the known files under DIR that\n" +
+			"are gone as missing. Tags nothing.\n"},
+	{"sim", "sim SCENARIO [--seed N] [--json] [--no-check]",
+		"run a scenario in the deterministic simulator",
+		"Prints the JSONL trace (with --json) and a summary. Exit 1 when an expectation\n" +
+			"fails, 2 when the scenario is invalid.\n"},
+}
 
-configuration: flags (--key value) > NOMARR_<KEY> environment > config.yaml;
-invalid configuration exits 2 with a message naming the key.
-  sim SCENARIO [--seed N] [--json] [--no-check]
-        run a scenario in the deterministic simulator; prints the JSONL trace
-        (with --json) and a summary; exits 1 when an expectation fails, 2 when
-        the scenario is invalid
-`
+// findCommand returns the command named name.
+func findCommand(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// usage is the text of `nomarr help`.
+var usage = func() string {
+	var b strings.Builder
+	b.WriteString("usage: nomarr <command> [arguments]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %s\n        %s\n", c.synopsis, c.summary)
+	}
+	b.WriteString("  help [COMMAND]\n        this text, or a command's flags and configuration keys with their defaults\n\n")
+	b.WriteString("configuration: flags (--key value) > NOMARR_<KEY> environment > config.yaml;\n" +
+		"invalid configuration exits 2 with a message naming the key.\n")
+	return b.String()
+}()
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -57,9 +100,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runWorker(args[1:], stderr)
 	case "drill": // hidden: real-process playback of a scenario
 		return runDrill(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
+	case "help", "-h", "--help", "-help":
+		switch {
+		case len(args) == 1:
+			fmt.Fprint(stdout, usage)
+			return 0
+		case len(args) > 2:
+			fmt.Fprintln(stderr, "usage: nomarr help [COMMAND]")
+			return exitUsage
+		}
+		if _, ok := findCommand(args[1]); !ok {
+			fmt.Fprintf(stderr, "nomarr help: unknown command %q; run `nomarr help`\n", args[1])
+			return exitUsage
+		}
+		return run([]string{args[1], "--help"}, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "nomarr: unknown command %q\n\n%s", args[0], usage)
 		return 2

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/gpu"
@@ -24,9 +21,9 @@ var version = "dev"
 // SIGINT/SIGTERM, then a graceful stop. The API's socket is bound first:
 // when http_addr cannot be bound, serve exits 1 before any worker starts.
 func runServe(args []string, stdout, stderr io.Writer) int {
-	s, _, log, ok := startCommand("serve", args, 0, "nomarr serve [--library-root DIR] [--http-addr HOST:PORT] …", stderr)
+	s, _, log, code, ok := startCommand("serve", args, 0, stdout, stderr)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	// The daemon starts even when the store is down (or its directory is not
 	// there yet); it retries and its workers back off meanwhile.
@@ -49,16 +46,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr serve:", err)
 		return exitUsage
 	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	go func() { // a second signal during the stop is answered, not ignored
-		<-ctx.Done()
-		again := make(chan os.Signal, 1)
-		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
-		for range again {
-			log.Warn("already stopping: workers finish their current job within stop_grace, then are killed; SIGKILL stops at once")
-		}
-	}()
+	ctx, _, release := stopSignals(func() { // a second signal during the stop is answered, not ignored
+		log.Warn("already stopping: workers finish their current job within stop_grace, then are killed; SIGKILL stops at once")
+	})
+	defer release()
 	// Bind before anything starts: a daemon whose address is taken would
 	// otherwise run its workers without an API, and `nomarr status` or
 	// `workers` would talk to whatever holds the port.

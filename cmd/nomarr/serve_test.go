@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +16,7 @@ import (
 // error shown only at stop) while `nomarr status` talks to whatever holds
 // the port.
 func TestServeExitsWhenAddressIsTaken(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "nomarr")
-	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
+	bin := nomarrBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

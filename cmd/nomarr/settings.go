@@ -46,14 +46,17 @@ func (s *settings) get(key string) string { return s.app[key] }
 // config.yaml (--config, NOMARR_CONFIG, or ./config.yaml when present),
 // NOMARR_* environment variables, and flags (--key value, dashes or
 // underscores). Within one source a key wins over its alias. Errors name
-// the key and its source.
+// the key and its source. -h or --help returns flag.ErrHelp, and a flag
+// the command does not know a *flagError, for the caller to report
+// (commandSettings). NOMARR_* variables that no key reads are warned about
+// on fs's output (envWarnings).
 func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) {
 	s := &settings{core: config.Defaults(), app: map[string]string{}}
 	for k, v := range appKeys {
 		s.app[k] = v
 	}
 	flags := map[string]string{}
-	cfgFile := fs.String("config", "", "configuration file (YAML)")
+	cfgFile := fs.String("config", "", "read keys from `FILE` (YAML); default NOMARR_CONFIG, else ./config.yaml when there")
 	for _, k := range allKeys() {
 		k := k
 		usage := "configuration key " + k
@@ -62,16 +65,13 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 			fs.Func(k, usage, func(v string) error { flags[k] = v; return nil })
 		}
 	}
-	var rest []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		rest, args = append(rest, args[0]), args[1:]
+	warnings := fs.Output()
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range envWarnings(os.Environ()) {
+		fmt.Fprintln(warnings, w)
 	}
 	path := *cfgFile
 	if path == "" {
@@ -158,6 +158,10 @@ func (s *settings) finish() error {
 	}
 	if s.app["db"] == "" {
 		s.app["db"] = "sqlite:" + filepath.Join(s.app["data_dir"], "nomarr.db")
+	}
+	if p, ok := strings.CutPrefix(s.app["db"], "sqlite:"); ok && strings.TrimSpace(p) == "" {
+		return fmt.Errorf("db: %q has an empty path: want sqlite:PATH, such as sqlite:%s", s.app["db"],
+			filepath.Join(s.app["data_dir"], "nomarr.db"))
 	}
 	if s.app["models_dir"] == "" {
 		s.app["models_dir"] = firstExisting(filepath.Join("..", "shared", "models", "musicnn"),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,20 +18,16 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the JSONL trace on stdout (the summary goes to stderr)")
 	noCheck := fs.Bool("no-check", false, "skip the safety invariants checked after every event")
 	// Accept flags before or after the file name.
-	var files []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return 2
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			files = append(files, args[0])
-			args = args[1:]
-		}
+	files, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printHelp(stdout, "sim", fs)
+		return 0
+	}
+	if err != nil {
+		return reportFlagError(stderr, "sim", fs, err)
 	}
 	if len(files) != 1 {
-		fmt.Fprintln(stderr, "usage: nomarr sim SCENARIO [--seed N] [--json]")
-		return 2
+		return usageError(stderr, "sim")
 	}
 	sc, err := sim.Load(files[0])
 	if err != nil {

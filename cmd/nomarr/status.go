@@ -23,12 +23,12 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
-	s, rest, err := loadSettings(fs, args)
-	if err != nil || len(rest) != 0 {
-		if err != nil {
-			fmt.Fprintln(stderr, "nomarr status:", err)
-		}
-		return exitUsage
+	s, rest, code, ok := commandSettings("status", fs, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(rest) != 0 {
+		return usageError(stderr, "status")
 	}
 	var info httpapi.Info
 	if err := apiCall(s, http.MethodGet, "/api/v1/info", &info); err != nil {

@@ -24,6 +24,8 @@ type closer interface {
 // password.
 func openStore(db string) (closer, error) {
 	switch {
+	case strings.TrimSpace(strings.TrimPrefix(db, "sqlite:")) == "":
+		return nil, fmt.Errorf("db: %q has an empty path: want sqlite:PATH", db)
 	case strings.HasPrefix(db, "sqlite:"):
 		return sqlite.Open(strings.TrimPrefix(db, "sqlite:"))
 	case strings.HasPrefix(db, "arangodb://"), strings.HasPrefix(db, "arangodbs://"):

@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -18,7 +17,8 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// runTag implements `nomarr tag DIR`: scan, tag everything with the
+// runTag implements `nomarr tag DIR`: scan DIR, tag every pending file of
+// the store (discovery is store-wide: DIR's and earlier scans') with the
 // configured number of worker processes, show progress, print a summary, and
 // exit 1 when files failed or are left.
 //
@@ -26,11 +26,13 @@ import (
 // is in progress and nothing can be claimed now: the files left wait for a
 // retry after a transient error (60 s, 120 s, … up to 30 min apart), which
 // a one-shot run does not sit through; the next `tag`, or `serve`, retries
-// them.
+// them. SIGINT or SIGTERM ends it too, gracefully, with exit code 130 or
+// 143 (128 + the signal's number, as a shell reports a process the signal
+// killed): a script sees that the run was cut short, not that files failed.
 func runTag(args []string, stdout, stderr io.Writer) int {
-	s, rest, log, ok := startCommand("tag", args, 1, "nomarr tag DIR [--workers N] [--db sqlite:PATH] [--analyzer noop] …", stderr)
+	s, rest, log, code, ok := startCommand("tag", args, 1, stdout, stderr)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	st, err := openForSettings(s)
 	if err != nil {
@@ -38,14 +40,24 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	n, _, err := scanInto(ctx, st, rest[0], log)
+	// The first SIGINT or SIGTERM stops the run gracefully (the workers
+	// finish their current job within stop_grace); a later one is answered.
+	// The run then exits 128 + the signal's number (signalExit).
+	ctx, interrupted, release := stopSignals(func() {
+		fmt.Fprintf(stderr, "nomarr tag: already stopping: workers finish their current job within stop_grace (%s), "+
+			"then are killed; SIGKILL stops at once\n", s.core.StopGrace)
+	})
+	defer release()
+	scanned, err := scanLibrary(ctx, st, rest[0], log)
+	if sig := interrupted(); sig != nil {
+		fmt.Fprintf(stderr, "nomarr tag: interrupted during the scan of %s; run `nomarr tag` again to go on\n", rest[0])
+		return signalExit(sig)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "found %d audio files in %s\n", n, rest[0])
+	fmt.Fprintf(stderr, "found %d audio files in %s\n", scanned.found, rest[0])
 	// A pause is cluster-wide and outlives the run that set it: a one-shot
 	// run under it would wait for nothing.
 	if v, ok, err := st.GetMeta(ctx, store.MetaWorkerEnabled); err == nil && !store.Enabled(v, ok) {
@@ -61,6 +73,14 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nothing to tag: %d files, %d tagged, %d failed\n", before.Total, before.Tagged, before.Failed)
 		printSummary(stdout, before, before, 0)
 		return 0
+	}
+	// Discovery is store-wide: files of earlier scans (other folders, or
+	// left by an earlier run) are tagged too, and the summary counts them.
+	if err == nil {
+		if earlier := before.Pending - scanned.pending; earlier > 0 {
+			fmt.Fprintf(stderr, "%d files to tag in the store: %d from %s, %d from earlier scans\n",
+				before.Pending, scanned.pending, rest[0], earlier)
+		}
 	}
 	m, err := newMain(s, st, log, logSink(log))
 	if err != nil {
@@ -149,21 +169,37 @@ loop:
 	}
 	printSummary(stdout, before, c, time.Since(start))
 	switch {
+	case interrupted() != nil:
+		fmt.Fprintf(stderr, "nomarr tag: interrupted: %d files not yet tagged; run `nomarr tag` again to go on\n", c.Pending)
+		return signalExit(interrupted())
 	case allFailed:
 		fmt.Fprintln(stderr, "nomarr tag: every worker failed; see the log, fix the cause, and run `nomarr workers reset`")
 		return 1
+	}
+	code = 0
+	if n := c.Failed - before.Failed; n > 0 {
+		why := "the log's file_failed lines say why"
+		if !log.Enabled(context.Background(), slog.LevelWarn) {
+			why = "run with --log-level warn to see why"
+		}
+		fmt.Fprintf(stderr, "nomarr tag: %d files failed; %s\n", n, why)
+		code = 1
+	}
+	switch {
 	case c.Invalid() > before.Invalid():
 		fmt.Fprintf(stderr, "nomarr tag: %d files went missing during the run (a drive or share not mounted?); "+
 			"they are tagged by the next `nomarr tag` or rescan that finds them\n", c.Invalid()-before.Invalid())
-		return 1
+		code = 1
 	case c.Pending > 0:
-		fmt.Fprintf(stderr, "nomarr tag: %d files wait for a retry after a transient error (see the log); "+
-			"run `nomarr tag` again later, or keep `nomarr serve` running, to retry them\n", c.Pending)
-		return 1
-	case c.Failed > before.Failed:
-		return 1
+		see := "see the log's file_retry lines"
+		if !log.Enabled(context.Background(), slog.LevelInfo) {
+			see = "--log-level info shows them"
+		}
+		fmt.Fprintf(stderr, "nomarr tag: %d files wait for a retry after a transient error (%s); "+
+			"run `nomarr tag` again later, or keep `nomarr serve` running, to retry them\n", c.Pending, see)
+		code = 1
 	}
-	return 0
+	return code
 }
 
 // idlePolls is how many progress polls in a row (0.5 s apart) must find

@@ -101,10 +101,7 @@ func runWorker(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr worker:", err)
 		return 2
 	}
-	sink := event.SinkFunc(func(e event.Event) {
-		log.Debug(e.Event, "file", e.File, "reason", e.Reason)
-	})
-	w, err := worker.New(cfg.Worker(*component, *workerID, os.Getpid()), st, sink)
+	w, err := worker.New(cfg.Worker(*component, *workerID, os.Getpid()), st, workerLogSink(log))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr worker:", err)
 		return 2
@@ -115,6 +112,28 @@ func runWorker(args []string, stderr io.Writer) int {
 	}
 	return driver.RunWorker(context.Background(), w, an, models,
 		driver.WorkerIO{Frames: frames, Control: control, Term: termed}, nil, cfg.FrameInterval, log)
+}
+
+// workerLogSink logs a worker's events. Its log reaches the main
+// process's stderr: a file's failure (WARN) and its retry (INFO) are seen
+// at the default level, with the file's path and the reason; the other
+// events are DEBUG (the main process logs the workers' lives).
+func workerLogSink(log *slog.Logger) event.Sink {
+	return event.SinkFunc(func(e event.Event) {
+		lvl := slog.LevelDebug
+		if e.Event == event.FileFailed || e.Event == event.FileRetry {
+			lvl = eventLevel(e.Event)
+		}
+		attrs := []any{}
+		if e.Path != "" {
+			attrs = append(attrs, "path", e.Path)
+		}
+		if e.Reason != "" {
+			attrs = append(attrs, "reason", e.Reason)
+		}
+		attrs = append(attrs, "file", e.File)
+		log.Log(context.Background(), lvl, e.Event, attrs...)
+	})
 }
 
 func newAnalyzer(spec workerSpec) (worker.Analyzer, error) {

@@ -46,6 +46,7 @@ type Event struct {
 	From         string    `json:"from,omitempty"`
 	To           string    `json:"to,omitempty"`
 	File         string    `json:"file,omitempty"`
+	Path         string    `json:"path,omitempty"` // file_failed, file_retry: the file's path, for people
 	Worker       string    `json:"worker,omitempty"`
 	Reason       string    `json:"reason,omitempty"`
 	BackoffMs    int64     `json:"backoff_ms,omitempty"`

@@ -89,6 +89,7 @@ type pendingWrite struct {
 	completion *store.Completion
 	update     *store.FileUpdate
 	kind       string // event to emit when written
+	path       string // the file's path, named in file_failed and file_retry
 	reason     string
 	tries      int
 }
@@ -376,7 +377,7 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 	f := w.job
 	ref := store.Ref{FileKey: f.Key, WorkerID: w.cfg.WorkerID}
 	ms := float64(now.Sub(w.jobStart)) / float64(time.Millisecond)
-	p := &pendingWrite{ref: ref}
+	p := &pendingWrite{ref: ref, path: f.Path}
 	switch r.Class {
 	case OK:
 		w.tel.FilesProcessed++
@@ -466,6 +467,9 @@ func (w *Worker) flushPending(ctx context.Context, now time.Time) bool {
 	case err == nil:
 		w.storeOK()
 		ev := event.Event{T: now, Event: p.kind, Component: w.cfg.Component, File: p.ref.FileKey, Worker: p.ref.WorkerID, Reason: p.reason}
+		if p.kind == event.FileFailed || p.kind == event.FileRetry {
+			ev.Path = p.path
+		}
 		w.sink.Emit(ev)
 	case errors.Is(err, store.ErrClaimLost):
 		w.storeOK()

@@ -221,8 +221,11 @@ func TestPermanentError(t *testing.T) {
 	if tel.ConsecutiveErrors != before.ConsecutiveErrors || tel.Errors != before.Errors+1 {
 		t.Fatalf("telemetry %+v -> %+v: permanent must not count toward the error limit", before, tel)
 	}
-	if ff := r.ev.of(event.FileFailed); len(ff) != 1 || ff[0].File != "b" {
-		t.Fatalf("file_failed events = %+v", ff)
+	if ff := r.ev.of(event.FileFailed); len(ff) != 1 || ff[0].File != "b" || ff[0].Path != "/music/b.mp3" {
+		t.Fatalf("file_failed events = %+v, want file b with its path", ff)
+	}
+	if fr := r.ev.of(event.FileRetry); len(fr) != 1 || fr[0].Path != "/music/a.mp3" {
+		t.Fatalf("file_retry events = %+v, want file a with its path", fr)
 	}
 }
 

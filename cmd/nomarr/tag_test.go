@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/library"
+	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/internal/syncbuf"
+)
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// nomarrBinary builds this command once per test run: tag and serve start
+// their workers from their own binary, which a test binary is not.
+func nomarrBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "nomarr-cmd-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "nomarr")
+		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
+// audioFiles creates empty-enough "audio" files (scanned by their names)
+// under dir and returns their paths.
+func audioFiles(t *testing.T, dir string, names ...string) []string {
+	t.Helper()
+	var paths []string
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("not really audio"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// TestFileEventsLogLevels: a file's failure is a warning and its retry an
+// info line, in the main process's log and in a worker's (where they are
+// emitted, with the file's path); they used to be DEBUG lines, invisible at
+// the default level.
+func TestFileEventsLogLevels(t *testing.T) {
+	var buf bytes.Buffer
+	sink := logSink(slog.New(slog.NewTextHandler(&buf, nil)))
+	sink.Emit(event.Event{Event: event.FileFailed, File: "k1", Reason: "permanent: bad header"})
+	sink.Emit(event.Event{Event: event.FileRetry, File: "k2", Reason: "transient: timeout"})
+	sink.Emit(event.Event{Event: event.Claim, File: "k3"})
+	if s := buf.String(); !strings.Contains(s, "level=WARN msg=file_failed file=k1") ||
+		!strings.Contains(s, "level=INFO msg=file_retry file=k2") || strings.Contains(s, "claim") {
+		t.Errorf("main process log:\n%s", s)
+	}
+
+	buf.Reset()
+	wsink := workerLogSink(slog.New(slog.NewTextHandler(&buf, nil)))
+	wsink.Emit(event.Event{Event: event.FileFailed, File: "k1", Path: "/music/a b.flac", Reason: "permanent: bad header"})
+	wsink.Emit(event.Event{Event: event.FileRetry, File: "k2", Reason: "transient: timeout"})
+	wsink.Emit(event.Event{Event: event.Tagged, File: "k1"})
+	want := []string{
+		`level=WARN msg=file_failed path="/music/a b.flac" reason="permanent: bad header" file=k1`,
+		`level=INFO msg=file_retry reason="transient: timeout" file=k2`,
+	}
+	for _, w := range want {
+		if !strings.Contains(buf.String(), w) {
+			t.Errorf("worker log lacks %s:\n%s", w, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "tagged") {
+		t.Errorf("a DEBUG event at the default level:\n%s", buf.String())
+	}
+}
+
+// TestTagLogsFailedFiles: through real worker processes, at the default
+// log level, `nomarr tag` shows which file failed and why, and its closing
+// message points there.
+func TestTagLogsFailedFiles(t *testing.T) {
+	bin := nomarrBinary(t)
+	lib, data := t.TempDir(), t.TempDir()
+	paths := audioFiles(t, lib, "bad.mp3", "flaky.mp3", "ok.mp3")
+	script := write(t, fmt.Sprintf("name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 50ms\n  overrides:\n"+
+		"    %s: {error: permanent}\n    %s: {error: transient}\n", library.Key(paths[0]), library.Key(paths[1])))
+	var out, errb bytes.Buffer
+	cmd := exec.Command(bin, "tag", lib, "--data-dir", data, "--workers", "1", "--analyzer", "script:"+script)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("tag: %v, want exit 1\n%s", err, errb.String())
+	}
+	logs := errb.String()
+	for _, w := range []string{
+		"level=WARN msg=file_failed", "path=" + paths[0], `reason="permanent: injected permanent error"`,
+		"level=INFO msg=file_retry", "path=" + paths[1],
+		"nomarr tag: 1 files failed; the log's file_failed lines say why",
+		"nomarr tag: 1 files wait for a retry after a transient error (see the log's file_retry lines)",
+	} {
+		if !strings.Contains(logs, w) {
+			t.Errorf("tag's stderr lacks %q:\n%s", w, logs)
+		}
+	}
+}
+
+// TestTagSaysItTagsTheStore: `nomarr tag DIR` tags every pending file of
+// the store; when there are files beyond DIR's it says how many and where
+// they come from before it starts, so that "tagged 4 … of 5 files" after
+// "found 2 audio files" is no surprise.
+func TestTagSaysItTagsTheStore(t *testing.T) {
+	bin := nomarrBinary(t)
+	a, b, data := t.TempDir(), t.TempDir(), t.TempDir()
+	audioFiles(t, a, "a1.mp3", "a2.mp3")
+	tag := func(dir string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		cmd := exec.Command(bin, "tag", dir, "--data-dir", data, "--workers", "1", "--analyzer", "noop")
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("tag %s: %v\n%s", dir, err, errb.String())
+		}
+		return errb.String() + out.String()
+	}
+	if got := tag(a); strings.Contains(got, "in the store") {
+		t.Errorf("a run with nothing but DIR's files speaks of others:\n%s", got)
+	}
+	audioFiles(t, b, "b1.mp3", "b2.mp3", "b3.mp3")
+	var out, errb bytes.Buffer
+	if code := run([]string{"scan", b, "--data-dir", data}, &out, &errb); code != 0 {
+		t.Fatalf("scan: %d %s", code, errb.String())
+	}
+	audioFiles(t, a, "a3.mp3")
+	got := tag(a)
+	if !strings.Contains(got, "found 3 audio files in "+a+"\n4 files to tag in the store: 1 from "+a+", 3 from earlier scans\n") {
+		t.Errorf("tag of a folder with earlier scans' files pending:\n%s", got)
+	}
+	if !strings.Contains(got, "tagged 4, failed 0, pending 0 of 6 files") {
+		t.Errorf("summary:\n%s", got)
+	}
+}
+
+// TestTagInterrupted: SIGINT stops `nomarr tag` gracefully; it says it was
+// interrupted and how to go on (not that files wait after "a transient
+// error"), answers a second SIGINT during the stop, and exits 130.
+func TestTagInterrupted(t *testing.T) {
+	bin := nomarrBinary(t)
+	lib, data := t.TempDir(), t.TempDir()
+	audioFiles(t, lib, "1.mp3", "2.mp3", "3.mp3", "4.mp3")
+	script := write(t, "name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 30s\n")
+	db := filepath.Join(data, "nomarr.db")
+	var stderr syncbuf.Buffer
+	cmd := exec.Command(bin, "tag", lib, "--data-dir", data, "--workers", "2", "--analyzer", "script:"+script,
+		"--stop-grace", "1s", "--frame-interval", "200ms", "--check-interval", "100ms")
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitUntil := func(what string, d time.Duration, ok func() bool) {
+		t.Helper()
+		for end := time.Now().Add(d); !ok(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(end) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("no %s within %s:\n%s", what, d, stderr.String())
+			}
+		}
+	}
+	waitUntil("two jobs in progress", 20*time.Second, func() bool {
+		st, err := sqlite.Open(db)
+		if err != nil {
+			return false
+		}
+		defer st.Close()
+		c, err := st.Counts(context.Background())
+		return err == nil && c.Claimed == 2
+	})
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	waitUntil("stop", 5*time.Second, func() bool { return strings.Contains(stderr.String(), "msg=stop") })
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("tag still running 20 s after SIGINT:\n%s", stderr.String())
+	}
+	logs := stderr.String()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit %d, want 130 (SIGINT)", code)
+	}
+	if !strings.Contains(logs, "nomarr tag: interrupted: 4 files not yet tagged; run `nomarr tag` again to go on") {
+		t.Errorf("no word of the interruption:\n%s", logs)
+	}
+	if strings.Contains(logs, "transient error") {
+		t.Errorf("an interrupted run blames a transient error:\n%s", logs)
+	}
+	if !strings.Contains(logs, "nomarr tag: already stopping: workers finish their current job within stop_grace (1s)") {
+		t.Errorf("the second SIGINT went unanswered:\n%s", logs)
+	}
+}
+
+func TestSignalExit(t *testing.T) {
+	if got := signalExit(syscall.SIGINT); got != 130 {
+		t.Errorf("SIGINT: %d", got)
+	}
+	if got := signalExit(syscall.SIGTERM); got != 143 {
+		t.Errorf("SIGTERM: %d", got)
+	}
+}
