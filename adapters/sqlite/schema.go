@@ -140,7 +140,8 @@ var writeSQL = map[int]string{
 	sUpsertFile: `INSERT INTO library_files (` + fileCols + `)
 		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
 		ON CONFLICT (key) DO UPDATE SET
-			path = excluded.path, size = excluded.size, mtime_ms = excluded.mtime_ms,
+			path = CASE WHEN ` + changedFile + ` THEN excluded.path ELSE path END,
+			size = excluded.size, mtime_ms = excluded.mtime_ms,
 			is_valid = excluded.is_valid,
 			needs_tagging = CASE WHEN ` + changedFile + ` THEN 1 ELSE needs_tagging END,
 			tagged = CASE WHEN ` + changedFile + ` THEN 0 ELSE tagged END,
