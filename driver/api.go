@@ -30,7 +30,7 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 		for _, id := range sup.Components() {
 			in, _ := sup.Info(id)
 			w := httpapi.WorkerInfo{
-				Component: id, Status: string(sup.Status(id, now)), Phase: string(in.Phase), CurrentJob: in.CurrentJob,
+				Component: id, Status: string(a.Main.Node.Status(id, now)), Phase: string(in.Phase), CurrentJob: in.CurrentJob,
 				PID: in.PID, Restarts: in.Policy.RestartCount, LastFrameAgeMs: -1, FailureReason: in.Policy.FailureReason,
 				FilesProcessed: in.Telemetry.FilesProcessed, Errors: in.Telemetry.Errors, ClaimConflicts: in.Telemetry.ClaimConflicts,
 				AvgProcessingMs: in.Telemetry.AvgProcessingMs, FramesDropped: in.FramesDropped,
@@ -92,7 +92,7 @@ func (a *API) Reset(ctx context.Context, id string) error {
 			return
 		}
 		for _, c := range sup.Components() {
-			if sup.Status(c, now) == health.Failed {
+			if a.Main.Node.Status(c, now) == health.Failed {
 				rerr = errors.Join(rerr, a.Main.Node.Reset(ctx, c, now))
 			}
 		}

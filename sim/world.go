@@ -232,7 +232,7 @@ func (w *World) result() *Result {
 	if len(w.Instances) > 0 {
 		in := w.Instances[0]
 		for _, id := range in.node.Sup.Components() {
-			st := in.node.Sup.Status(id, w.now)
+			st := in.node.Status(id, w.now)
 			s.Status[id] = string(st)
 			if st == "failed" {
 				s.FailedWorkers = append(s.FailedWorkers, id)

@@ -171,7 +171,7 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 		sum.ClaimsLeft = c.Claimed
 	}
 	for _, id := range m.Node.Sup.Components() {
-		s := string(m.Node.Sup.Status(id, time.Now()))
+		s := string(m.Node.Status(id, time.Now()))
 		sum.Status[id] = s
 		if s == "failed" {
 			sum.FailedWorkers = append(sum.FailedWorkers, id)

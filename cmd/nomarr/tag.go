@@ -138,7 +138,7 @@ loop:
 		failed := 0
 		_ = m.Do(context.Background(), func(_ context.Context, now time.Time) {
 			for _, id := range m.Node.Sup.Components() {
-				if m.Node.Sup.Status(id, now) == health.Failed {
+				if m.Node.Status(id, now) == health.Failed {
 					failed++
 				}
 			}

@@ -103,11 +103,11 @@ func DecideName(name string, cur, seen *NameHolder, self string, now time.Time, 
 
 // nameState is the node's hold on its name.
 type nameState struct {
-	held     string      // the value last written by this process; "" before
-	seen     *NameHolder // a hold waited for
-	retryAt  time.Time   // when to look again while not holding it
-	lookedAt time.Time   // the last look
-	halted   error       // refused or lost: the node must stop
+	held      string      // the value last written by this process; "" before
+	seen      *NameHolder // a hold waited for
+	retryAt   time.Time   // when to look again while not holding it
+	storeDown bool        // the last look failed: the store did not answer
+	halted    error       // refused or lost: the node must stop
 }
 
 func (n *Node) nameKey() string { return NameKeyPrefix + n.cfg.Supervisor.Node }
@@ -118,12 +118,12 @@ func (n *Node) holding() bool { return n.name.held != "" }
 // takeName looks at the name once and takes it if DecideName says so. A
 // store error or a lost race leaves it to a later look.
 func (n *Node) takeName(ctx context.Context, now time.Time) {
-	n.name.lookedAt = now
 	raw, ok, err := n.store.GetMeta(ctx, n.nameKey())
 	if err != nil {
 		n.nameTrouble(now, "read node name", err)
 		return
 	}
+	n.name.storeDown = false
 	var cur *NameHolder
 	if ok {
 		var h NameHolder
@@ -171,6 +171,7 @@ func (n *Node) takeName(ctx context.Context, now time.Time) {
 // nameTrouble reports a store failure while taking the name; the next look
 // is one check interval later.
 func (n *Node) nameTrouble(now time.Time, what string, err error) {
+	n.name.storeDown = true
 	n.name.retryAt = now.Add(n.cfg.Monitor.CheckInterval)
 	n.sink.Emit(event.Event{T: now, Event: event.StoreError, Instance: n.cfg.Supervisor.Instance, Reason: what + ": " + err.Error()})
 }

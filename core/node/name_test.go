@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/sim/memstore"
 )
@@ -97,8 +98,8 @@ func TestMainElsewhereWaitedForThenRefused(t *testing.T) {
 	if pb.spawns != 0 || b.Halted() != nil {
 		t.Fatalf("b: spawns %d, halted %v; want waiting", pb.spawns, b.Halted())
 	}
-	if w := b.NextWake(); !w.Equal(at(30 * time.Second)) {
-		t.Fatalf("b looks again at %v, want when a's hold lapses (30s)", w.Sub(t0))
+	if w := b.NextWake(); w.After(at(30 * time.Second)) {
+		t.Fatalf("b wakes next at %v, after a's hold lapses (30s)", w.Sub(t0))
 	}
 	for d := time.Second; d <= 40*time.Second; d += time.Second {
 		a.Tick(ctx, at(d)) // a runs and renews
@@ -206,5 +207,26 @@ func TestStopBeforeNameHeld(t *testing.T) {
 	b.Tick(ctx, at(time.Minute))
 	if pb.spawns != 0 || !b.Sup.Done() {
 		t.Fatalf("stopped while waiting: spawns %d, done %v", pb.spawns, b.Sup.Done())
+	}
+}
+
+// While the store cannot be read, the name cannot be taken and no worker
+// can start: they are unhealthy, not pending, and the monitor says so.
+func TestWorkersUnhealthyWhileNameUnreadable(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(1)
+	st.SetFault(memstore.Down)
+	a, _, _ := nameNode(t, st, "a", nil)
+	a.Start(ctx, t0)
+	if s := a.Status("worker:discovery:0", t0); s != health.Unhealthy {
+		t.Fatalf("status with the store down = %s, want unhealthy", s)
+	}
+	if s, _ := a.Mon.Status("worker:discovery:0"); s != health.Unhealthy {
+		t.Fatalf("monitor's status = %q, want unhealthy", s)
+	}
+	st.SetFault(memstore.Healthy)
+	a.Tick(ctx, at(time.Second))
+	if s := a.Status("worker:discovery:0", at(time.Second)); s != health.Pending {
+		t.Fatalf("status once started = %s, want pending", s)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nomarr/nomarr/core/claim"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/gpu"
+	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/monitor"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
@@ -88,7 +89,7 @@ func New(cfg Config, procs supervisor.Processes, st store.Store, sink event.Sink
 	n.Sup = sup
 	n.Mon = monitor.New(cfg.Monitor, cfg.Supervisor.Instance, st, watched)
 	for _, id := range sup.Components() {
-		n.Mon.Register(id, sup)
+		n.Mon.Register(id, n)
 	}
 	n.Mon.AddHook(monitor.Hook{Name: "claim cleanup", Period: cfg.CleanupPeriod, Run: n.cleanup})
 	n.Mon.AddHook(monitor.Hook{Name: "node name", Period: cfg.Supervisor.LeaseTTL / 3, Run: n.renewName})
@@ -106,6 +107,7 @@ func New(cfg Config, procs supervisor.Processes, st store.Store, sink event.Sink
 func (n *Node) Start(ctx context.Context, now time.Time) {
 	n.started = true
 	n.step(ctx, now)
+	n.Mon.Tick(ctx, now)
 }
 
 // step takes the name when due, and starts the supervisor once it is held.
@@ -116,32 +118,39 @@ func (n *Node) step(ctx context.Context, now time.Time) {
 	n.takeName(ctx, now)
 	if n.holding() && !n.Sup.Stopping() {
 		n.Sup.Start(ctx, now)
-		n.Mon.Tick(ctx, now)
 	}
 }
 
-// Tick advances the supervisor, then the monitor; before the name is held,
-// it only looks at the name again.
+// Tick advances the supervisor (before the name is held: looks at the name
+// again), then the monitor.
 func (n *Node) Tick(ctx context.Context, now time.Time) {
-	if !n.holding() {
-		if n.started {
-			n.step(ctx, now)
-		}
-		return
+	if n.holding() {
+		n.Sup.Tick(ctx, now)
+	} else if n.started {
+		n.step(ctx, now)
 	}
-	n.Sup.Tick(ctx, now)
 	n.Mon.Tick(ctx, now)
+}
+
+// Status is the owner status of DESIGN §4 (the supervisor's), except that
+// while the node cannot read or take its name because the store fails, its
+// workers, which cannot be started, are unhealthy rather than pending.
+func (n *Node) Status(id string, now time.Time) health.Status {
+	if !n.holding() && n.name.storeDown {
+		return health.Unhealthy
+	}
+	return n.Sup.Status(id, now)
 }
 
 // NextWake returns the next time the node has something to do.
 func (n *Node) NextWake() time.Time {
-	if !n.holding() {
-		if n.name.halted != nil {
-			return n.name.lookedAt.Add(24 * time.Hour) // nothing to do but stop
-		}
-		return n.name.retryAt
-	}
 	t := n.Mon.NextWake()
+	if !n.holding() {
+		if n.name.halted == nil && n.started && n.name.retryAt.Before(t) {
+			t = n.name.retryAt
+		}
+		return t
+	}
 	if d, ok := n.Sup.Deadline(); ok && d.Before(t) {
 		t = d
 	}

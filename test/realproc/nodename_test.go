@@ -1,12 +1,13 @@
 package realproc
 
 import (
-	"bytes"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
 // TestNodeNameHeldByOneMainProcess: while `nomarr serve` runs, a second
@@ -17,11 +18,11 @@ import (
 // name is handed back and `tag` runs.
 func TestNodeNameHeldByOneMainProcess(t *testing.T) {
 	lib, data := audioDir(t, 10), t.TempDir()
-	serve := func() (*exec.Cmd, *bytes.Buffer, string) {
+	serve := func() (*exec.Cmd, *syncbuf.Buffer, string) {
 		addr := freeAddr(t)
 		cmd := exec.Command(binary, "serve", "--library-root", lib, "--data-dir", data, "--http-addr", addr, "--workers", "1",
 			"--analyzer", "noop", "--node", "shared")
-		var errb bytes.Buffer
+		var errb syncbuf.Buffer
 		cmd.Stderr = &errb
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
