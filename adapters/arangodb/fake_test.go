@@ -511,6 +511,17 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		}
 		return out, nil
 	},
+	qRetryFailed: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		var out []any
+		for _, k := range b["keys"].([]any) {
+			if fd, ok := f.colls[colFiles][str(k)]; ok && isTrue(fd["failed"]) {
+				f.colls[colFiles][str(k)] = with(fd, "failed", false, "attempts", 0, "crash_count", 0, "next_retry_at", 0,
+					"skip_until", 0, "last_error", "")
+				out = append(out, 1)
+			}
+		}
+		return out, nil
+	},
 	qDiscover: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		return f.discover(b, int(num(b["limit"]))), nil
 	},

@@ -472,6 +472,17 @@ func (s *Store) ListFiles(ctx context.Context, after string, limit int) ([]store
 
 // MarkMissing implements store.Inventory in one query (one transaction).
 func (s *Store) MarkMissing(ctx context.Context, keys []string) (int, error) {
+	return s.updateEach(ctx, qMarkMissing, "mark missing", keys)
+}
+
+// RetryFailed implements store.Inventory.
+func (s *Store) RetryFailed(ctx context.Context, keys []string) (int, error) {
+	return s.updateEach(ctx, qRetryFailed, "retry failed", keys)
+}
+
+// updateEach runs q, a statement over the files of @keys that returns one
+// element per file it changed, and returns how many it changed.
+func (s *Store) updateEach(ctx context.Context, q, op string, keys []string) (int, error) {
 	valid := make([]string, 0, len(keys))
 	for _, k := range keys {
 		if validFileKey(k) { // no other key can name a file
@@ -483,12 +494,12 @@ func (s *Store) MarkMissing(ctx context.Context, keys []string) (int, error) {
 	}
 	var n int
 	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
-		rows, err := queryAll[int](ctx, s.db, qMarkMissing, map[string]any{"keys": valid})
+		rows, err := queryAll[int](ctx, s.db, q, map[string]any{"keys": valid})
 		n = len(rows)
 		return err
 	})
 	if err != nil {
-		return 0, s.fail("mark missing", fmt.Sprintf("(%d files)", len(keys)), err)
+		return 0, s.fail(op, fmt.Sprintf("(%d files)", len(keys)), err)
 	}
 	return n, nil
 }

@@ -56,6 +56,14 @@ const qMarkMissing = `FOR k IN @keys
     UPDATE f WITH { is_valid: false } IN library_files
     RETURN 1`
 
+// qRetryFailed makes the failed files among @keys work again, returning
+// one element per file changed (primary-index lookups).
+const qRetryFailed = `FOR k IN @keys
+  FOR f IN library_files
+    FILTER f._key == k AND f.failed == true
+    UPDATE f WITH { failed: false, attempts: 0, crash_count: 0, next_retry_at: 0, skip_until: 0, last_error: "" } IN library_files
+    RETURN 1`
+
 // qDiscover: eligible, unclaimed files after the cursor, in key order.
 //
 // How the index backs it: nomarr_discovery is a persistent index on

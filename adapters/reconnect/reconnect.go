@@ -201,6 +201,14 @@ func (s *Store) SwapMeta(ctx context.Context, key, old, value string) (bool, err
 	return st.SwapMeta(ctx, key, old, value)
 }
 
+func (s *Store) RetryFailed(ctx context.Context, keys []string) (int, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return st.RetryFailed(ctx, keys)
+}
+
 func (s *Store) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
 	st, err := s.get(ctx)
 	if err != nil {

@@ -243,6 +243,7 @@ var diffOps = []diffOp{
 	{"RenewLeases", 2, (*diff).opRenew},
 	{"CleanupClaims", 2, (*diff).opCleanup},
 	{"MarkMissing", 2, (*diff).opMarkMissing},
+	{"RetryFailed", 2, (*diff).opRetryFailed},
 	{"File", 1, (*diff).opFile},
 	{"ListFiles", 1, (*diff).opListFiles},
 	{"Counts", 1, (*diff).opCounts},
@@ -844,6 +845,14 @@ func (d *diff) opMarkMissing() {
 	mn, merr := d.mem.MarkMissing(bg, slices.Clone(keys))
 	sn, serr := d.sql.MarkMissing(bg, slices.Clone(keys))
 	d.same(d.call("MarkMissing(%q)", keys), mn, sn, merr, serr)
+	d.checkState()
+}
+
+func (d *diff) opRetryFailed() {
+	keys := d.some(diffLookupKeys, 4, "retryKeys")
+	mn, merr := d.mem.RetryFailed(bg, slices.Clone(keys))
+	sn, serr := d.sql.RetryFailed(bg, slices.Clone(keys))
+	d.same(d.call("RetryFailed(%q)", keys), mn, sn, merr, serr)
 	d.checkState()
 }
 

@@ -563,13 +563,24 @@ func (s *Store) ListFiles(ctx context.Context, after string, limit int) ([]store
 
 // MarkMissing implements store.Inventory, in one transaction.
 func (s *Store) MarkMissing(ctx context.Context, keys []string) (int, error) {
+	return s.updateEach(ctx, sMarkMissing, "mark missing", keys)
+}
+
+// RetryFailed implements store.Inventory, in one transaction.
+func (s *Store) RetryFailed(ctx context.Context, keys []string) (int, error) {
+	return s.updateEach(ctx, sRetryFailed, "retry failed", keys)
+}
+
+// updateEach runs the write statement id once per key in one transaction
+// and returns how many rows it changed.
+func (s *Store) updateEach(ctx context.Context, id int, op string, keys []string) (int, error) {
 	if len(keys) == 0 {
 		return 0, nil
 	}
 	var n int64
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
 		n = 0
-		st := tx.StmtContext(ctx, s.ws[sMarkMissing])
+		st := tx.StmtContext(ctx, s.ws[id])
 		for _, k := range keys {
 			res, err := st.ExecContext(ctx, k)
 			if err != nil {
@@ -584,7 +595,7 @@ func (s *Store) MarkMissing(ctx context.Context, keys []string) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, s.fail("mark missing", fmt.Sprintf("(%d files)", len(keys)), err)
+		return 0, s.fail(op, fmt.Sprintf("(%d files)", len(keys)), err)
 	}
 	return int(n), nil
 }

@@ -116,6 +116,7 @@ const (
 	sAppendHistory
 	sPruneHistory
 	sMarkMissing
+	sRetryFailed
 	// reads (query-only connections)
 	sDiscover
 	sFile
@@ -155,6 +156,8 @@ var writeSQL = map[int]string{
 		WHERE ` + changedFile + ` OR library_files.is_valid <> excluded.is_valid`,
 	// Only valid files change, so the count is of files newly missing.
 	sMarkMissing: `UPDATE library_files SET is_valid = 0 WHERE key = ? AND is_valid = 1`,
+	sRetryFailed: `UPDATE library_files SET failed = 0, attempts = 0, crash_count = 0, next_retry_at = 0,
+			skip_until = 0, last_error = '' WHERE key = ? AND failed = 1`,
 	// Claim = insert, only if the file is eligible at claimed_at; the primary
 	// key refuses a second claim.
 	sClaimInsert: `INSERT INTO worker_claims (file_key, worker_id, claimed_at, lease_until)

@@ -228,6 +228,12 @@ func (l *locked) SwapMeta(ctx context.Context, key, old, value string) (bool, er
 	return l.s.SwapMeta(ctx, key, old, value)
 }
 
+func (l *locked) RetryFailed(ctx context.Context, keys []string) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.RetryFailed(ctx, keys)
+}
+
 func (l *locked) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReleaseOnlyByHolder", testReleaseOnlyByHolder},
 		{"ReleaseWorker", testReleaseWorker},
 		{"Quarantine", testQuarantine},
+		{"RetryFailed", testRetryFailed},
 		{"RenewLeases", testRenewLeases},
 		{"CleanupClaims", testCleanupClaims},
 		{"ExpiredClaimHeldUntilCleanup", testExpiredClaimHeldUntilCleanup},
@@ -829,6 +830,48 @@ func testQuarantine(h *h) {
 		h.Fatalf("cleanup after quarantine = %+v", removed)
 	}
 	h.wantCounts(store.Counts{Total: 3, Failed: 2, Pending: 1})
+}
+
+func testRetryFailed(h *h) {
+	ctx := h.Context()
+	h.upsertKeys("a", "b", "c", "d")
+	// a: failed after its transient retries, with a checkpoint.
+	h.claim("a", "i/w0", T0, time.Hour)
+	h.release("a", "i/w0", &store.FileUpdate{Attempts: 5, Failed: true, LastError: "transient: timeout", Checkpoint: "cp"})
+	// b: quarantined after crashing two workers.
+	for _, w := range []string{"i/w0", "i/w1"} {
+		h.claim("b", w, T0, time.Hour)
+		if _, err := h.st.ReleaseWorker(ctx, w, true); err != nil {
+			h.Fatal(err)
+		}
+	}
+	if err := h.st.Quarantine(ctx, "b", "crashed a worker"); err != nil {
+		h.Fatal(err)
+	}
+	// c: waiting for a retry, not failed.
+	h.claim("c", "i/w0", T0, time.Hour)
+	h.release("c", "i/w0", &store.FileUpdate{Attempts: 1, NextRetryAt: At(time.Minute), LastError: "transient: x"})
+	h.wantDiscover(T0, "", 10, "d")
+
+	n, err := h.st.RetryFailed(ctx, []string{"a", "b", "c", "zz"})
+	if err != nil || n != 2 {
+		h.Fatalf("RetryFailed = %d %v, want 2 (a and b)", n, err)
+	}
+	exp := NewFile("a")
+	exp.Checkpoint = "cp" // kept: a retry resumes from it
+	h.wantFile("a", exp)
+	h.wantFile("b", NewFile("b"))
+	if f := h.file("c"); f.Attempts != 1 || !f.NextRetryAt.Equal(At(time.Minute)) || f.LastError != "transient: x" {
+		h.Fatalf("a file that was not failed changed: %+v", f)
+	}
+	h.wantDiscover(T0, "", 10, "a", "b", "d")
+	h.wantCounts(store.Counts{Total: 4, Pending: 4})
+	if n, err := h.st.RetryFailed(ctx, []string{"a", "b"}); err != nil || n != 0 {
+		h.Fatalf("RetryFailed again = %d %v, want 0", n, err)
+	}
+	if n, err := h.st.RetryFailed(ctx, nil); err != nil || n != 0 {
+		h.Fatalf("RetryFailed(nil) = %d %v", n, err)
+	}
 }
 
 // --- Leases and cleanup ---

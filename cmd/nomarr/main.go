@@ -45,6 +45,16 @@ var commands = []command{
 		"add DIR's audio files to the library",
 		"Adds DIR's audio files to the store and marks the known files under DIR that\n" +
 			"are gone as missing. Tags nothing.\n"},
+	{"failed", "failed [DIR]",
+		"list the failed files (under DIR) with the reason each failed",
+		"Prints one line per failed file: its path, a tab, its last error. Reads the\n" +
+			"store only.\n"},
+	{"retry", "retry [DIR]",
+		"send the failed files (under DIR) back to work",
+		"A failed file stays failed until its content changes. Once its cause is fixed\n" +
+			"(a permission, a missing codec), retry clears its failure, attempts and crash\n" +
+			"count (a quarantined file too); `nomarr tag` or a running `nomarr serve` then\n" +
+			"tags it.\n"},
 	{"sim", "sim SCENARIO [--seed N] [--json] [--no-check]",
 		"run a scenario in the deterministic simulator",
 		"Prints the JSONL trace (with --json) and a summary. Exit 1 when an expectation\n" +
@@ -96,6 +106,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runWorkers(args[1:], stdout, stderr)
 	case "scan":
 		return runScan(args[1:], stdout, stderr)
+	case "failed":
+		return runFailed(args[1:], stdout, stderr)
+	case "retry":
+		return runRetry(args[1:], stdout, stderr)
 	case "worker": // hidden: started by a main process
 		return runWorker(args[1:], stderr)
 	case "drill": // hidden: real-process playback of a scenario

@@ -34,14 +34,32 @@ func (s Scan) Missing(stored []store.File) []string {
 	if !s.Complete || len(s.Seen) == 0 {
 		return nil
 	}
-	prefix := s.Root
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
 	var out []string
 	for _, f := range stored {
-		if f.IsValid && strings.HasPrefix(f.Path, prefix) && !s.Seen[f.Key] {
+		if f.IsValid && Under(s.Root, f.Path) && !s.Seen[f.Key] {
 			out = append(out, f.Key)
+		}
+	}
+	return out
+}
+
+// Under reports whether path lies under root (an absolute, clean path;
+// "" or "/" holds every path).
+func Under(root, path string) bool {
+	if !strings.HasSuffix(root, "/") {
+		root += "/"
+	}
+	return strings.HasPrefix(path, root)
+}
+
+// Failed returns the failed files among stored that lie under root: those
+// an operator may send back to work (store.Inventory.RetryFailed) once
+// their cause is fixed.
+func Failed(stored []store.File, root string) []store.File {
+	var out []store.File
+	for _, f := range stored {
+		if f.Failed && Under(root, f.Path) {
+			out = append(out, f)
 		}
 	}
 	return out

@@ -39,3 +39,30 @@ func TestMissing(t *testing.T) {
 		})
 	}
 }
+
+func TestFailed(t *testing.T) {
+	stored := []store.File{
+		{Key: "a", Path: "/music/a.mp3", Failed: true},
+		{Key: "b", Path: "/music/sub/b.flac", Failed: true},
+		{Key: "c", Path: "/music/c.mp3"},                     // not failed
+		{Key: "d", Path: "/music-other/d.mp3", Failed: true}, // another root with the same prefix
+	}
+	keys := func(fs []store.File) (out []string) {
+		for _, f := range fs {
+			out = append(out, f.Key)
+		}
+		return out
+	}
+	for root, want := range map[string][]string{
+		"/music":     {"a", "b"},
+		"/music/":    {"a", "b"},
+		"/music/sub": {"b"},
+		"/":          {"a", "b", "d"},
+		"":           {"a", "b", "d"},
+		"/nothing":   nil,
+	} {
+		if got := keys(Failed(stored, root)); !slices.Equal(got, want) {
+			t.Errorf("Failed(%q) = %v, want %v", root, got, want)
+		}
+	}
+}

@@ -247,6 +247,12 @@ type Inventory interface {
 	// MarkMissing marks the valid files among keys not valid and returns how
 	// many it changed; unknown keys are ignored.
 	MarkMissing(ctx context.Context, keys []string) (int, error)
+	// RetryFailed makes the failed files among keys work again, as the
+	// operator asks after fixing a cause (a permission, a codec): not
+	// failed, attempts, crash count, retry and skip times reset, last error
+	// cleared; the checkpoint is kept. It returns how many it changed;
+	// unknown keys and files that are not failed are ignored.
+	RetryFailed(ctx context.Context, keys []string) (int, error)
 }
 
 // Store is the whole port.

@@ -385,6 +385,24 @@ func (s *Store) MarkMissing(_ context.Context, keys []string) (int, error) {
 	return n, nil
 }
 
+// RetryFailed implements store.Inventory.
+func (s *Store) RetryFailed(_ context.Context, keys []string) (int, error) {
+	if err := s.op(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, k := range keys {
+		if pos, ok := s.index[k]; ok && s.files[pos].Failed {
+			f := s.files[pos]
+			f.Failed, f.Attempts, f.CrashCount, f.LastError = false, 0, 0, ""
+			f.NextRetryAt, f.SkipUntil = time.Time{}, time.Time{}
+			s.setPendingMembership(pos)
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Counts implements store.Library.
 func (s *Store) Counts(_ context.Context) (store.Counts, error) {
 	if err := s.op(); err != nil {

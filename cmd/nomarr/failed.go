@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/nomarr/nomarr/core/inventory"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// runFailed implements `nomarr failed [DIR]`: the failed files (under DIR)
+// with the reason each failed, one per line.
+func runFailed(args []string, stdout, stderr io.Writer) int {
+	return withFailed("failed", args, stdout, stderr, func(_ context.Context, _ store.Store, failed []store.File, where string) int {
+		for _, f := range failed {
+			fmt.Fprintf(stdout, "%s\t%s\n", f.Path, f.LastError)
+		}
+		fmt.Fprintf(stderr, "%d failed files%s", len(failed), where)
+		if len(failed) > 0 {
+			fmt.Fprint(stderr, "; after fixing the cause, `nomarr retry` sends them back to work")
+		}
+		fmt.Fprintln(stderr)
+		return 0
+	})
+}
+
+// runRetry implements `nomarr retry [DIR]`: the failed files (under DIR)
+// become work again; `nomarr tag`, or a running `nomarr serve`, tags them.
+func runRetry(args []string, stdout, stderr io.Writer) int {
+	return withFailed("retry", args, stdout, stderr, func(ctx context.Context, st store.Store, failed []store.File, where string) int {
+		keys := make([]string, len(failed))
+		for i, f := range failed {
+			keys[i] = f.Key
+		}
+		n := 0
+		for start := 0; start < len(keys); start += listBatch {
+			m, err := st.RetryFailed(ctx, keys[start:min(start+listBatch, len(keys))])
+			if err != nil {
+				fmt.Fprintf(stderr, "nomarr retry: %v (%d files sent back to work before it)\n", err, n)
+				return 1
+			}
+			n += m
+		}
+		fmt.Fprintf(stdout, "%d failed files%s sent back to work; `nomarr tag`, or a running `nomarr serve`, tags them\n", n, where)
+		return 0
+	})
+}
+
+// withFailed parses `nomarr NAME [DIR]`, opens the store, finds its failed
+// files (under DIR, as an absolute path) and runs do with them.
+func withFailed(name string, args []string, stdout, stderr io.Writer,
+	do func(ctx context.Context, st store.Store, failed []store.File, where string) int) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	s, rest, code, ok := commandSettings(name, fs, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(rest) > 1 {
+		return usageError(stderr, name)
+	}
+	root, where := "", ""
+	if len(rest) == 1 {
+		abs, err := filepath.Abs(rest[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
+			return 1
+		}
+		root, where = abs, " under "+abs
+	}
+	st, err := openForSettings(s)
+	if err != nil {
+		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
+		return 1
+	}
+	defer st.Close()
+	ctx := context.Background()
+	var failed []store.File
+	for after := ""; ; {
+		page, err := st.ListFiles(ctx, after, listBatch)
+		if err != nil {
+			fmt.Fprintf(stderr, "nomarr %s: store: %v\n", name, err)
+			return 1
+		}
+		failed = append(failed, inventory.Failed(page, root)...)
+		if len(page) < listBatch {
+			break
+		}
+		after = page[len(page)-1].Key
+	}
+	return do(ctx, st, failed, where)
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nomarr/nomarr/adapters/library"
+)
+
+// TestFailedAndRetry: a file that failed for good is listed by `nomarr
+// failed` with its reason; `nomarr retry DIR` sends back to work only the
+// failed files under DIR, and the next `tag` tags them.
+func TestFailedAndRetry(t *testing.T) {
+	bin := nomarrBinary(t)
+	lib, data := t.TempDir(), t.TempDir()
+	paths := audioFiles(t, lib, "a/bad.mp3", "b/bad.mp3", "a/ok.mp3")
+	failing := write(t, fmt.Sprintf("name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 10ms\n  overrides:\n"+
+		"    %s: {error: permanent}\n    %s: {error: permanent}\n", library.Key(paths[0]), library.Key(paths[1])))
+	fine := write(t, "name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 10ms\n")
+	nomarr := func(wantCode int, args ...string) (stdout, stderr string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		cmd := exec.Command(bin, append(args, "--data-dir", data)...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != wantCode {
+			t.Fatalf("nomarr %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, wantCode, out.String(), errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	nomarr(1, "tag", lib, "--workers", "1", "--analyzer", "script:"+failing)
+
+	out, errb := nomarr(0, "failed")
+	for _, p := range paths[:2] {
+		if !strings.Contains(out, p+"\tpermanent: injected permanent error\n") {
+			t.Errorf("failed does not list %s with its reason:\n%s", p, out)
+		}
+	}
+	if strings.Contains(out, paths[2]) || !strings.Contains(errb, "2 failed files; after fixing the cause, `nomarr retry`") {
+		t.Errorf("failed:\n%s%s", out, errb)
+	}
+	if out, _ := nomarr(0, "failed", filepath.Join(lib, "b")); strings.Count(out, "\n") != 1 || !strings.Contains(out, paths[1]) {
+		t.Errorf("failed under b:\n%s", out)
+	}
+
+	out, _ = nomarr(0, "retry", filepath.Join(lib, "a"))
+	if !strings.HasPrefix(out, "1 failed files under "+filepath.Join(lib, "a")+" sent back to work") {
+		t.Errorf("retry a: %s", out)
+	}
+	if out, _ := nomarr(0, "failed"); strings.Count(out, "\n") != 1 || !strings.Contains(out, paths[1]) {
+		t.Errorf("failed after retrying a:\n%s", out)
+	}
+	out, _ = nomarr(0, "tag", lib, "--workers", "1", "--analyzer", "script:"+fine)
+	if !strings.Contains(out, "tagged 1, failed 0") {
+		t.Errorf("tag after retry: %s", out)
+	}
+	if out, _ := nomarr(0, "retry"); !strings.HasPrefix(out, "1 failed files sent back to work") {
+		t.Errorf("retry everything: %s", out)
+	}
+	nomarr(2, "retry", "a", "b")
+}
