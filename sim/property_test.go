@@ -16,13 +16,10 @@ package sim_test
 // replay it with `nomarr sim`) and the simulator seed.
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,52 +27,14 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/nomarr/nomarr/internal/rapidflags"
 	"github.com/nomarr/nomarr/sim"
 )
 
-const (
-	defaultChecks = 250 // per property; two properties → 500 cases per `go test`
-	// defaultRapidSeed makes CI runs reproducible; pass -rapid.seed (or
-	// RAPID_SEED) to explore other cases.
-	defaultRapidSeed = 0x6e6f6d617272
-)
-
-// userFlags records, before this file sets any, the rapid flags the user
-// chose on the command line.
-var userFlags = sync.OnceValue(func() map[string]bool {
-	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	return set
-})
-
-// setRapidFlags raises rapid's check count and fixes its seed for the
-// duration of t, unless the user chose them (flag or RAPID_* environment
-// variable); other rapid tests in the package keep their defaults. t must
-// not be parallel: rapid's flags are package variables, read by the
-// parallel subtests that t starts.
-func setRapidFlags(t *testing.T) {
-	checks := defaultChecks
-	if v := os.Getenv("NOMARR_PROPERTY_CHECKS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("NOMARR_PROPERTY_CHECKS=%q: want a positive integer", v)
-		}
-		checks = n
-	}
-	set := func(name, env, value string) {
-		f := flag.Lookup(name)
-		if _, ok := os.LookupEnv(env); ok || f == nil || userFlags()[name] {
-			return
-		}
-		old := f.Value.String()
-		if err := flag.Set(name, value); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = flag.Set(name, old) })
-	}
-	set("rapid.checks", "RAPID_CHECKS", strconv.Itoa(checks))
-	set("rapid.seed", "RAPID_SEED", strconv.FormatUint(defaultRapidSeed, 10))
-}
+// defaultChecks: per property; two properties → 500 cases per `go test`.
+// The seed is fixed (rapidflags.Seed) so that CI runs are reproducible;
+// pass -rapid.seed (or RAPID_SEED) to explore other cases.
+const defaultChecks = 250
 
 // ---------------------------------------------------------------------------
 // Generated cases
@@ -1035,7 +994,7 @@ func property(stats *propertyStats, recoverable bool) func(*rapid.T) {
 // recoverable schedules (safety + liveness) and arbitrary ones (safety; and
 // liveness where the schedule still allows it).
 func TestPropertySim(t *testing.T) {
-	setRapidFlags(t)
+	rapidflags.Set(t, defaultChecks, 0, rapidflags.Seed)
 	for _, recoverable := range []bool{true, false} {
 		name := "recoverable"
 		if !recoverable {

@@ -60,15 +60,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,6 +73,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/sqlite"
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/internal/rapidflags"
 	"github.com/nomarr/nomarr/sim/memstore"
 )
 
@@ -84,9 +81,6 @@ const (
 	diffDefaultChecks = 100
 	diffSteps         = 20 // mean operations per case (rapid.steps)
 	diffMaxOps        = 40 // at most
-	// diffRapidSeed makes CI runs reproducible; pass -rapid.seed (or
-	// RAPID_SEED) to explore other cases.
-	diffRapidSeed = 0x6e6f6d617272
 )
 
 var (
@@ -115,40 +109,6 @@ var (
 		-60 * time.Second, 60 * time.Second}
 )
 
-var diffUserFlags = sync.OnceValue(func() map[string]bool {
-	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	return set
-})
-
-// diffSetRapidFlags sets rapid's check count and seed for the duration of t,
-// unless the user chose them (flag or RAPID_* environment variable). t must
-// not be parallel: rapid's flags are package variables.
-func diffSetRapidFlags(t *testing.T) {
-	checks := diffDefaultChecks
-	if v := os.Getenv("NOMARR_PROPERTY_CHECKS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("NOMARR_PROPERTY_CHECKS=%q: want a positive integer", v)
-		}
-		checks = n
-	}
-	set := func(name, env, value string) {
-		f := flag.Lookup(name)
-		if _, ok := os.LookupEnv(env); ok || f == nil || diffUserFlags()[name] {
-			return
-		}
-		old := f.Value.String()
-		if err := flag.Set(name, value); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = flag.Set(name, old) })
-	}
-	set("rapid.checks", "RAPID_CHECKS", strconv.Itoa(checks))
-	set("rapid.steps", "RAPID_STEPS", strconv.Itoa(diffSteps))
-	set("rapid.seed", "RAPID_SEED", strconv.FormatUint(diffRapidSeed, 10))
-}
-
 // diff is one case: the two stores, the virtual clock and the trace of
 // operations so far.
 type diff struct {
@@ -161,7 +121,7 @@ type diff struct {
 }
 
 func TestDifferentialMemstoreSQLite(t *testing.T) {
-	diffSetRapidFlags(t)
+	rapidflags.Set(t, diffDefaultChecks, diffSteps, rapidflags.Seed) // fixed seed: CI is reproducible; -rapid.seed explores
 	// One SQLite file for all cases, emptied before each (opening one costs
 	// about 0.1 s under -race, more than a whole case).
 	path := filepath.Join(t.TempDir(), "diff.db")
@@ -841,18 +801,19 @@ func (d *diff) opCleanup() {
 }
 
 func (d *diff) opMarkMissing() {
-	keys := d.some(diffLookupKeys, 4, "missingKeys")
-	mn, merr := d.mem.MarkMissing(bg, slices.Clone(keys))
-	sn, serr := d.sql.MarkMissing(bg, slices.Clone(keys))
-	d.same(d.call("MarkMissing(%q)", keys), mn, sn, merr, serr)
-	d.checkState()
+	d.opKeys("MarkMissing", "missingKeys", store.Store.MarkMissing)
 }
 
 func (d *diff) opRetryFailed() {
-	keys := d.some(diffLookupKeys, 4, "retryKeys")
-	mn, merr := d.mem.RetryFailed(bg, slices.Clone(keys))
-	sn, serr := d.sql.RetryFailed(bg, slices.Clone(keys))
-	d.same(d.call("RetryFailed(%q)", keys), mn, sn, merr, serr)
+	d.opKeys("RetryFailed", "retryKeys", store.Store.RetryFailed)
+}
+
+// opKeys runs an operation over some lookup keys that returns a count.
+func (d *diff) opKeys(name, label string, op func(store.Store, context.Context, []string) (int, error)) {
+	keys := d.some(diffLookupKeys, 4, label)
+	mn, merr := op(d.mem, bg, slices.Clone(keys))
+	sn, serr := op(d.sql, bg, slices.Clone(keys))
+	d.same(d.call(name+"(%q)", keys), mn, sn, merr, serr)
 	d.checkState()
 }
 
