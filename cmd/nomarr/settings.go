@@ -163,12 +163,18 @@ func (s *settings) finish() error {
 		return fmt.Errorf("db: %q has an empty path: want sqlite:PATH, such as sqlite:%s", s.app["db"],
 			filepath.Join(s.app["data_dir"], "nomarr.db"))
 	}
+	// Looked for from the working directory (a checkout), then from the
+	// checkout holding this binary (bin/nomarr run from anywhere), then
+	// under the data dir.
+	checkout := checkoutOfBinary()
 	if s.app["models_dir"] == "" {
-		s.app["models_dir"] = firstExisting(filepath.Join("..", "shared", "models", "musicnn"),
+		models := filepath.Join("..", "shared", "models", "musicnn")
+		s.app["models_dir"] = firstExisting(models, filepath.Join(checkout, models),
 			filepath.Join(s.app["data_dir"], "models", "musicnn"))
 	}
 	if s.app["onnxruntime_lib"] == "" {
-		s.app["onnxruntime_lib"] = firstExisting(filepath.Join(".cache", "onnxruntime", "libonnxruntime.so.1"),
+		lib := filepath.Join(".cache", "onnxruntime", "libonnxruntime.so.1")
+		s.app["onnxruntime_lib"] = firstExisting(lib, filepath.Join(checkout, lib),
 			filepath.Join(s.app["data_dir"], "onnxruntime", "libonnxruntime.so.1"))
 	}
 	for _, k := range []string{"ort_threads", "batch_size"} {
@@ -203,6 +209,20 @@ func (s *settings) finish() error {
 }
 
 // firstExisting returns the first path that exists (absolute), or the last.
+// checkoutOfBinary is the folder above the one holding this binary (the
+// checkout, for bin/nomarr); "" when unknown, which firstExisting then
+// tries as the working directory again.
+func checkoutOfBinary() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return filepath.Dir(filepath.Dir(exe))
+}
+
 func firstExisting(paths ...string) string {
 	for _, p := range paths {
 		if _, err := os.Stat(p); err == nil {

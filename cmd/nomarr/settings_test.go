@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,5 +125,54 @@ func TestStoreErrorsLoggedQuietly(t *testing.T) {
 	}
 	if !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[2], "suppressed=29") {
 		t.Errorf("lines:\n%s", buf.String())
+	}
+}
+
+// TestRuntimeAndModelsFoundFromTheBinarysCheckout: bin/nomarr run from any
+// directory finds the ONNX Runtime library and the models of the checkout
+// that holds it, as it does from the checkout itself.
+func TestRuntimeAndModelsFoundFromTheBinarysCheckout(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(root, ".cache", "onnxruntime", "libonnxruntime.so.1")
+	models := filepath.Join(root, "..", "shared", "models", "musicnn")
+	for _, p := range []string{lib, models} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%v: run `make deps` (the library) with ../shared beside the checkout (the models)", err)
+		}
+	}
+	// A checkout of its own: co/bin/nomarr, co/.cache/…, shared/models/….
+	dir := t.TempDir()
+	co := filepath.Join(dir, "co")
+	for link, target := range map[string]string{
+		filepath.Join(co, ".cache", "onnxruntime", "libonnxruntime.so.1"): lib,
+		filepath.Join(dir, "shared", "models", "musicnn"):                models,
+	} {
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(co, "bin", "nomarr")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(nomarrBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	cmd := exec.Command(bin, "tag", elsewhere, "--data-dir", filepath.Join(elsewhere, "data"))
+	cmd.Dir = elsewhere
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "nothing to tag") {
+		t.Fatalf("bin/nomarr from another directory: %v\n%s", err, out)
 	}
 }
