@@ -8,6 +8,7 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
 	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -89,6 +90,9 @@ func (a *API) Reset(ctx context.Context, id string) error {
 				return
 			}
 			rerr = a.Main.Node.Reset(ctx, id, now)
+			if errors.Is(rerr, node.ErrNameNotHeld) {
+				rerr = fmt.Errorf("%w: %v", httpapi.ErrUnavailable, rerr)
+			}
 			return
 		}
 		for _, c := range sup.Components() {

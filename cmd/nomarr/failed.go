@@ -62,14 +62,14 @@ func withFailed(name string, args []string, stdout, stderr io.Writer,
 	if len(rest) > 1 {
 		return usageError(stderr, name)
 	}
-	root, where := "", ""
+	match, where := func(string) bool { return true }, ""
 	if len(rest) == 1 {
 		abs, err := filepath.Abs(rest[0])
 		if err != nil {
 			fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
 			return 1
 		}
-		root, where = abs, " under "+abs
+		match, where = underDir(abs), " under "+abs
 	}
 	st, err := openForSettings(s)
 	if err != nil {
@@ -85,11 +85,40 @@ func withFailed(name string, args []string, stdout, stderr io.Writer,
 			fmt.Fprintf(stderr, "nomarr %s: store: %v\n", name, err)
 			return 1
 		}
-		failed = append(failed, inventory.Failed(page, root)...)
+		for _, f := range inventory.Failed(page, "") {
+			if match(f.Path) {
+				failed = append(failed, f)
+			}
+		}
 		if len(page) < listBatch {
 			break
 		}
 		after = page[len(page)-1].Key
 	}
 	return do(ctx, st, failed, where)
+}
+
+// underDir matches the paths of dir's files, or dir itself, as the scan
+// stored them or through symbolic links: a library scanned through /music
+// (a link to /nas/music) is found under /nas/music too, and the other way
+// round. Only the failed files' folders are resolved, each once.
+func underDir(dir string) func(path string) bool {
+	real := dir
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		real = r
+	}
+	in := func(root, p string) bool { return p == root || inventory.Under(root, p) }
+	resolved := map[string]string{}
+	return func(p string) bool {
+		if in(dir, p) || in(real, p) {
+			return true
+		}
+		parent := filepath.Dir(p)
+		r, ok := resolved[parent]
+		if !ok {
+			r, _ = filepath.EvalSymlinks(parent) // "" when it is gone
+			resolved[parent] = r
+		}
+		return r != "" && in(real, filepath.Join(r, filepath.Base(p)))
+	}
 }

@@ -148,7 +148,7 @@ func TestRuntimeAndModelsFoundFromTheBinarysCheckout(t *testing.T) {
 	co := filepath.Join(dir, "co")
 	for link, target := range map[string]string{
 		filepath.Join(co, ".cache", "onnxruntime", "libonnxruntime.so.1"): lib,
-		filepath.Join(dir, "shared", "models", "musicnn"):                models,
+		filepath.Join(dir, "shared", "models", "musicnn"):                 models,
 	} {
 		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 			t.Fatal(err)

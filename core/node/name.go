@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -78,36 +79,69 @@ const (
 
 // NameVerdict is what a starting main process does about its node name.
 type NameVerdict struct {
-	Take   bool      // free, lapsed, its own, or its holder is gone
+	Take   bool      // free, handed back, its own, or its holder is gone
 	Wait   time.Time // held by a holder that may be gone: look again then
 	Refuse string    // held by a running main process: do not start
 }
 
-// DecideName decides about a node name held by cur (nil: free) for the
-// main process self at now; live is what is known of cur's process, and
-// seen is the hold that an earlier look found and waited for (nil: none).
-func DecideName(name string, cur, seen *NameHolder, self string, now time.Time, live Liveness) NameVerdict {
+// Sighting is a hold that a waiting main process saw: its stored value, and
+// when this process first saw that value, by its own clock.
+type Sighting struct {
+	Raw    string
+	Holder NameHolder
+	At     time.Time
+}
+
+// DecideName decides about a node name whose stored value is raw, held by
+// cur (nil: free), for the main process self at now; live is what is known
+// of cur's process and seen the hold an earlier look found (nil: none).
+//
+// A hold's end is written by its holder's wall clock, which may be off from
+// this one's; so a holder whose liveness cannot be known is judged by this
+// process's own clock: it is taken for gone once its value has stayed the
+// same for a whole lease_ttl since this process first saw it (a running
+// holder rewrites it every lease_ttl/3), or once its end is more than a
+// lease_ttl in the past (no clock is that far off). The look is repeated
+// every lease_ttl/3 meanwhile, so that a release is seen early.
+func DecideName(name string, cur *NameHolder, raw string, seen *Sighting, self string, now time.Time, ttl time.Duration, live Liveness) NameVerdict {
 	switch {
-	case cur == nil, cur.Instance == self, live == Gone:
+	case cur == nil, cur.Instance == self, cur.UntilMs == 0, live == Gone:
 		return NameVerdict{Take: true}
 	case live == Alive: // even with its hold lapsed: it may only be stopped for a while
 		return NameVerdict{Refuse: fmt.Sprintf("node %q is in use by main process %s on this store: stop it, or give this one another node name (--node)", name, cur)}
-	case cur.UntilMs <= now.UnixMilli():
+	case now.UnixMilli() > cur.UntilMs+ttl.Milliseconds():
 		return NameVerdict{Take: true}
-	case seen != nil && seen.Instance == cur.Instance && cur.UntilMs > seen.UntilMs:
+	case seen != nil && seen.Holder.Instance == cur.Instance && seen.Raw != raw:
 		return NameVerdict{Refuse: fmt.Sprintf("node %q is in use by main process %s on this store (it renewed its hold while this one waited): give each main process its own node name (--node)", name, cur)}
-	default:
-		return NameVerdict{Wait: time.UnixMilli(cur.UntilMs)}
+	case seen != nil && seen.Raw == raw && now.Sub(seen.At) >= ttl:
+		return NameVerdict{Take: true}
 	}
+	first := now
+	if seen != nil && seen.Raw == raw {
+		first = seen.At
+	}
+	return NameVerdict{Wait: minTime(first.Add(ttl), now.Add(ttl/3))}
 }
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// ErrNameNotHeld: the node does not hold its name yet, so it has not
+// started, and must not touch restart state.
+var ErrNameNotHeld = errors.New("node: not started yet: waiting for its node name")
 
 // nameState is the node's hold on its name.
 type nameState struct {
-	held      string      // the value last written by this process; "" before
-	seen      *NameHolder // a hold waited for
-	retryAt   time.Time   // when to look again while not holding it
-	storeDown bool        // the last look failed: the store did not answer
-	halted    error       // refused or lost: the node must stop
+	held      string    // the value last written by this process; "" before
+	seen      *Sighting // a hold waited for
+	retryAt   time.Time // when to look again while not holding it
+	renewAt   time.Time // when to renew while holding it
+	storeDown bool      // the last look failed: the store did not answer
+	halted    error     // refused or lost: the node must stop
 }
 
 func (n *Node) nameKey() string { return NameKeyPrefix + n.cfg.Supervisor.Node }
@@ -115,56 +149,67 @@ func (n *Node) nameKey() string { return NameKeyPrefix + n.cfg.Supervisor.Node }
 // holding reports whether this process holds its name.
 func (n *Node) holding() bool { return n.name.held != "" }
 
+func (n *Node) nameEvent(now time.Time, reason string) {
+	n.sink.Emit(event.Event{T: now, Event: event.NodeName, Instance: n.cfg.Supervisor.Instance, Reason: reason})
+}
+
+// readName reads the hold: its stored value and holder (nil: free or
+// unreadable, which the compare-and-set on raw then replaces).
+func (n *Node) readName(ctx context.Context) (raw string, cur *NameHolder, err error) {
+	raw, _, err = n.store.GetMeta(ctx, n.nameKey())
+	if err != nil {
+		return "", nil, err
+	}
+	var h NameHolder
+	if raw != "" && json.Unmarshal([]byte(raw), &h) == nil && h.Instance != "" {
+		cur = &h
+	}
+	return raw, cur, nil
+}
+
 // takeName looks at the name once and takes it if DecideName says so. A
 // store error or a lost race leaves it to a later look.
 func (n *Node) takeName(ctx context.Context, now time.Time) {
-	raw, ok, err := n.store.GetMeta(ctx, n.nameKey())
+	raw, cur, err := n.readName(ctx)
 	if err != nil {
 		n.nameTrouble(now, "read node name", err)
 		return
 	}
 	n.name.storeDown = false
-	var cur *NameHolder
-	if ok {
-		var h NameHolder
-		if json.Unmarshal([]byte(raw), &h) == nil && h.Instance != "" {
-			cur = &h
-		} // unreadable: taken as free, through the same compare-and-set
-	}
 	live := LivenessUnknown
 	if cur != nil && n.cfg.Liveness != nil {
 		live = n.cfg.Liveness(*cur)
 	}
-	v := DecideName(n.cfg.Supervisor.Node, cur, n.name.seen, n.cfg.Supervisor.Instance, now, live)
+	ttl := n.cfg.Supervisor.LeaseTTL
+	v := DecideName(n.cfg.Supervisor.Node, cur, raw, n.name.seen, n.cfg.Supervisor.Instance, now, ttl, live)
 	switch {
 	case v.Refuse != "":
-		n.name.halted = fmt.Errorf("%s", v.Refuse)
-		n.sink.Emit(event.Event{T: now, Event: event.NodeName, Instance: n.cfg.Supervisor.Instance, Reason: "refused: " + v.Refuse})
+		n.name.halted = errors.New(v.Refuse)
+		n.nameEvent(now, "refused: "+v.Refuse)
 		return
 	case !v.Take:
-		n.name.seen, n.name.retryAt = cur, v.Wait
-		n.sink.Emit(event.Event{T: now, Event: event.NodeName, Instance: n.cfg.Supervisor.Instance,
-			Reason: fmt.Sprintf("waiting: node %q is held by %s until %s", n.cfg.Supervisor.Node, cur, v.Wait.UTC().Format(time.RFC3339))})
+		if n.name.seen == nil || n.name.seen.Raw != raw {
+			n.name.seen = &Sighting{Raw: raw, Holder: *cur, At: now}
+			n.nameEvent(now, fmt.Sprintf("waiting: node %q is held by %s; taken if its hold is not renewed within %s",
+				n.cfg.Supervisor.Node, cur, ttl))
+		}
+		n.name.retryAt = v.Wait
 		return
 	}
 	next := n.holder(now)
-	old := ""
-	if ok {
-		old = raw
-	}
-	swapped, err := n.store.SwapMeta(ctx, n.nameKey(), old, next)
+	swapped, err := n.store.SwapMeta(ctx, n.nameKey(), raw, next)
 	if err != nil {
-		n.nameTrouble(now, "take node name", err)
+		n.nameTrouble(now, "take node name", err) // if it was written all the same, the next look finds it ours
 		return
 	}
 	if !swapped { // another process wrote it meanwhile: look again
 		n.name.retryAt = now
 		return
 	}
-	n.name.held = next
+	n.name.held, n.name.seen = next, nil
+	n.name.renewAt = now.Add(ttl / 3)
 	if cur != nil && cur.Instance != n.cfg.Supervisor.Instance && cur.UntilMs > now.UnixMilli() {
-		n.sink.Emit(event.Event{T: now, Event: event.NodeName, Instance: n.cfg.Supervisor.Instance,
-			Reason: fmt.Sprintf("taken over from %s, which is gone", cur)})
+		n.nameEvent(now, fmt.Sprintf("taken over from %s, which is gone", cur))
 	}
 }
 
@@ -184,32 +229,53 @@ func (n *Node) holder(now time.Time) string {
 	return h.encode()
 }
 
-// renewName is the name's renewal hook. A hold replaced by another process
-// halts the node: another main process runs under this name now.
-func (n *Node) renewName(ctx context.Context, now time.Time) error {
-	if !n.holding() || n.name.halted != nil {
-		return nil
+// swapOwn replaces this process's hold with value. A write whose answer
+// was lost (a timeout after the store committed it) leaves a stored value
+// other than the one remembered: one still naming this process is adopted
+// and replaced. When the hold is another's, it says whose (who); "" when
+// the swap succeeded.
+func (n *Node) swapOwn(ctx context.Context, value string) (who string, err error) {
+	swapped, err := n.store.SwapMeta(ctx, n.nameKey(), n.name.held, value)
+	if err != nil || swapped {
+		return "", err
+	}
+	raw, cur, err := n.readName(ctx)
+	switch {
+	case err != nil:
+		return "", err
+	case cur == nil:
+		return "another main process", nil
+	case cur.Instance != n.cfg.Supervisor.Instance:
+		return "main process " + cur.String(), nil
+	}
+	if swapped, err = n.store.SwapMeta(ctx, n.nameKey(), raw, value); err != nil || swapped {
+		return "", err
+	}
+	return "another main process", nil // replaced between the read and the swap
+}
+
+// renewName renews the hold every lease_ttl/3, and again at the next check
+// when the store failed. A hold replaced by another process halts the
+// node: another main process runs under this name now.
+func (n *Node) renewName(ctx context.Context, now time.Time) {
+	if !n.holding() || n.name.halted != nil || now.Before(n.name.renewAt) {
+		return
 	}
 	next := n.holder(now)
-	swapped, err := n.store.SwapMeta(ctx, n.nameKey(), n.name.held, next)
+	who, err := n.swapOwn(ctx, next)
 	if err != nil {
-		return fmt.Errorf("renew node name: %w", err)
+		n.name.renewAt = now.Add(n.cfg.Monitor.CheckInterval)
+		n.sink.Emit(event.Event{T: now, Event: event.StoreError, Instance: n.cfg.Supervisor.Instance, Reason: "renew node name: " + err.Error()})
+		return
 	}
-	if swapped {
+	if who == "" {
 		n.name.held = next
-		return nil
-	}
-	who := "another main process"
-	if raw, ok, err := n.store.GetMeta(ctx, n.nameKey()); err == nil && ok {
-		var h NameHolder
-		if json.Unmarshal([]byte(raw), &h) == nil && h.Instance != "" {
-			who = "main process " + h.String()
-		}
+		n.name.renewAt = now.Add(n.cfg.Supervisor.LeaseTTL / 3)
+		return
 	}
 	n.name.halted = fmt.Errorf("node %q was taken over by %s while this one's hold had lapsed: stopping; give each main process its own node name (--node)",
 		n.cfg.Supervisor.Node, who)
-	n.sink.Emit(event.Event{T: now, Event: event.NodeName, Instance: n.cfg.Supervisor.Instance, Reason: "lost: " + n.name.halted.Error()})
-	return nil
+	n.nameEvent(now, "lost: "+n.name.halted.Error())
 }
 
 // Halted returns why the node must stop because of its name (refused at
@@ -226,7 +292,7 @@ func (n *Node) ReleaseName(ctx context.Context, now time.Time) error {
 	var h NameHolder
 	_ = json.Unmarshal([]byte(n.name.held), &h)
 	h.UntilMs = 0
-	if _, err := n.store.SwapMeta(ctx, n.nameKey(), n.name.held, h.encode()); err != nil {
+	if _, err := n.swapOwn(ctx, h.encode()); err != nil {
 		return fmt.Errorf("release node name: %w", err)
 	}
 	n.name.held = ""

@@ -14,12 +14,18 @@ import (
 
 func TestDecideName(t *testing.T) {
 	now := at(time.Minute)
+	const ttl = 30 * time.Second
 	held := func(until time.Duration) *node.NameHolder {
 		return &node.NameHolder{Instance: "n:1:1", Host: "h", PID: 1, UntilMs: at(until).UnixMilli()}
 	}
+	seen := func(raw string, ago time.Duration, h *node.NameHolder) *node.Sighting {
+		return &node.Sighting{Raw: raw, Holder: *h, At: now.Add(-ago)}
+	}
+	other := &node.NameHolder{Instance: "n:3:3", UntilMs: at(2 * time.Minute).UnixMilli()}
 	cases := []struct {
 		name       string
-		cur, seen  *node.NameHolder
+		cur        *node.NameHolder
+		seen       *node.Sighting
 		live       node.Liveness
 		take       bool
 		wait       time.Time
@@ -27,18 +33,21 @@ func TestDecideName(t *testing.T) {
 	}{
 		{name: "free", take: true},
 		{name: "own", cur: &node.NameHolder{Instance: "n:2:2", UntilMs: at(2 * time.Minute).UnixMilli()}, live: node.Alive, take: true},
+		{name: "handed back, holder still exiting", cur: &node.NameHolder{Instance: "n:1:1", PID: 1}, live: node.Alive, take: true},
 		{name: "holder gone", cur: held(2 * time.Minute), live: node.Gone, take: true},
 		{name: "holder alive", cur: held(2 * time.Minute), live: node.Alive, refuseHint: "pid 1 on h"},
 		{name: "holder alive, hold lapsed", cur: held(0), live: node.Alive, refuseHint: "in use"},
-		{name: "elsewhere, lapsed", cur: held(time.Minute), take: true},
-		{name: "elsewhere, held", cur: held(90 * time.Second), wait: at(90 * time.Second)},
-		{name: "elsewhere, seen and unchanged", cur: held(90 * time.Second), seen: held(90 * time.Second), wait: at(90 * time.Second)},
-		{name: "elsewhere, renewed while waited for", cur: held(2 * time.Minute), seen: held(90 * time.Second), refuseHint: "renewed"},
-		{name: "elsewhere, another holder since", cur: &node.NameHolder{Instance: "n:3:3", UntilMs: at(2 * time.Minute).UnixMilli()},
-			seen: held(90 * time.Second), wait: at(2 * time.Minute)},
+		{name: "elsewhere, lapsed longer than a lease", cur: held(29 * time.Second), take: true},
+		{name: "elsewhere, lapsed lately: its clock may be behind", cur: held(55 * time.Second), wait: now.Add(ttl / 3)},
+		{name: "elsewhere, first look", cur: held(90 * time.Second), wait: now.Add(ttl / 3)},
+		{name: "elsewhere, unchanged for 20s", cur: held(90 * time.Second), seen: seen("r1", 20*time.Second, held(90*time.Second)), wait: now.Add(10 * time.Second)},
+		{name: "elsewhere, unchanged for 25s", cur: held(90 * time.Second), seen: seen("r1", 25*time.Second, held(90*time.Second)), wait: now.Add(5 * time.Second)},
+		{name: "elsewhere, unchanged for a lease", cur: held(90 * time.Second), seen: seen("r1", ttl, held(90*time.Second)), take: true},
+		{name: "elsewhere, renewed while waited for", cur: held(2 * time.Minute), seen: seen("r0", 10*time.Second, held(90*time.Second)), refuseHint: "renewed"},
+		{name: "elsewhere, another holder since", cur: other, seen: seen("r0", 25*time.Second, held(90*time.Second)), wait: now.Add(ttl / 3)},
 	}
 	for _, c := range cases {
-		v := node.DecideName("n", c.cur, c.seen, "n:2:2", now, c.live)
+		v := node.DecideName("n", c.cur, "r1", c.seen, "n:2:2", now, ttl, c.live)
 		if v.Take != c.take || !v.Wait.Equal(c.wait) || (c.refuseHint == "") != (v.Refuse == "") || !strings.Contains(v.Refuse, c.refuseHint) {
 			t.Errorf("%s: %+v, want take=%v wait=%v refuse~%q", c.name, v, c.take, c.wait, c.refuseHint)
 		}

@@ -75,13 +75,16 @@ func New(cfg Config, procs supervisor.Processes, st store.Store, sink event.Sink
 	if cfg.CleanupPeriod <= 0 {
 		return nil, fmt.Errorf("node config: cleanup_period must be > 0, got %s", cfg.CleanupPeriod)
 	}
-	n := &Node{cfg: cfg, store: st, sink: sink}
+	n := &Node{cfg: cfg, store: st}
+	// Every event of the node and its parts passes here, so that every store
+	// failure counts for the cleanup's grace (cleanup).
 	watched := event.SinkFunc(func(e event.Event) {
 		if e.Event == event.StoreError && e.T.After(n.troubleAt) {
 			n.troubleAt = e.T
 		}
 		sink.Emit(e)
 	})
+	n.sink = watched
 	sup, err := supervisor.New(cfg.Supervisor, procs, st, watched)
 	if err != nil {
 		return nil, err
@@ -92,7 +95,6 @@ func New(cfg Config, procs supervisor.Processes, st store.Store, sink event.Sink
 		n.Mon.Register(id, n)
 	}
 	n.Mon.AddHook(monitor.Hook{Name: "claim cleanup", Period: cfg.CleanupPeriod, Run: n.cleanup})
-	n.Mon.AddHook(monitor.Hook{Name: "node name", Period: cfg.Supervisor.LeaseTTL / 3, Run: n.renewName})
 	if cfg.HistoryRetention > 0 {
 		n.Mon.AddHook(monitor.Hook{Name: "history retention", Period: min(HistoryPrunePeriod, cfg.HistoryRetention/4),
 			Run: n.pruneHistory})
@@ -125,6 +127,7 @@ func (n *Node) step(ctx context.Context, now time.Time) {
 // again), then the monitor.
 func (n *Node) Tick(ctx context.Context, now time.Time) {
 	if n.holding() {
+		n.renewName(ctx, now)
 		n.Sup.Tick(ctx, now)
 	} else if n.started {
 		n.step(ctx, now)
@@ -150,6 +153,9 @@ func (n *Node) NextWake() time.Time {
 			t = n.name.retryAt
 		}
 		return t
+	}
+	if n.name.halted == nil && n.name.renewAt.Before(t) {
+		t = n.name.renewAt
 	}
 	if d, ok := n.Sup.Deadline(); ok && d.Before(t) {
 		t = d
@@ -197,8 +203,12 @@ func (n *Node) pruneHistory(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// Reset clears a component's failure and counters and resumes polling it.
+// Reset clears a component's failure and counters and resumes polling it;
+// ErrNameNotHeld before the node holds its name.
 func (n *Node) Reset(ctx context.Context, id string, now time.Time) error {
+	if !n.holding() { // restart state is another holder's until the name is this node's
+		return ErrNameNotHeld
+	}
 	if err := n.Sup.Reset(ctx, id, now); err != nil {
 		return err
 	}
