@@ -16,7 +16,11 @@ import (
 func runFailed(args []string, stdout, stderr io.Writer) int {
 	return withFailed("failed", args, stdout, stderr, func(_ context.Context, _ store.Store, failed []store.File, where string) int {
 		for _, f := range failed {
-			fmt.Fprintf(stdout, "%s\t%s\n", f.Path, f.LastError)
+			missing := ""
+			if !f.IsValid { // a retry makes it work only once a scan finds it again
+				missing = " (not found at the last scan)"
+			}
+			fmt.Fprintf(stdout, "%s\t%s%s\n", f.Path, f.LastError, missing)
 		}
 		fmt.Fprintf(stderr, "%d failed files%s", len(failed), where)
 		if len(failed) > 0 {

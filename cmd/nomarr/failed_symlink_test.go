@@ -49,3 +49,34 @@ func TestFailedUnderSymlinkTarget(t *testing.T) {
 		}
 	}
 }
+
+// A failed file that a later scan did not find is listed as such: a retry
+// makes it work only once a scan finds it again.
+func TestFailedListsMissingFiles(t *testing.T) {
+	base := t.TempDir()
+	db := filepath.Join(base, "nomarr.db")
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p := filepath.Join(base, "gone.mp3")
+	k := library.Key(p)
+	if err := st.UpsertFiles(ctx, []store.File{{Key: k, Path: p, Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Quarantine(ctx, k, "crashed a worker"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.MarkMissing(ctx, []string{k}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	var out, errb bytes.Buffer
+	if code := runFailed([]string{"--db", "sqlite:" + db, "--data-dir", base}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if want := p + "\tcrashed a worker (not found at the last scan)\n"; out.String() != want {
+		t.Errorf("failed = %q, want %q", out.String(), want)
+	}
+}
