@@ -220,6 +220,16 @@ func (s *Store) bootstrap(ctx context.Context) error {
 	if s.cfg.readOnly {
 		return errors.New("no schema (a read-only open needs an existing database)")
 	}
+	// Tables without a schema version are not a database this program made
+	// (its DDL and the version are written in one transaction): another
+	// program's database given by mistake, or an incompatible layout. It is
+	// refused untouched, neither switched to WAL nor given tables.
+	if tables, err := s.tables(ctx); err != nil {
+		return err
+	} else if len(tables) > 0 {
+		return fmt.Errorf("not a nomarr database: it has tables (%s) but no %s in a meta table; "+
+			"give --db a new file or an existing nomarr database", strings.Join(tables, ", "), MetaSchemaVersion)
+	}
 	if err := s.setWAL(ctx); err != nil {
 		return err
 	}
@@ -238,6 +248,24 @@ func (s *Store) bootstrap(ctx context.Context) error {
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, MetaSchemaVersion, strconv.Itoa(SchemaVersion))
 		return err
 	})
+}
+
+// tables lists the file's tables, SQLite's own left out.
+func (s *Store) tables(ctx context.Context) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	return out, rows.Err()
 }
 
 // schemaVersion reads the version in meta, 0 when there is no schema yet.

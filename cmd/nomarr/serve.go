@@ -64,23 +64,33 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			log.Info("periodic rescan off (rescan_interval 0): the library is scanned once, at start", "dir", root)
 		}
 		go func() {
+			failures := 0
 			for {
 				n, missing, err := scanInto(ctx, st, root, log)
 				if err != nil && ctx.Err() != nil {
 					return // stopping: the scan was cut short on purpose
 				}
+				next := rescan
 				if err != nil {
-					log.Error("scan failed", "dir", root, "err", err)
+					// A failed scan (the store down or locked, the library's
+					// drive not mounted) is tried again soon, whatever the
+					// rescan interval: the library would otherwise stay empty
+					// or stale until the next rescan, or for good with
+					// rescan_interval 0.
+					failures++
+					next = scanRetry(failures, rescan)
+					log.Error("scan failed; trying again", "dir", root, "in", next, "err", err)
 				} else {
+					failures = 0
 					log.Info("scanned library", "dir", root, "files", n, "marked_missing", missing)
 				}
-				if rescan <= 0 {
+				if next <= 0 {
 					return
 				}
 				select {
 				case <-ctx.Done():
 					return
-				case <-time.After(rescan):
+				case <-time.After(next):
 				}
 			}
 		}()
@@ -106,4 +116,16 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("stopped")
 	return 0
+}
+
+// scanRetry is the wait before scan attempt failures+1 after failures in a
+// row: 5 s doubling to 5 min, and never longer than the rescan interval
+// (rescan <= 0: none).
+func scanRetry(failures int, rescan time.Duration) time.Duration {
+	d := 5 * time.Second << min(failures-1, 6)
+	d = min(d, 5*time.Minute)
+	if rescan > 0 {
+		d = min(d, rescan)
+	}
+	return d
 }

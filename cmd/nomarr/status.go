@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -32,6 +33,14 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	var info httpapi.Info
 	if err := apiCall(s, http.MethodGet, "/api/v1/info", &info); err != nil {
+		// Looking creates nothing: a SQLite store that is not there (a
+		// mistyped --db, another --data-dir) is said to be missing.
+		if path, ok := sqlitePath(s.get("db")); ok {
+			if _, serr := os.Stat(path); os.IsNotExist(serr) {
+				fmt.Fprintf(stderr, "nomarr status: %v; no store at %s (nothing scanned with this --db or --data-dir yet)\n", err, path)
+				return 1
+			}
+		}
 		st, serr := openForSettings(s)
 		if serr != nil {
 			fmt.Fprintf(stderr, "nomarr status: %v; store unavailable: %v\n", err, serr)

@@ -23,11 +23,12 @@ type closer interface {
 // path) or arangodb://USER:PASS@HOST:8529/DB. The error never contains a
 // password.
 func openStore(db string) (closer, error) {
+	path, isSQLite := sqlitePath(db)
 	switch {
-	case strings.TrimSpace(strings.TrimPrefix(db, "sqlite:")) == "":
+	case strings.TrimSpace(path) == "" && isSQLite:
 		return nil, fmt.Errorf("db: %q has an empty path: want sqlite:PATH", db)
 	case strings.HasPrefix(db, "sqlite:"):
-		return sqlite.Open(strings.TrimPrefix(db, "sqlite:"))
+		return sqlite.Open(path)
 	case strings.HasPrefix(db, "arangodb://"), strings.HasPrefix(db, "arangodbs://"):
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
@@ -38,6 +39,18 @@ func openStore(db string) (closer, error) {
 	default:
 		return sqlite.Open(db)
 	}
+}
+
+// sqlitePath is the file of a SQLite --db value (sqlite:PATH, or a bare
+// path); ok is false for any other store.
+func sqlitePath(db string) (path string, ok bool) {
+	if p, found := strings.CutPrefix(db, "sqlite:"); found {
+		return p, true
+	}
+	if strings.Contains(db, "://") {
+		return "", false
+	}
+	return db, true
 }
 
 // lazyStore opens db on first use and retries every 2 s while it fails; until

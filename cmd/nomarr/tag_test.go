@@ -242,3 +242,25 @@ func TestSignalExit(t *testing.T) {
 		t.Errorf("SIGTERM: %d", got)
 	}
 }
+
+// TestWorkerStoreErrorsLogged: a worker's own store errors (its store may
+// fail while the main process's works: permissions, a full disk on its
+// side) are WARN lines, each operation's at most once per 30 s.
+func TestWorkerStoreErrorsLogged(t *testing.T) {
+	var buf bytes.Buffer
+	sink := workerLogSink(slog.New(slog.NewTextHandler(&buf, nil)))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		sink.Emit(event.Event{T: t0.Add(time.Duration(i) * 10 * time.Second), Event: event.StoreError, Component: "worker:discovery:0",
+			Reason: "claim: attempt to write a readonly database"})
+	}
+	sink.Emit(event.Event{T: t0.Add(31 * time.Second), Event: event.StoreError, Component: "worker:discovery:0",
+		Reason: "claim: attempt to write a readonly database"})
+	got := buf.String()
+	if n := strings.Count(got, "level=WARN msg=store_error"); n != 2 {
+		t.Fatalf("want 2 WARN store_error lines (the first, then one 30 s later), got %d:\n%s", n, got)
+	}
+	if !strings.Contains(got, "suppressed=2") || !strings.Contains(got, "readonly database") {
+		t.Errorf("log:\n%s", got)
+	}
+}

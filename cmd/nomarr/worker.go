@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -116,15 +117,31 @@ func runWorker(args []string, stderr io.Writer) int {
 
 // workerLogSink logs a worker's events. Its log reaches the main
 // process's stderr: a file's failure (WARN) and its retry (INFO) are seen
-// at the default level, with the file's path and the reason; the other
-// events are DEBUG (the main process logs the workers' lives).
+// at the default level, with the file's path and the reason, and so are
+// its store errors (WARN, each operation's at most once per 30 s, as the
+// main process logs its own); the other events are DEBUG (the main
+// process logs the workers' lives).
 func workerLogSink(log *slog.Logger) event.Sink {
+	var mu sync.Mutex
+	quiet := storeErrorQuiet{}
 	return event.SinkFunc(func(e event.Event) {
 		lvl := slog.LevelDebug
-		if e.Event == event.FileFailed || e.Event == event.FileRetry {
-			lvl = eventLevel(e.Event)
-		}
 		attrs := []any{}
+		switch e.Event {
+		case event.FileFailed, event.FileRetry:
+			lvl = eventLevel(e.Event)
+		case event.StoreError: // the worker's own store trouble (it may be the only one to have it)
+			lvl = slog.LevelWarn
+			mu.Lock()
+			n, show := quiet.admit(e)
+			mu.Unlock()
+			if !show {
+				return
+			}
+			if n > 0 {
+				attrs = append(attrs, "suppressed", n)
+			}
+		}
 		if e.Path != "" {
 			attrs = append(attrs, "path", e.Path)
 		}

@@ -188,7 +188,8 @@ func freeAddr(t *testing.T) string {
 }
 
 type apiInfo struct {
-	WorkerEnabled bool `json:"worker_enabled"`
+	WorkerEnabled bool   `json:"worker_enabled"`
+	StoreError    string `json:"store_error"`
 	Workers       []struct {
 		Component, Status, Phase string
 		CurrentPath              string `json:"current_path"`
