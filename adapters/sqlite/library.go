@@ -417,6 +417,9 @@ func (s *Store) File(ctx context.Context, key string) (store.File, error) {
 // library, meant for status displays rather than hot paths).
 func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 	var c store.Counts
+	if err := s.checkFile(); err != nil { // the count a person reads must be of the file at the path
+		return c, s.fail("counts", "", err)
+	}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return c, s.fail("counts", "", err)

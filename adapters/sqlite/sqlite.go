@@ -57,7 +57,8 @@ type config struct {
 	busyTimeout time.Duration
 	readOnly    bool
 	readers     int
-	pragmas     []string // extra per-connection pragmas (tests)
+	pragmas     []string      // extra per-connection pragmas (tests)
+	fileCheck   time.Duration // how often the path is compared with the opened file (fileid.go)
 }
 
 // WithBusyTimeout sets how long an operation waits for a lock held by another
@@ -95,6 +96,9 @@ type Store struct {
 	rs   stmts   // prepared on r
 
 	closed      atomic.Bool
+	id          fileID       // the opened file (fileid.go)
+	checkedAt   atomic.Int64 // when the path was last compared with id (unix ns)
+	replaced    atomic.Bool  // the path no longer names the opened file
 	busyRetries atomic.Int64 // write attempts that found the lock taken
 	busyWaitNs  atomic.Int64 // time spent waiting for the write lock
 	busyMaxNs   atomic.Int64 // longest wait of one operation
@@ -105,7 +109,7 @@ var _ store.Store = (*Store)(nil)
 // Open opens (creating if needed) the database at path and makes sure the
 // schema exists. Several processes may open the same new file at once.
 func Open(path string, opts ...Option) (*Store, error) {
-	cfg := config{busyTimeout: DefaultBusyTimeout, readers: 4}
+	cfg := config{busyTimeout: DefaultBusyTimeout, readers: 4, fileCheck: time.Second}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -121,6 +125,8 @@ func Open(path string, opts ...Option) (*Store, error) {
 		s.closeDBs()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, s.describe(err))
 	}
+	s.id, _ = statID(abs)
+	s.checkedAt.Store(time.Now().UnixNano())
 	return s, nil
 }
 
@@ -336,6 +342,9 @@ func (s *Store) checkWAL(ctx context.Context) error {
 // lets a busy neighbour starve everyone else. fn may therefore run more than
 // once; every failed attempt has been rolled back, so it starts afresh.
 func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := s.checkFile(); err != nil {
+		return err
+	}
 	var first, deadline time.Time
 	wait := 50 * time.Microsecond
 	for {
