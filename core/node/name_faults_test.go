@@ -94,12 +94,7 @@ func TestReleasedNameTakenWhileReleaserExits(t *testing.T) {
 	st := memstore.New(1)
 	a, _, _ := nameNode(t, st, "a", nil)
 	a.Start(ctx, t0)
-	a.Stop(at(time.Second))
-	info, _ := a.Sup.Info("worker:discovery:0")
-	a.Sup.Exited(ctx, "worker:discovery:0", info.Gen, 0, at(time.Second))
-	if err := a.ReleaseName(ctx, at(time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	stopAndRelease(t, a, at(time.Second))
 	// Same host: a's process has not exited yet, so it is Alive.
 	b, pb, _ := nameNode(t, st, "b", liveness(node.Alive))
 	b.Start(ctx, at(time.Second+time.Millisecond))

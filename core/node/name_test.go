@@ -167,20 +167,28 @@ func TestRestartedMainTakesNameOfGoneOne(t *testing.T) {
 	}
 }
 
+// stopAndRelease stops n (its one worker exits at once) and hands its name
+// back, as the driver does at the end of a graceful stop.
+func stopAndRelease(t *testing.T, n *node.Node, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	n.Stop(now)
+	info, _ := n.Sup.Info("worker:discovery:0")
+	n.Sup.Exited(ctx, "worker:discovery:0", info.Gen, 0, now)
+	if !n.Sup.Done() {
+		t.Fatal("stop not done")
+	}
+	if err := n.ReleaseName(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestReleasedNameTakenAtOnce(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New(1)
 	a, _, _ := nameNode(t, st, "a", nil)
 	a.Start(ctx, t0)
-	a.Stop(at(time.Second))
-	info, _ := a.Sup.Info("worker:discovery:0")
-	a.Sup.Exited(ctx, "worker:discovery:0", info.Gen, 0, at(time.Second))
-	if !a.Sup.Done() {
-		t.Fatal("stop not done")
-	}
-	if err := a.ReleaseName(ctx, at(time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	stopAndRelease(t, a, at(time.Second))
 	b, pb, _ := nameNode(t, st, "b", nil) // liveness unknown, but the hold was handed back
 	b.Start(ctx, at(2*time.Second))
 	if pb.spawns != 1 {
