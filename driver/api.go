@@ -22,34 +22,38 @@ type API struct {
 
 var _ httpapi.Backend = (*API)(nil)
 
-// Info implements httpapi.Backend.
+// Info implements httpapi.Backend. The workers come from the loop's last
+// published view (view.go), so the answer never waits for a loop held up
+// in a store call; the store is read directly.
 func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 	info := httpapi.Info{Store: a.StoreID, Version: a.Version, WorkerEnabled: true}
-	err := a.Main.Do(ctx, func(_ context.Context, now time.Time) {
-		sup := a.Main.Node.Sup
-		info.Instance = sup.Instance()
-		for _, id := range sup.Components() {
-			in, _ := sup.Info(id)
-			w := httpapi.WorkerInfo{
-				Component: id, Status: string(a.Main.Node.Status(id, now)), Phase: string(in.Phase), CurrentJob: in.CurrentJob,
-				PID: in.PID, Restarts: in.Policy.RestartCount, LastFrameAgeMs: -1, FailureReason: in.Policy.FailureReason,
-				FilesProcessed: in.Telemetry.FilesProcessed, Errors: in.Telemetry.Errors, ClaimConflicts: in.Telemetry.ClaimConflicts,
-				AvgProcessingMs: in.Telemetry.AvgProcessingMs, FramesDropped: in.FramesDropped,
-			}
-			if !in.LastFrame.IsZero() {
-				w.LastFrameAgeMs = now.Sub(in.LastFrame).Milliseconds()
-			}
-			if in.RestartPending {
-				w.RestartAt = in.RestartAt
-			}
-			if !in.Running { // dead, failed or not yet spawned: no process, no job (its claim is released)
-				w.PID, w.Phase, w.CurrentJob = 0, "", ""
-			}
-			info.Workers = append(info.Workers, w)
+	v := a.Main.View()
+	if v == nil { // the loop has not run yet: wait for its first step
+		if err := a.Main.Do(ctx, func(_ context.Context, now time.Time) { a.Main.publish(now) }); err != nil {
+			return info, fmt.Errorf("%w: %v", httpapi.ErrUnavailable, err)
 		}
-	})
-	if err != nil {
-		return info, fmt.Errorf("%w: %v", httpapi.ErrUnavailable, err)
+		v = a.Main.View()
+	}
+	now := a.Main.Clock.Now()
+	info.Instance = v.Instance
+	for _, wv := range v.Workers {
+		in := wv.Info
+		w := httpapi.WorkerInfo{
+			Component: in.Component, Status: string(wv.Status), Phase: string(in.Phase), CurrentJob: in.CurrentJob,
+			PID: in.PID, Restarts: in.Policy.RestartCount, LastFrameAgeMs: -1, FailureReason: in.Policy.FailureReason,
+			FilesProcessed: in.Telemetry.FilesProcessed, Errors: in.Telemetry.Errors, ClaimConflicts: in.Telemetry.ClaimConflicts,
+			AvgProcessingMs: in.Telemetry.AvgProcessingMs, FramesDropped: in.FramesDropped,
+		}
+		if !in.LastFrame.IsZero() {
+			w.LastFrameAgeMs = now.Sub(in.LastFrame).Milliseconds()
+		}
+		if in.RestartPending {
+			w.RestartAt = in.RestartAt
+		}
+		if !in.Running { // dead, failed or not yet spawned: no process, no job (its claim is released)
+			w.PID, w.Phase, w.CurrentJob = 0, "", ""
+		}
+		info.Workers = append(info.Workers, w)
 	}
 	// Workers are shown even while the store is down: that is when they matter.
 	if c, err := a.Main.Store.Counts(ctx); err != nil {

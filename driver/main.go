@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -33,6 +34,7 @@ type Main struct {
 	cmds   chan func(context.Context, time.Time)
 	done   chan struct{}
 	once   sync.Once
+	view   atomic.Pointer[View] // view.go
 }
 
 // NewMain wires a node to a spawner. command builds a worker's command line.
@@ -90,6 +92,7 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	cancelled := ctx.Done()
 	for {
 		now := m.Clock.Now()
+		m.publish(now)
 		if err := m.Node.Halted(); err != nil && !m.Node.Sup.Stopping() {
 			m.Log.Error("stopping", "err", err)
 			m.Node.Stop(now)

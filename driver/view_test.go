@@ -1,0 +1,69 @@
+package driver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/node"
+	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/sim/memstore"
+)
+
+// blockingHistory holds every AppendHistory call until released, as a
+// store whose write lock another process holds does.
+type blockingHistory struct {
+	*memstore.Store
+	once    sync.Once
+	blocked chan struct{} // closed when a call is held
+	release chan struct{}
+}
+
+func (b *blockingHistory) AppendHistory(ctx context.Context, rows []store.HistoryRow) error {
+	b.once.Do(func() { close(b.blocked) })
+	<-b.release
+	return b.Store.AppendHistory(ctx, rows)
+}
+
+// TestInfoAnswersWhileLoopHeldUp: while the main loop waits in a store
+// call, /api/v1/info (and so /metrics) still answers at once, from the
+// loop's last published view.
+func TestInfoAnswersWhileLoopHeldUp(t *testing.T) {
+	st := &blockingHistory{Store: memstore.New(1), blocked: make(chan struct{}), release: make(chan struct{})}
+	cfg := node.DefaultConfig("i:1:1", "n", 1)
+	cfg.Monitor.HistoryInterval = 50 * time.Millisecond
+	m, err := NewMain(cfg, st, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
+		func(string, uint64) (string, []string) { return "sleep", []string{"60"} }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- m.Run(ctx, nil) }()
+	select {
+	case <-st.blocked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop never wrote history")
+	}
+	api := &API{Main: m}
+	ictx, icancel := context.WithTimeout(context.Background(), time.Second)
+	defer icancel()
+	start := time.Now()
+	info, err := api.Info(ictx)
+	if err != nil || len(info.Workers) != 1 || info.Instance != "i:1:1" {
+		t.Fatalf("Info while the loop is held up = %+v, %v (after %s)", info, err, time.Since(start))
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("Info took %s while the loop was held up", d)
+	}
+	close(st.release)
+	cancel()
+	select {
+	case <-ran:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not end")
+	}
+}
