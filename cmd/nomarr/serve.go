@@ -10,6 +10,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/gpu"
 	"github.com/nomarr/nomarr/adapters/httpapi"
 	gpuhealth "github.com/nomarr/nomarr/core/gpu"
+	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/driver"
 )
 
@@ -78,7 +79,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 					// or stale until the next rescan, or for good with
 					// rescan_interval 0.
 					failures++
-					next = scanRetry(failures, rescan)
+					next = inventory.ScanRetry(failures, rescan)
 					log.Error("scan failed; trying again", "dir", root, "in", next, "err", err)
 				} else {
 					failures = 0
@@ -116,16 +117,4 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("stopped")
 	return 0
-}
-
-// scanRetry is the wait before scan attempt failures+1 after failures in a
-// row: 5 s doubling to 5 min, and never longer than the rescan interval
-// (rescan <= 0: none).
-func scanRetry(failures int, rescan time.Duration) time.Duration {
-	d := 5 * time.Second << min(failures-1, 6)
-	d = min(d, 5*time.Minute)
-	if rescan > 0 {
-		d = min(d, rescan)
-	}
-	return d
 }

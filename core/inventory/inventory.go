@@ -7,6 +7,7 @@ package inventory
 
 import (
 	"strings"
+	"time"
 
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -63,4 +64,19 @@ func Failed(stored []store.File, root string) []store.File {
 		}
 	}
 	return out
+}
+
+// ScanRetry is the wait before the next scan after failures scans in a row
+// failed (the store down or locked, the library's drive not mounted): 5 s,
+// doubling up to 5 min, and never longer than the rescan interval (rescan
+// <= 0: no periodic rescan, so a failed scan is still tried again). Without
+// it a daemon whose first scan failed would keep an empty library until the
+// next rescan, or for good.
+func ScanRetry(failures int, rescan time.Duration) time.Duration {
+	d := 5 * time.Second << min(max(failures-1, 0), 6)
+	d = min(d, 5*time.Minute)
+	if rescan > 0 {
+		d = min(d, rescan)
+	}
+	return d
 }

@@ -3,6 +3,7 @@ package inventory
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -63,6 +64,27 @@ func TestFailed(t *testing.T) {
 	} {
 		if got := keys(Failed(stored, root)); !slices.Equal(got, want) {
 			t.Errorf("Failed(%q) = %v, want %v", root, got, want)
+		}
+	}
+}
+
+func TestScanRetry(t *testing.T) {
+	for _, c := range []struct {
+		failures int
+		rescan   time.Duration
+		want     time.Duration
+	}{
+		{1, time.Hour, 5 * time.Second},
+		{2, time.Hour, 10 * time.Second},
+		{4, time.Hour, 40 * time.Second},
+		{7, time.Hour, 5 * time.Minute},
+		{50, time.Hour, 5 * time.Minute},
+		{3, 0, 20 * time.Second}, // no periodic rescan: retried all the same
+		{7, 0, 5 * time.Minute},
+		{5, 30 * time.Second, 30 * time.Second}, // never later than the next rescan
+	} {
+		if got := ScanRetry(c.failures, c.rescan); got != c.want {
+			t.Errorf("ScanRetry(%d, %s) = %s, want %s", c.failures, c.rescan, got, c.want)
 		}
 	}
 }
