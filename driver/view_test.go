@@ -2,12 +2,16 @@ package driver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/httpapi"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/sim/memstore"
@@ -60,6 +64,39 @@ func TestInfoAnswersWhileLoopHeldUp(t *testing.T) {
 		t.Errorf("Info took %s while the loop was held up", d)
 	}
 	close(st.release)
+	cancel()
+	select {
+	case <-ran:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not end")
+	}
+}
+
+// TestResetUnavailableWhileWaitingForName: a main process waiting for its
+// node name (held by a main process elsewhere) answers a reset with
+// "unavailable" (HTTP 503) and writes no restart state.
+func TestResetUnavailableWhileWaitingForName(t *testing.T) {
+	st := memstore.New(1)
+	held := fmt.Sprintf(`{"instance":"n:other:1","until_ms":%d}`, time.Now().Add(time.Hour).UnixMilli())
+	if err := st.SetMeta(context.Background(), node.NameKeyPrefix+"n", held); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMain(node.DefaultConfig("i:1:1", "n", 1), st, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
+		func(string, uint64) (string, []string) { return "sleep", []string{"60"} }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- m.Run(ctx, nil) }()
+	api := &API{Main: m}
+	err = api.Reset(context.Background(), "worker:discovery:0")
+	if !errors.Is(err, httpapi.ErrUnavailable) || !strings.Contains(err.Error(), "waiting for its node name") {
+		t.Errorf("reset while waiting for the name = %v, want unavailable", err)
+	}
+	if _, ok, _ := st.LoadRestart(context.Background(), "n/worker:discovery:0"); ok {
+		t.Error("a reset while waiting for the name wrote restart state")
+	}
 	cancel()
 	select {
 	case <-ran:
