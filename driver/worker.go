@@ -27,7 +27,7 @@ type WorkerIO struct {
 // EOF on the control pipe tells the core the main process died, and the core
 // finishes the current job before exiting 0, renewing its own lease on the
 // same ticker meanwhile (worker.KeepLease). An orphan's job whose progress
-// stands still for stall_after is abandoned (worker.OrphanStalled):
+// stands still for stall_after is abandoned (worker.OrphanAbandons):
 // RunWorker returns its exit code at once, the job still running, for the
 // caller to exit the process.
 //
@@ -61,7 +61,7 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 			poke()
 		})
 	}
-	abandon := make(chan worker.Step, 1) // an orphan's stalled job (worker.OrphanStalled)
+	abandon := make(chan worker.Step, 1) // an orphan's stalled job (worker.OrphanAbandons)
 	stopFrames := make(chan struct{})
 	framesDone := make(chan struct{})
 	last := w.Frame() // the first frame; nothing else runs yet
@@ -87,7 +87,7 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 			if orphaned.Load() { // KeepLease is a no-op until then; no frame waits for it
 				mu.Lock()
 				w.KeepLease(ctx, clk.Now())
-				s, stalled := w.OrphanStalled(clk.Now())
+				s, stalled := w.OrphanAbandons(clk.Now())
 				mu.Unlock()
 				if stalled {
 					select {
@@ -162,8 +162,14 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 			// The job runs beside the loop, so that an orphan can leave a job
 			// that will never return (a hung inference call): the process's
 			// exit ends it.
+			job := s.Job
+			job.Fence = func() error { // worker.Fence: the claim is still ours
+				mu.Lock()
+				defer mu.Unlock()
+				return w.Fence(ctx, clk.Now())
+			}
 			done := make(chan worker.Result, 1)
-			go func() { done <- an.Analyze(ctx, s.Job, progress) }()
+			go func() { done <- an.Analyze(ctx, job, progress) }()
 			select {
 			case res := <-done:
 				mu.Lock()

@@ -22,7 +22,8 @@ import (
 const frameEvery = 10 * time.Millisecond
 
 // gateAnalyzer reports each job it starts on started, then holds it until
-// release is closed.
+// release is closed; then, like the production analyzer before its tag
+// write, it calls the job's fence.
 type gateAnalyzer struct {
 	started chan string
 	release chan struct{}
@@ -36,6 +37,9 @@ func (g *gateAnalyzer) Analyze(_ context.Context, job worker.Job, progress func(
 	g.started <- job.FileKey
 	progress(1)
 	<-g.release
+	if err := job.Confirm(); err != nil {
+		return worker.FenceFailed(err, "")
+	}
 	return worker.Result{Tags: map[string]string{"nom_version": "v"}, Version: "v"}
 }
 
@@ -378,5 +382,51 @@ func TestRunWorkerFramesWhileStoreCallWaits(t *testing.T) {
 	pw.Close()
 	if during < 5 {
 		t.Errorf("%d frames in 5 s while a store call waited, want ≥ 5", during)
+	}
+}
+
+// lostClaimOf answers every KeepClaim of one file with ErrClaimLost, as a
+// store whose cleanup gave the claim to another host would.
+type lostClaimOf struct {
+	*memstore.Store
+	key string
+}
+
+func (s lostClaimOf) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) error {
+	if ref.FileKey == s.key {
+		return store.ErrClaimLost
+	}
+	return s.Store.KeepClaim(ctx, ref, until)
+}
+
+// The driver binds each job's fence to the worker core: a job whose claim
+// the store says is lost writes nothing (a stays untagged, its claim left
+// to the holder the store knows), and the worker goes on with the next
+// file, whose fence confirms.
+func TestRunWorkerJobFenceAsksTheStore(t *testing.T) {
+	term := make(chan struct{})
+	r := start(t, WorkerIO{Frames: io.Discard, Term: term}, func(m *memstore.Store) store.Store {
+		return lostClaimOf{Store: m, key: "a"}
+	})
+	close(r.an.release)
+	for _, want := range []string{"a", "b"} {
+		if k := r.jobStarted(); k != want {
+			t.Fatalf("job %q, want %q", k, want)
+		}
+	}
+	close(term)
+	r.exit(0)
+	files := map[string]store.File{}
+	for _, f := range r.st.Files() {
+		files[f.Key] = f
+	}
+	if a := files["a"]; a.Tagged || r.st.TagWrites["a"] != 0 {
+		t.Errorf("a tagged behind a lost claim: %+v", a)
+	}
+	if b := files["b"]; !b.Tagged || r.st.TagWrites["b"] != 1 {
+		t.Errorf("b not tagged once after its fence confirmed: %+v (%d writes)", b, r.st.TagWrites["b"])
+	}
+	if claims := r.st.Claims(); len(claims) != 1 || claims[0].FileKey != "a" {
+		t.Errorf("claims %+v, want a's only, left to its holder", claims)
 	}
 }

@@ -89,6 +89,11 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 	}
 	var rewritten *store.Stat
 	if len(write) > 0 {
+		// The write is the one step that must not happen without the
+		// claim: it cannot be taken back (worker.Job.Fence).
+		if err := job.Confirm(); err != nil {
+			return worker.FenceFailed(err, string(cp))
+		}
 		if err := tagwrite.Write(job.Path, write); err != nil {
 			r := writeError(err)
 			r.Checkpoint = string(cp)

@@ -88,5 +88,10 @@ func (s *Script) Analyze(ctx context.Context, job worker.Job, progress func(int6
 	if r, failed := spec.Injected(s.count(job.FileKey)); failed {
 		return r
 	}
+	// The production analyzer's last step writes into the file: only
+	// while the claim holds (worker.Job.Fence).
+	if err := job.Confirm(); err != nil {
+		return worker.FenceFailed(err, "")
+	}
 	return worker.Result{Tags: map[string]string{"mood-strict": "happy"}, Version: "script-1"}
 }

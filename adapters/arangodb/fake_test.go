@@ -551,6 +551,16 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		delete(f.colls[colClaims], str(b["claim"]))
 		return []any{1}, nil
 	},
+	qKeepHeld: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		c, ok := f.colls[colClaims][str(b["claim"])]
+		if !ok || c["worker_id"] != b["worker"] {
+			return nil, nil
+		}
+		if num(b["until"]) > num(c["lease_until"]) {
+			f.colls[colClaims][str(b["claim"])] = with(c, "lease_until", b["until"])
+		}
+		return []any{1}, nil
+	},
 	qCompleteFile: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		fd, ok := f.colls[colFiles][str(b["file"])]
 		if !ok {

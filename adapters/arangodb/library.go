@@ -399,6 +399,30 @@ func (s *Store) Quarantine(ctx context.Context, fileKey, reason string) error {
 	return nil
 }
 
+// KeepClaim implements store.Library: one conditional UPDATE of ref's
+// claim document. A claim deleted concurrently may fail it with "document
+// not found": the claim is lost either way.
+func (s *Store) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) error {
+	if !validFileKey(ref.FileKey) {
+		return s.fail("keep claim", ref.FileKey, store.ErrClaimLost)
+	}
+	held := map[string]any{"claim": claimPrefix + ref.FileKey, "worker": ref.WorkerID, "until": ms(until)}
+	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
+		n, err := queryAll[int](ctx, s.db, qKeepHeld, held)
+		if err == nil && len(n) == 0 {
+			return store.ErrClaimLost
+		}
+		return err
+	})
+	if err != nil {
+		if hasErrorNum(err, errDocNotFound) {
+			err = store.ErrClaimLost
+		}
+		return s.fail("keep claim", ref.FileKey, err)
+	}
+	return nil
+}
+
 // RenewLeases implements store.Library: one conditional UPDATE over the
 // claims of all the workers; a lease is only ever extended. A claim deleted
 // concurrently (completed, released, cleaned up) may fail the UPDATE with

@@ -111,6 +111,13 @@ const qRemoveHeld = `FOR c IN worker_claims
   REMOVE c IN worker_claims
   RETURN 1`
 
+// qKeepHeld extends the lease of a claim (never shortening it) only if the
+// worker still holds it; the result is empty otherwise.
+const qKeepHeld = `FOR c IN worker_claims
+  FILTER c._key == @claim AND c.worker_id == @worker
+  UPDATE c WITH { lease_until: MAX([c.lease_until, @until]) } IN worker_claims
+  RETURN 1`
+
 // qCompleteFile records a completion on the file, if it is still the
 // content the job claimed (@claimed: checked; @csize, @cmtime) or rewrote; a
 // file the job rewrote takes its new size and mtime. It returns "done",

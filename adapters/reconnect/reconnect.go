@@ -129,6 +129,14 @@ func (s *Store) Quarantine(ctx context.Context, fileKey, reason string) error {
 	return st.Quarantine(ctx, fileKey, reason)
 }
 
+func (s *Store) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) error {
+	st, err := s.get(ctx)
+	if err != nil {
+		return err
+	}
+	return st.KeepClaim(ctx, ref, until)
+}
+
 func (s *Store) RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error) {
 	st, err := s.get(ctx)
 	if err != nil {

@@ -201,6 +201,7 @@ var diffOps = []diffOp{
 	{"ReleaseWorker", 2, (*diff).opReleaseWorker},
 	{"Quarantine", 1, (*diff).opQuarantine},
 	{"RenewLeases", 2, (*diff).opRenew},
+	{"KeepClaim", 2, (*diff).opKeepClaim},
 	{"CleanupClaims", 2, (*diff).opCleanup},
 	{"MarkMissing", 2, (*diff).opMarkMissing},
 	{"RetryFailed", 2, (*diff).opRetryFailed},
@@ -786,6 +787,15 @@ func (d *diff) opRenew() {
 	mn, merr := d.mem.RenewLeases(bg, slices.Clone(ids), until)
 	sn, serr := d.sql.RenewLeases(bg, slices.Clone(ids), until)
 	d.same(d.call("RenewLeases(%q, %s)", ids, fmtT(until)), mn, sn, merr, serr)
+	d.checkState()
+}
+
+func (d *diff) opKeepClaim() {
+	ref := d.drawRef()
+	until := d.drawTime("keepUntil", true)
+	merr := d.mem.KeepClaim(bg, ref, until)
+	serr := d.sql.KeepClaim(bg, ref, until)
+	d.same(d.call("KeepClaim(%+v, %s)", ref, fmtT(until)), nil, nil, merr, serr)
 	d.checkState()
 }
 

@@ -252,6 +252,21 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 	return nil
 }
 
+// KeepClaim implements store.Library: one conditional UPDATE of ref's claim.
+func (s *Store) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) error {
+	res, err := s.exec(ctx, sKeepHeld, ref.FileKey, ref.WorkerID, ms(until))
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil && n == 0 {
+			err = store.ErrClaimLost
+		}
+	}
+	if err != nil {
+		return s.fail("keep claim", ref.FileKey, err)
+	}
+	return nil
+}
+
 // ReleaseWorker implements store.Library: the claims are deleted and the
 // crash counts incremented in one transaction.
 func (s *Store) ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]store.Released, error) {

@@ -100,6 +100,7 @@ const (
 	sClaimExists
 	sClaimedFile
 	sDeleteHeld
+	sKeepHeld
 	sComplete
 	sPutTags
 	sReleaseUpdate
@@ -170,6 +171,9 @@ var writeSQL = map[int]string{
 	sClaimedFile: `SELECT ` + fileCols + ` FROM library_files WHERE key = ?`,
 	// Conditional delete: only the holder's claim.
 	sDeleteHeld: `DELETE FROM worker_claims WHERE file_key = ? AND worker_id = ?`,
+	// Conditional lease extension: only the holder's claim, never shorter.
+	// A row that matches counts as changed even when its lease stays.
+	sKeepHeld: `UPDATE worker_claims SET lease_until = max(lease_until, ?3) WHERE file_key = ?1 AND worker_id = ?2`,
 	// A file the job rewrote takes its new size and mtime (?4: rewritten);
 	// only a file still of the content the job claimed (?7: checked, ?8,
 	// ?9) or rewrote is completed.

@@ -174,6 +174,12 @@ func (l *locked) Quarantine(ctx context.Context, fileKey, reason string) error {
 	return l.s.Quarantine(ctx, fileKey, reason)
 }
 
+func (l *locked) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.KeepClaim(ctx, ref, until)
+}
+
 func (l *locked) RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Quarantine", testQuarantine},
 		{"RetryFailed", testRetryFailed},
 		{"RenewLeases", testRenewLeases},
+		{"KeepClaim", testKeepClaim},
 		{"CleanupClaims", testCleanupClaims},
 		{"ExpiredClaimHeldUntilCleanup", testExpiredClaimHeldUntilCleanup},
 		{"Counts", testCounts},
@@ -913,6 +914,48 @@ func testRenewLeases(h *h) {
 			h.Fatalf("renewed claim = %+v", c)
 		}
 	}
+}
+
+// KeepClaim answers whether ref holds its claim: it extends the holder's
+// lease (never shortening it, an equal lease kept), and refuses with
+// ErrClaimLost, changing nothing, for another worker's claim, an unknown
+// file, a released claim and one that cleanup removed. A lease that ran out
+// but was not cleaned up yet is still held, and extended.
+func testKeepClaim(h *h) {
+	h.upsertKeys("a", "b", "c")
+	h.claim("a", "i/w0", T0, 30*time.Second)
+	h.claim("b", "i/w1", T0, 30*time.Second)
+	h.claim("c", "i/w2", T0, 10*time.Second)
+	keep := func(key, worker string, until time.Time, want error) {
+		h.Helper()
+		err := h.st.KeepClaim(h.Context(), store.Ref{FileKey: key, WorkerID: worker}, until)
+		if !errors.Is(err, want) || (want == nil && err != nil) {
+			h.Fatalf("KeepClaim(%s, %s, T0%+v) = %v, want %v", key, worker, until.Sub(T0), err, want)
+		}
+	}
+	keep("a", "i/w0", At(40*time.Second), nil)
+	keep("a", "i/w0", At(35*time.Second), nil) // held; the lease stays at 40 s
+	keep("a", "i/w0", At(40*time.Second), nil)
+	keep("a", "i/w1", At(time.Hour), store.ErrClaimLost) // another worker's claim
+	keep("b", "j/w1", At(time.Hour), store.ErrClaimLost) // same component, other host
+	keep("nosuch", "i/w0", At(time.Hour), store.ErrClaimLost)
+	h.release("b", "i/w1", nil)
+	keep("b", "i/w1", At(time.Hour), store.ErrClaimLost)
+	// c's lease ran out at 10 s; until cleanup runs, c is still i/w2's.
+	keep("c", "i/w2", At(50*time.Second), nil)
+	if removed := h.cleanup(At(40 * time.Second)); len(removed) != 0 {
+		h.Fatalf("cleanup at 40s = %+v, want none", removed)
+	}
+	removed := h.cleanup(At(40*time.Second + time.Millisecond))
+	if len(removed) != 1 || removed[0].FileKey != "a" || !SameTime(removed[0].LeaseUntil, At(40*time.Second)) {
+		h.Fatalf("cleanup at 40.001s = %+v, want a with its lease at 40s", removed)
+	}
+	keep("a", "i/w0", At(time.Hour), store.ErrClaimLost)
+	if removed := h.cleanup(At(50*time.Second + time.Millisecond)); len(removed) != 1 || removed[0].FileKey != "c" {
+		h.Fatalf("cleanup at 50.001s = %+v, want c", removed)
+	}
+	h.claim("a", "j/w9", At(41*time.Second), 30*time.Second)
+	keep("a", "i/w0", At(time.Hour), store.ErrClaimLost) // the file is someone else's now
 }
 
 // A claim whose lease ran out still holds its file until CleanupClaims

@@ -190,6 +190,12 @@ type Library interface {
 	ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]Released, error)
 	// Quarantine marks a file failed with reason (poison file).
 	Quarantine(ctx context.Context, fileKey, reason string) error
+	// KeepClaim extends the lease of ref's claim to until (never shortening
+	// it), only if ref still holds it: ErrClaimLost otherwise, nothing
+	// changed. A worker confirms with it that it still holds its file
+	// right before a step that needs the claim (the tag write), and keeps
+	// its own lease with it once its main process is gone.
+	KeepClaim(ctx context.Context, ref Ref, until time.Time) error
 	// RenewLeases sets lease_until on every claim held by one of workerIDs.
 	RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error)
 	// CleanupClaims deletes claims whose lease expired before expiredBefore

@@ -42,7 +42,7 @@ type Config struct {
 	// expiry returns the file to the pool.
 	MaxPendingWrites int
 	// StallAfter (stall_after, 10 min): an orphaned worker whose job shows
-	// no progress this long abandons it (OrphanStalled). 0: never.
+	// no progress this long abandons it (OrphanAbandons). 0: never.
 	StallAfter time.Duration
 }
 

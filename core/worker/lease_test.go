@@ -105,7 +105,7 @@ func TestOrphanAbandonsStalledJob(t *testing.T) {
 	tick := func(d time.Duration) (worker.Step, bool) {
 		now = now.Add(d)
 		r.w.KeepLease(r.ctx, now)
-		return r.w.OrphanStalled(now)
+		return r.w.OrphanAbandons(now)
 	}
 	if _, stalled := tick(cfg.StallAfter + time.Minute); stalled {
 		t.Fatal("stalled while the main process lives (its owner watches)")

@@ -22,6 +22,10 @@ const (
 	// ServiceDown: a dependency (store, gpu, decoder) is unavailable. The file
 	// is released untouched; the dependency's breaker records the failure.
 	ServiceDown Class = "service_down"
+	// Lost: the job's fence found its claim gone before the write into the
+	// file (fence.go). Nothing is written, to the file or the store; not the
+	// worker's error, so it counts toward nothing.
+	Lost Class = "claim_lost"
 )
 
 // Dependencies with a circuit breaker each, in a fixed order.
@@ -39,6 +43,20 @@ type Job struct {
 	Path       string
 	Attempts   int
 	Checkpoint string // completed steps of an earlier attempt; resume after them
+	// Fence, called by the analyzer right before an irreversible step (the
+	// tag write into the file), confirms that the worker still holds the
+	// file's claim; on an error the analyzer returns FenceFailed(err, …)
+	// without taking the step. Drivers bind it to Worker.Fence; nil (tests,
+	// a Job built by hand) means no check.
+	Fence func() error
+}
+
+// Confirm calls the job's fence, if it has one.
+func (j Job) Confirm() error {
+	if j.Fence == nil {
+		return nil
+	}
+	return j.Fence()
 }
 
 // Result is what the analyzer answers.

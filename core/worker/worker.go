@@ -58,6 +58,8 @@ type Worker struct {
 	orphanProgress int64
 	orphanSince    time.Time
 	abandoned      bool
+	abandonWhy     string // set once the job must be abandoned (OrphanAbandons)
+	abandonCode    int
 
 	idleSince time.Time
 	idlePoll  time.Duration
@@ -427,14 +429,24 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 			p.update = &store.FileUpdate{Attempts: f.Attempts, Checkpoint: r.Checkpoint, LastError: "service_down: " + r.Reason}
 		}
 		p.kind, p.reason = event.Release, "service_down: "+dep+": "+r.Reason
+	case Lost:
+		// The claim is gone, and with it any right to the file: the fence
+		// held the write back, and there is nothing to record.
+		w.sink.Emit(event.Event{T: now, Event: event.Release, Component: w.cfg.Component, File: f.Key, Worker: w.cfg.WorkerID,
+			Reason: "claim lost before the tag write; result discarded, file untouched: " + r.Reason})
+		p = nil
 	default:
 		w.tel.Errors++
 		w.tel.ConsecutiveErrors++
 		p.update = &store.FileUpdate{Attempts: f.Attempts + 1, LastError: "unknown error class " + string(r.Class)}
 		p.kind, p.reason = event.Release, "unknown error class"
 	}
-	w.pending = p
-	w.flushPending(ctx, now)
+	if p != nil {
+		w.pending = p
+		w.flushPending(ctx, now)
+	} else {
+		w.job = nil
+	}
 	if w.phase != health.Stopping {
 		w.idleSince = now
 		w.setPhase(now, health.Idle)

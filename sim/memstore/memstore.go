@@ -323,6 +323,20 @@ func (s *Store) RenewLeases(_ context.Context, workerIDs []string, until time.Ti
 	return n, nil
 }
 
+// KeepClaim implements store.Library.
+func (s *Store) KeepClaim(_ context.Context, ref store.Ref, until time.Time) error {
+	if err := s.op(); err != nil {
+		return err
+	}
+	if !s.held(ref) {
+		return store.ErrClaimLost
+	}
+	if c := s.claims[ref.FileKey]; until.After(c.LeaseUntil) {
+		c.LeaseUntil = until
+	}
+	return nil
+}
+
 // CleanupClaims implements store.Library.
 func (s *Store) CleanupClaims(_ context.Context, now time.Time) ([]store.Claim, error) {
 	if err := s.op(); err != nil {
