@@ -600,6 +600,18 @@ func queryAll[T any](ctx context.Context, q querier, aql string, bind map[string
 	return out, nil
 }
 
+// queryCount runs a statement that answers one number (a count).
+func queryCount(ctx context.Context, q querier, aql string, bind map[string]any) (int, error) {
+	rows, err := queryAll[int](ctx, q, aql, bind)
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) != 1 {
+		return 0, fmt.Errorf("arangodb: a count query answered %d rows, want 1", len(rows))
+	}
+	return rows[0], nil
+}
+
 // withTx runs fn in a stream transaction writing the given collections and
 // commits it; it aborts it when fn or the commit fails. A sentinel error
 // from fn aborts too, unless fn returns it wrapped in commitAnyway.
@@ -617,6 +629,14 @@ func (s *Store) withTx(ctx context.Context, write []string, fn func(ctx context.
 		return err
 	}
 	if cerr := tx.Commit(ctx, nil); cerr != nil {
+		// A commit that failed (a 503, a transport error, the deadline)
+		// may leave the transaction open on the server, holding the locks
+		// of every document it wrote until it idles out (60 s): every
+		// write to one of them would meet a conflict until then. Abort it;
+		// after a commit that did land, the abort is refused, harmlessly.
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = tx.Abort(actx, nil)
 		return cerr
 	}
 	if keep != nil {

@@ -501,27 +501,14 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 	qListFilesAll: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		return f.list(b, -1), nil
 	},
-	qMarkMissing: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
-		var out []any
-		for _, k := range b["keys"].([]any) {
-			if fd, ok := f.colls[colFiles][str(k)]; ok && isTrue(fd["is_valid"]) {
-				f.colls[colFiles][str(k)] = with(fd, "is_valid", false)
-				out = append(out, 1)
-			}
-		}
-		return out, nil
-	},
-	qRetryFailed: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
-		var out []any
-		for _, k := range b["keys"].([]any) {
-			if fd, ok := f.colls[colFiles][str(k)]; ok && isTrue(fd["failed"]) {
-				f.colls[colFiles][str(k)] = with(fd, "failed", false, "attempts", 0, "crash_count", 0, "next_retry_at", 0,
-					"skip_until", 0, "last_error", "")
-				out = append(out, 1)
-			}
-		}
-		return out, nil
-	},
+	qMarkMissing: snapshotKeyedUpdate(
+		func(d doc) bool { return isTrue(d["is_valid"]) },
+		func(d doc) doc { return with(d, "is_valid", false) }),
+	qRetryFailed: snapshotKeyedUpdate(
+		func(d doc) bool { return isTrue(d["failed"]) },
+		func(d doc) doc {
+			return with(d, "failed", false, "attempts", 0, "crash_count", 0, "next_retry_at", 0, "skip_until", 0, "last_error", "")
+		}),
 	qDiscover: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		return f.discover(b, int(num(b["limit"]))), nil
 	},
@@ -749,15 +736,15 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		return nil, nil
 	},
 	qPruneHistory: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
-		var out []any
+		n := 0
 		for _, h := range f.historyOldestFirst() {
-			if len(out) == int(num(b["limit"])) || num(h["at_ms"]) >= num(b["before"]) {
+			if n == int(num(b["limit"])) || num(h["at_ms"]) >= num(b["before"]) {
 				break
 			}
 			delete(f.colls[colHistory], str(h["_key"]))
-			out = append(out, 1)
+			n++
 		}
-		return out, nil
+		return []any{n}, nil
 	},
 	qRecentHistory: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		hs := f.historyOldestFirst()
@@ -831,4 +818,24 @@ func (f *fakeServer) indexCollection(w http.ResponseWriter, r *http.Request) (st
 		return "", false
 	}
 	return c, true
+}
+
+// snapshotKeyedUpdate emulates `LET n = (FOR k IN @keys FOR f IN
+// library_files FILTER f._key == k AND <cond> UPDATE f WITH <set> IN
+// library_files RETURN 1) RETURN LENGTH(n)` as a server runs it: the inner
+// FOR is an index lookup that reads the query's snapshot, not its own
+// writes (only UPSERT's lookup reads them), so a key given twice is updated
+// and counted twice.
+func snapshotKeyedUpdate(cond func(doc) bool, set func(doc) doc) func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+	return func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		snap := maps.Clone(f.colls[colFiles])
+		n := 0
+		for _, k := range b["keys"].([]any) {
+			if fd, ok := snap[str(k)]; ok && cond(fd) {
+				f.colls[colFiles][str(k)] = set(f.colls[colFiles][str(k)])
+				n++
+			}
+		}
+		return []any{n}, nil
+	}
 }

@@ -504,8 +504,8 @@ func (s *Store) RetryFailed(ctx context.Context, keys []string) (int, error) {
 	return s.updateEach(ctx, qRetryFailed, "retry failed", keys)
 }
 
-// updateEach runs q, a statement over the files of @keys that returns one
-// element per file it changed, and returns how many it changed.
+// updateEach runs q, a statement over the files of @keys that returns how
+// many it changed, with each valid key once, and returns that count.
 func (s *Store) updateEach(ctx context.Context, q, op string, keys []string) (int, error) {
 	valid := make([]string, 0, len(keys))
 	for _, k := range keys {
@@ -513,13 +513,15 @@ func (s *Store) updateEach(ctx context.Context, q, op string, keys []string) (in
 			valid = append(valid, k)
 		}
 	}
+	slices.Sort(valid)
+	valid = slices.Compact(valid) // the statement would count a repeat again
 	if len(valid) == 0 {
 		return 0, nil
 	}
 	var n int
 	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
-		rows, err := queryAll[int](ctx, s.db, q, map[string]any{"keys": valid})
-		n = len(rows)
+		var err error
+		n, err = queryCount(ctx, s.db, q, map[string]any{"keys": valid})
 		return err
 	})
 	if err != nil {
@@ -738,8 +740,8 @@ func (s *Store) PruneHistory(ctx context.Context, before time.Time) (int, error)
 	for {
 		var n int
 		err := s.write(ctx, alsoGone, func(ctx context.Context) error {
-			rows, err := queryAll[any](ctx, s.db, qPruneHistory, map[string]any{"before": ms(before), "limit": pruneBatch})
-			n = len(rows)
+			var err error
+			n, err = queryCount(ctx, s.db, qPruneHistory, map[string]any{"before": ms(before), "limit": pruneBatch})
 			return err
 		})
 		if err != nil {

@@ -48,21 +48,31 @@ const qListFiles = `FOR f IN library_files
 // qListFilesAll is qListFiles without a limit.
 var qListFilesAll = strings.Replace(qListFiles, "\n  LIMIT @limit", "", 1)
 
-// qMarkMissing marks the valid files among @keys not valid, returning one
-// element per file changed (primary-index lookups).
-const qMarkMissing = `FOR k IN @keys
+// Write statements that change many documents answer with one row, their
+// count: a statement's cursor is executed and committed before its first
+// batch is sent, so one that answered a row per document could commit and
+// then fail while its later batches are fetched, reported as a fault with
+// its write done.
+
+// qMarkMissing marks the valid files among @keys not valid and returns
+// how many it changed (primary-index lookups). Each FILTER reads the
+// query's snapshot, not its own writes: @keys must not repeat a key, or the
+// file is counted twice (updateEach removes repeats).
+const qMarkMissing = `LET n = (FOR k IN @keys
   FOR f IN library_files
     FILTER f._key == k AND f.is_valid == true
     UPDATE f WITH { is_valid: false } IN library_files
-    RETURN 1`
+    RETURN 1)
+RETURN LENGTH(n)`
 
-// qRetryFailed makes the failed files among @keys work again, returning
-// one element per file changed (primary-index lookups).
-const qRetryFailed = `FOR k IN @keys
+// qRetryFailed makes the failed files among @keys work again and returns
+// how many it changed (primary-index lookups; @keys as for qMarkMissing).
+const qRetryFailed = `LET n = (FOR k IN @keys
   FOR f IN library_files
     FILTER f._key == k AND f.failed == true
     UPDATE f WITH { failed: false, attempts: 0, crash_count: 0, next_retry_at: 0, skip_until: 0, last_error: "" } IN library_files
-    RETURN 1`
+    RETURN 1)
+RETURN LENGTH(n)`
 
 // qDiscover: eligible, unclaimed files after the cursor, in key order.
 //
@@ -249,13 +259,14 @@ const qSaveRestart = `UPSERT { _key: @key }
 const qAppendHistory = `FOR r IN @rows INSERT r INTO health_history`
 
 // qPruneHistory deletes up to @limit rows older than @before (index on
-// at_ms), returning one element per row deleted.
-const qPruneHistory = `FOR h IN health_history
+// at_ms) and returns how many it deleted.
+const qPruneHistory = `LET n = (FOR h IN health_history
   FILTER h.at_ms < @before
   SORT h.at_ms
   LIMIT @limit
   REMOVE h IN health_history
-  RETURN 1`
+  RETURN 1)
+RETURN LENGTH(n)`
 
 // qRecentHistory returns the newest rows, newest first (index on at_ms, _key).
 const qRecentHistory = `FOR h IN health_history

@@ -854,9 +854,9 @@ func testRetryFailed(h *h) {
 	h.release("c", "i/w0", &store.FileUpdate{Attempts: 1, NextRetryAt: At(time.Minute), LastError: "transient: x"})
 	h.wantDiscover(T0, "", 10, "d")
 
-	n, err := h.st.RetryFailed(ctx, []string{"a", "b", "c", "zz"})
+	n, err := h.st.RetryFailed(ctx, []string{"a", "b", "c", "zz", "a"})
 	if err != nil || n != 2 {
-		h.Fatalf("RetryFailed = %d %v, want 2 (a and b)", n, err)
+		h.Fatalf("RetryFailed = %d %v, want 2 (a and b; a repeated key counted once)", n, err)
 	}
 	exp := NewFile("a")
 	exp.Checkpoint = "cp" // kept: a retry resumes from it
@@ -1309,9 +1309,9 @@ func testMissingAndBack(h *h) {
 	h.claim("held", "i/w1", T0, time.Minute)
 	tagged := h.file("gone")
 
-	n, err := h.st.MarkMissing(h.Context(), []string{"gone", "pending", "held", "unknown"})
+	n, err := h.st.MarkMissing(h.Context(), []string{"gone", "pending", "held", "unknown", "pending"})
 	if err != nil || n != 3 {
-		h.Fatalf("MarkMissing = %d, %v; want 3 (unknown keys ignored)", n, err)
+		h.Fatalf("MarkMissing = %d, %v; want 3 (unknown keys ignored, a repeated key counted once)", n, err)
 	}
 	if n, err := h.st.MarkMissing(h.Context(), []string{"gone", "pending"}); err != nil || n != 0 {
 		h.Fatalf("MarkMissing again = %d, %v; want 0", n, err)

@@ -1,0 +1,200 @@
+package arangodb
+
+// Behaviour of a real server that the fake models on purpose: write-write
+// conflicts on a compare-and-set, FOR loops that read the query's snapshot
+// rather than its own writes, a commit that fails, and a write statement
+// whose answer comes in several batches.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/storetest"
+	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/sim/memstore"
+)
+
+// RetryFailed and MarkMissing with a key given twice count the file once,
+// as the port says (how many files changed) and the other stores do. A
+// server's qRetryFailed/qMarkMissing read every iteration from the query's
+// snapshot (the fake too, snapshotKeyedUpdate): given a key twice, they
+// would update and count the file twice; the adapter passes each key once.
+func TestRepeatedKeysCountedOnce(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	ref := memstore.New(1)
+	for _, st := range []store.Store{s, ref} {
+		if err := st.UpsertFiles(bg, []store.File{storetest.NewFile("a"), storetest.NewFile("b")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Quarantine(bg, "a", "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := []string{"a", "a"}
+	want, _ := ref.RetryFailed(bg, keys)
+	got, err := s.RetryFailed(bg, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("RetryFailed(%q) = %d on a server whose FOR loops read the query's snapshot, want %d (one file changed; memstore and SQLite say %d)", keys, got, want, want)
+	}
+	keys = []string{"b", "b"}
+	want, _ = ref.MarkMissing(bg, keys)
+	got, err = s.MarkMissing(bg, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("MarkMissing(%q) = %d on a server whose FOR loops read the query's snapshot, want %d", keys, got, want)
+	}
+}
+
+// A stream transaction whose commit fails (a 503 from a proxy or
+// coordinator, a transport error, the deadline) is aborted. Left open, a
+// server keeps it, with the key locks of every document it wrote (here
+// claim_a, library_files/a, file_tags/a), until the streaming idle timeout
+// (60 s): every write touching one of them meets "timeout waiting to lock
+// key" (1200) for that long, and RenewLeases and CleanupClaims, one
+// statement over many claims, fail whole. The fake shows the leftover
+// transaction (and, as it serializes, blocks every later query).
+func TestFailedCommitAborted(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f, WithTimeout(300*time.Millisecond))
+	storetestSeed(t, s, "a")
+	if _, err := s.Claim(bg, store.Claim{FileKey: "a", WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	var failed atomic.Bool
+	f.setHook(func(route, aql string) *fakeErr {
+		if strings.HasPrefix(route, "PUT /_db/nomarr/_api/transaction/") && failed.CompareAndSwap(false, true) {
+			return &fakeErr{503, 503, "service unavailable"}
+		}
+		return nil
+	})
+	err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Version: "v", At: storetest.T0})
+	if !store.IsFault(err) {
+		t.Fatalf("Complete with a failed commit = %v, want a fault", err)
+	}
+	var open []string
+	f.locked(func() { open = txIDs(f.txs) })
+	if len(open) != 0 {
+		// Release the fake so that the rest of the test and its cleanup run.
+		f.locked(func() {
+			for id, snap := range f.txs {
+				delete(f.txs, id)
+				f.colls = snap
+			}
+		})
+		<-f.sem
+		t.Errorf("stream transaction(s) %v left open after the commit failed: a server holds their document locks until the streaming idle timeout", open)
+	}
+}
+
+func txIDs(m map[string]map[string]map[string]doc) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// A write statement's cursor is executed and committed before its first
+// batch is sent: had PruneHistory (up to 10,000 rows a statement) answered
+// a row per deleted document, in batches of 1,000, a failure fetching a
+// later batch would report a fault for a delete that was done. It answers
+// one row, the count, so a committed write has its whole answer.
+func TestPruneAnswersInOneRow(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	var rows []store.HistoryRow
+	for i := range 5 {
+		rows = append(rows, store.HistoryRow{At: storetest.At(time.Duration(i) * time.Second), Instance: "i", Component: "c", Status: "healthy"})
+	}
+	if err := s.AppendHistory(bg, rows); err != nil {
+		t.Fatal(err)
+	}
+	f.locked(func() { f.batch = 2 }) // stands for the 1 000-row batches
+	f.setHook(func(route, aql string) *fakeErr {
+		if strings.HasPrefix(route, "POST /_db/nomarr/_api/cursor/") { // the next batch
+			return &fakeErr{503, 503, "service unavailable"}
+		}
+		return nil
+	})
+	n, err := s.PruneHistory(bg, storetest.At(time.Hour))
+	f.setHook(nil)
+	left := len(f.coll(colHistory))
+	if err != nil || n != len(rows) || left != 0 {
+		t.Errorf("PruneHistory = %d, %v, but all %d rows were deleted: the statement committed before its answer was read", n, err, len(rows))
+	}
+}
+
+// SwapMeta has exactly one winner under write-write conflicts. On a server the losers of a SwapMeta race do not see an empty result at
+// once, as in the serializing fake: their UPDATE (or INSERT) of the meta
+// document meets the winner's key lock and fails with 1200 ("timeout
+// waiting to lock key", lock_timeout 1 ms), or, once the winner committed,
+// with a write-write conflict (the key changed after the query's snapshot:
+// RocksDB transactions are created with set_snapshot). The adapter runs the
+// statement again on a fresh snapshot, where the FILTER no longer matches
+// (or the INSERT meets the existing key: 1210, "not swapped"). The stock
+// conflict test does not inject conflicts into qSwapMeta/qInsertMeta; this
+// one does, on every first attempt.
+func TestSwapMetaUnderWriteConflicts(t *testing.T) {
+	f := newFake(t, "nomarr")
+	var handles []*Store
+	for range 8 {
+		handles = append(handles, openFake(t, f, WithConflictBudget(10*time.Second)))
+	}
+	var calls atomic.Int64
+	f.setHook(func(route, aql string) *fakeErr {
+		if (aql == qSwapMeta || aql == qInsertMeta) && calls.Add(1)%2 == 1 {
+			return &fakeErr{409, errConflict, "timeout waiting to lock key - in index primary of type primary over '_key'; conflicting key: node:race"}
+		}
+		return nil
+	})
+	old := ""
+	for round := range 6 {
+		var wins atomic.Int32
+		var winner atomic.Value
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i, h := range handles {
+			mine := fmt.Sprintf("r%d/c%d", round, i)
+			wg.Go(func() {
+				<-start
+				ok, err := h.SwapMeta(context.Background(), "node:race", old, mine)
+				if err != nil {
+					t.Errorf("SwapMeta: %v", err)
+				}
+				if ok {
+					wins.Add(1)
+					winner.Store(mine)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if n := wins.Load(); n != 1 {
+			t.Fatalf("round %d: %d winners, want exactly 1", round, n)
+		}
+		old = winner.Load().(string)
+		if v, _, _ := handles[0].GetMeta(bg, "node:race"); v != old {
+			t.Fatalf("round %d: key holds %q, winner wrote %q", round, v, old)
+		}
+	}
+	var retries int64
+	for _, h := range handles {
+		c, _ := h.Stats()
+		retries += c
+	}
+	if retries == 0 {
+		t.Fatal("no conflict was retried")
+	}
+	f.wantNoTx(t)
+}
