@@ -3,7 +3,8 @@
 // modernc.org/sqlite (pure Go, no cgo).
 //
 // Connection setup: WAL journal, synchronous=NORMAL, foreign keys off, a busy
-// timeout (default 5 s). Every write runs in a BEGIN IMMEDIATE transaction on
+// timeout (default 5 s); a WAL grown past 8 MiB is checkpointed and
+// truncated by the next write that finds it so (checkpoint.go). Every write runs in a BEGIN IMMEDIATE transaction on
 // the handle's single writer connection, so two processes never deadlock on
 // a read-to-write lock upgrade and writers in one process queue in Go instead
 // of spinning on the file lock; reads use a small pool of query-only
@@ -102,6 +103,10 @@ type Store struct {
 	busyRetries atomic.Int64 // write attempts that found the lock taken
 	busyWaitNs  atomic.Int64 // time spent waiting for the write lock
 	busyMaxNs   atomic.Int64 // longest wait of one operation
+
+	walBusy        atomic.Bool  // a checkpoint attempt is under way (checkpoint.go)
+	walRetryAt     atomic.Int64 // no attempt before then (unix ns)
+	walTruncations atomic.Int64
 }
 
 var _ store.Store = (*Store)(nil)
@@ -174,6 +179,7 @@ func (s *Store) dsn(write bool) string {
 		q.Set("mode", "ro")
 	}
 	if write && !s.cfg.readOnly {
+		q.Add("_pragma", "journal_size_limit("+strconv.Itoa(walCheckpointAt)+")")
 		q.Set("_txlock", "immediate")
 	} else {
 		q.Set("_query_only", "1")
@@ -352,6 +358,9 @@ func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		if err == nil || !isBusy(err) {
 			if !first.IsZero() {
 				s.noteWait(time.Since(first))
+			}
+			if err == nil {
+				s.maybeCheckpoint(ctx)
 			}
 			return err
 		}

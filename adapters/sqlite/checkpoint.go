@@ -1,0 +1,75 @@
+package sqlite
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"time"
+)
+
+// WAL checkpoints. SQLite's automatic checkpoint (every 1000 pages, about
+// 4 MiB) copies the WAL into the database but can only start the WAL over
+// when no reader still uses its older pages. Several processes that read
+// and write without pause (workers claiming and completing files beside a
+// library scan) leave no such moment, so the WAL file grows without bound:
+// 250 MiB for a 9 MiB database after 60,000 files were scanned and tagged,
+// more with the library, and it never shrinks while the store is open.
+//
+// So after each write, a handle whose WAL file has grown past
+// walCheckpointAt runs a TRUNCATE checkpoint on its writer connection,
+// letting it wait up to walCheckpointWait for the readers to move on (new
+// writes wait meanwhile), and truncates the WAL file to zero when it gets
+// through. When it does not (a reader that holds a snapshot for long), the
+// handle tries again no sooner than walCheckpointRetry later, so that
+// writes are not held up by attempts bound to fail. One handle makes one
+// attempt at a time. journal_size_limit (walCheckpointAt too) also
+// truncates an oversized WAL whenever SQLite itself starts it over.
+//
+// Measured with 20,000 files scanned beside 3 workers tagging them as fast
+// as they can (real processes): the WAL peaked at 27–50 MiB and kept that
+// size; with these checkpoints it peaks near 12 MiB and shrinks back.
+const (
+	walCheckpointAt    = 8 << 20
+	walCheckpointWait  = 200 * time.Millisecond
+	walCheckpointRetry = 100 * time.Millisecond
+)
+
+// maybeCheckpoint runs the checkpoint described above when it is due.
+func (s *Store) maybeCheckpoint(ctx context.Context) {
+	if s.cfg.readOnly || time.Now().UnixNano() < s.walRetryAt.Load() || !s.walBusy.CompareAndSwap(false, true) {
+		return
+	}
+	defer s.walBusy.Store(false)
+	if st, err := os.Stat(s.path + "-wal"); err != nil || st.Size() < walCheckpointAt {
+		return
+	}
+	if s.checkpoint(context.WithoutCancel(ctx)) {
+		s.walTruncations.Add(1)
+		return
+	}
+	s.walRetryAt.Store(time.Now().Add(walCheckpointRetry).UnixNano())
+}
+
+// checkpoint runs one TRUNCATE checkpoint and reports whether it got
+// through.
+func (s *Store) checkpoint(ctx context.Context) bool {
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	// The connection's busy timeout is 0 (withTx waits for the write lock
+	// itself); the checkpoint's wait for readers needs one, and it goes
+	// back to 0 after.
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(walCheckpointWait.Milliseconds(), 10)); err != nil {
+		return false
+	}
+	defer conn.ExecContext(ctx, "PRAGMA busy_timeout = 0") //nolint:errcheck // best effort
+	var busy, logPages, done int
+	err = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done)
+	return err == nil && busy == 0
+}
+
+// WALTruncations reports how many checkpoints of this handle truncated the
+// WAL file.
+func (s *Store) WALTruncations() int64 { return s.walTruncations.Load() }
