@@ -19,6 +19,7 @@ import (
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/core/supervisor"
 )
 
 // Main drives one node. All node access happens on the Run goroutine; other
@@ -29,12 +30,22 @@ type Main struct {
 	Store   store.Store
 	Clock   clock.Clock
 	Log     *slog.Logger
+	// OnStoreWait, when set, is called on the loop goroutine when a stop
+	// begins to wait on the store alone and then every StoreWaitLogEvery
+	// (forcestop.go), with what it waits for and for how long; by default
+	// Run logs a WARN line.
+	OnStoreWait func(w supervisor.StoreWait, waited time.Duration)
 
 	events chan process.Event
 	cmds   chan func(context.Context, time.Time)
 	done   chan struct{}
 	once   sync.Once
 	view   atomic.Pointer[View] // view.go
+
+	calls      *storeCalls // the loop's store-call context (forcestop.go)
+	forcing    atomic.Bool // ForceStop was called
+	waitSince  time.Time   // a stop began to wait on the store alone; zero: not waiting
+	waitLogged time.Time   // that wait was last reported
 }
 
 // NewMain wires a node to a spawner. command builds a worker's command line.
@@ -47,7 +58,8 @@ func NewMain(cfg node.Config, st store.Store, clk clock.Clock, log *slog.Logger,
 		log = slog.Default()
 	}
 	m := &Main{Store: st, Clock: clk, Log: log, events: make(chan process.Event, 4096),
-		cmds: make(chan func(context.Context, time.Time)), done: make(chan struct{})}
+		cmds: make(chan func(context.Context, time.Time)), done: make(chan struct{}),
+		calls: newStoreCalls(context.Background())}
 	m.Spawner = &process.Spawner{Command: command, Output: output, Events: m.events, Log: log}
 	n, err := node.New(cfg, m.Spawner, st, sink)
 	if err != nil {
@@ -81,12 +93,12 @@ func (m *Main) Do(ctx context.Context, f func(ctx context.Context, now time.Time
 // name back, and returns once every worker is reaped. stop, when it fires,
 // also begins the graceful stop. A node name held by another running main
 // process (at start, or taken over later) stops it too, and Run returns why.
+// ForceStop (a second signal) ends the stop without waiting for the store.
 func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	defer m.once.Do(func() { close(m.done) })
-	// The store calls use a context that outlives ctx, so the graceful stop
-	// can still write.
-	sctx := context.WithoutCancel(ctx)
-	m.Node.Start(sctx, m.Clock.Now())
+	// The store calls use a context of their own, not ctx, so the graceful
+	// stop can still write; only ForceStop cuts them short.
+	m.Node.Start(m.calls.current(), m.Clock.Now())
 	timer := m.Clock.Timer(time.Hour)
 	defer timer.Stop()
 	cancelled := ctx.Done()
@@ -100,6 +112,8 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 		if m.Node.Sup.Stopping() && m.Node.Sup.Done() {
 			break
 		}
+		m.noteStoreWait(now)
+		sctx := m.calls.current()
 		wait := m.Node.NextWake().Sub(now)
 		if wait < 0 {
 			wait = 0
@@ -110,20 +124,23 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 			m.handle(sctx, ev)
 		case <-timer.C:
 			m.drain(sctx)
+			m.noteStoreWait(m.Clock.Now()) // an exit just drained may begin the wait: before a tick's store calls
 			m.Node.Tick(sctx, m.Clock.Now())
 		case f := <-m.cmds:
 			f(sctx, m.Clock.Now())
 		case <-cancelled:
 			cancelled = nil
-			m.Log.Info("stopping: workers finish their current job, then exit")
-			m.Node.Stop(m.Clock.Now())
+			if !m.Node.Sup.Stopping() {
+				m.Log.Info("stopping: workers finish their current job, then exit")
+				m.Node.Stop(m.Clock.Now())
+			}
 		case <-stop:
 			stop = nil
 			m.Node.Stop(m.Clock.Now())
 		}
 	}
 	m.once.Do(func() { close(m.done) })
-	if err := m.Node.ReleaseName(sctx, m.Clock.Now()); err != nil {
+	if err := m.Node.ReleaseName(m.calls.current(), m.Clock.Now()); err != nil {
 		m.Log.Warn("node name not handed back: the next start waits for its hold to lapse", "err", err)
 	}
 	// Every child is reaped; drain what the readers still send.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/gpu"
@@ -19,7 +20,8 @@ var version = "dev"
 
 // runServe implements `nomarr serve`: scan + periodic rescan of
 // library_root, the workers, the HealthMonitor and the HTTP API, until
-// SIGINT/SIGTERM, then a graceful stop. The API's socket is bound first:
+// SIGINT/SIGTERM, then a graceful stop; a second signal forces it
+// (forcestop.go), and it exits 0 either way. The API's socket is bound first:
 // when http_addr cannot be bound, serve exits 1 before any worker starts.
 func runServe(args []string, stdout, stderr io.Writer) int {
 	s, _, log, code, ok := startCommand("serve", args, 0, stdout, stderr)
@@ -47,9 +49,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr serve:", err)
 		return exitUsage
 	}
-	ctx, _, release := stopSignals(func() { // a second signal during the stop is answered, not ignored
-		log.Warn("already stopping: workers finish their current job within stop_grace, then are killed; SIGKILL stops at once")
-	})
+	// A second signal during the stop forces it: the workers are killed
+	// and the store writes the stop waits for are left (forcestop.go).
+	var forcing atomic.Pointer[driver.Main]
+	forcing.Store(m)
+	m.OnStoreWait = logStoreWait(log)
+	ctx, _, release := stopSignals(forceOnSignal(log, &forcing))
 	defer release()
 	// Bind before anything starts: a daemon whose address is taken would
 	// otherwise run its workers without an API, and `nomarr status` or
@@ -106,6 +111,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		})
 	}
 	runErr := m.Run(ctx, nil)
+	reportForced(log, m, s.core.LeaseTTL)
 	stopHTTP()
 	if err := <-httpDone; err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "nomarr serve: http:", err)

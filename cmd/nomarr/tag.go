@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -15,6 +16,7 @@ import (
 	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/driver"
 )
 
 // runTag implements `nomarr tag DIR`: scan DIR, tag every pending file of
@@ -29,6 +31,7 @@ import (
 // them. SIGINT or SIGTERM ends it too, gracefully, with exit code 130 or
 // 143 (128 + the signal's number, as a shell reports a process the signal
 // killed): a script sees that the run was cut short, not that files failed.
+// A second signal forces the stop (forcestop.go), with the same exit code.
 func runTag(args []string, stdout, stderr io.Writer) int {
 	s, rest, log, code, ok := startCommand("tag", args, 1, stdout, stderr)
 	if !ok {
@@ -41,12 +44,11 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	// The first SIGINT or SIGTERM stops the run gracefully (the workers
-	// finish their current job within stop_grace); a later one is answered.
-	// The run then exits 128 + the signal's number (signalExit).
-	ctx, interrupted, release := stopSignals(func() {
-		fmt.Fprintf(stderr, "nomarr tag: already stopping: workers finish their current job within stop_grace (%s), "+
-			"then are killed; SIGKILL stops at once\n", s.core.StopGrace)
-	})
+	// finish their current job within stop_grace); a second one, once the
+	// workers run, forces the stop (forcestop.go). The run then exits 128 +
+	// the first signal's number (signalExit).
+	var forcing atomic.Pointer[driver.Main]
+	ctx, interrupted, release := stopSignals(forceOnSignal(log, &forcing))
 	defer release()
 	scanned, err := scanLibrary(ctx, st, rest[0], log)
 	if sig := interrupted(); sig != nil {
@@ -92,9 +94,15 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 			return gpu.Probe(ctx, "nvidia-smi", gpuhealth.ProbeTimeout)
 		})
 	}
+	m.OnStoreWait = logStoreWait(log)
+	forcing.Store(m)
 	stop := make(chan struct{})
 	ran := make(chan error, 1)
-	go func() { ran <- m.Run(ctx, stop) }()
+	go func() {
+		err := m.Run(ctx, stop)
+		reportForced(log, m, s.core.LeaseTTL)
+		ran <- err
+	}()
 
 	start := time.Now()
 	total := before.Pending
@@ -165,6 +173,9 @@ loop:
 	c, err := st.Counts(context.Background())
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
+		if sig := interrupted(); sig != nil { // the store down at the end of an interrupted run
+			return signalExit(sig)
+		}
 		return 1
 	}
 	printSummary(stdout, before, c, time.Since(start))

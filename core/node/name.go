@@ -285,8 +285,10 @@ func (n *Node) Halted() error { return n.name.halted }
 
 // ReleaseName hands the name back once a graceful stop is done, so that
 // the next start takes it at once; a failure only leaves the hold to lapse.
+// After a forced stop it writes nothing (forcestop.go): the operator would
+// not wait for the store.
 func (n *Node) ReleaseName(ctx context.Context, now time.Time) error {
-	if !n.holding() {
+	if !n.holding() || n.Sup.Forced() {
 		return nil
 	}
 	var h NameHolder

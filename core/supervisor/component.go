@@ -47,6 +47,11 @@ type component struct {
 	persistPending bool
 	releasePending bool
 	countCrash     bool
+
+	// Given up by a forced stop (forcestop.go): the dead process's claims
+	// were not released; the restart state was not saved.
+	releaseAbandoned bool
+	persistAbandoned bool
 }
 
 // resetProcessFacts forgets everything learned about the previous process.

@@ -5,14 +5,17 @@
 // poison files.
 //
 // It is a state machine: the driver feeds it facts (Spawned via Processes,
-// PipeData, PipeClosed, Exited, Tick, Stop, Reset) with the current time and
-// it acts through its ports (Processes, store.Store, event.Sink). It never
-// reads a clock, sleeps or starts goroutines.
+// PipeData, PipeClosed, Exited, Tick, Stop, ForceStop, Reset) with the
+// current time and it acts through its ports (Processes, store.Store,
+// event.Sink). It never reads a clock, sleeps or starts goroutines.
 //
 // Invariants:
 //   - at most one pending restart timer per component; a new death replaces it;
 //   - Stop cancels every pending timer before signalling any worker, and no
 //     restart is ever scheduled once stopping;
+//   - a stop is done only once every worker is reaped and every store write
+//     it owes (claim releases, restart states) is written, or given up by
+//     ForceStop (forcestop.go);
 //   - a failed component is never spawned again until Reset;
 //   - a component is not respawned while its dead process's claims are not
 //     yet released (so a late release can never drop a new process's claims);
@@ -69,6 +72,7 @@ type Supervisor struct {
 
 	started    bool
 	stopping   bool
+	forced     bool // ForceStop: store writes that fail are given up, not retried
 	stopAt     time.Time
 	nextRenew  time.Time
 	renewFails int
@@ -257,9 +261,12 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 	rel, err := s.store.ReleaseWorker(ctx, c.workerID, c.countCrash)
 	if err != nil {
 		s.storeError(now, c, "release claims", err)
+		if s.forced {
+			c.releasePending, c.releaseAbandoned = false, true
+		}
 		return
 	}
-	c.releasePending = false
+	c.releasePending, c.releaseAbandoned = false, false
 	for _, r := range rel {
 		s.sink.Emit(event.Event{T: now, Event: event.Release, Instance: s.cfg.Instance, Component: c.id, File: r.FileKey,
 			Worker: c.workerID, Reason: "worker died", Count: r.CrashCount})
@@ -277,11 +284,12 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 
 func (s *Supervisor) persist(ctx context.Context, now time.Time, c *component) {
 	if err := s.store.SaveRestart(ctx, c.key, c.policy); err != nil {
-		c.persistPending = true
+		c.persistPending = !s.forced
+		c.persistAbandoned = s.forced
 		s.storeError(now, c, "save restart state", err)
 		return
 	}
-	c.persistPending = false
+	c.persistPending, c.persistAbandoned = false, false
 }
 
 func (s *Supervisor) storeError(now time.Time, c *component, what string, err error) {
@@ -415,12 +423,7 @@ func (s *Supervisor) Stop(now time.Time) {
 	if s.stopping {
 		return
 	}
-	s.stopping = true
-	s.stopAt = now
-	for _, c := range s.comps {
-		c.restartPending = false
-	}
-	s.sink.Emit(event.Event{T: now, Event: event.Stop, Instance: s.cfg.Instance})
+	s.beginStop(now, "")
 	for _, c := range s.comps {
 		if c.running && !c.killing {
 			s.procs.Signal(c.id, c.gen, Term)
@@ -428,7 +431,18 @@ func (s *Supervisor) Stop(now time.Time) {
 	}
 }
 
-// Stopping reports whether Stop was called.
+// beginStop marks the stop and cancels every pending restart timer, before
+// any worker is signalled; reason goes on the stop event.
+func (s *Supervisor) beginStop(now time.Time, reason string) {
+	s.stopping = true
+	s.stopAt = now
+	for _, c := range s.comps {
+		c.restartPending = false
+	}
+	s.sink.Emit(event.Event{T: now, Event: event.Stop, Instance: s.cfg.Instance, Reason: reason})
+}
+
+// Stopping reports whether Stop (or ForceStop) was called.
 func (s *Supervisor) Stopping() bool { return s.stopping }
 
 // Done reports whether a stop has completed: every process exited, every
@@ -436,7 +450,8 @@ func (s *Supervisor) Stopping() bool { return s.stopping }
 // stop that ended with a decision only in memory (a worker given up on while
 // the store refused the write) would let the next start spawn it again; so
 // a store that is down holds the stop, and Tick keeps retrying, until it
-// answers.
+// answers (WaitingOnStore says so) — or until ForceStop gives those writes
+// up, after which only the workers' exits are waited for.
 func (s *Supervisor) Done() bool {
 	if !s.stopping {
 		return false
