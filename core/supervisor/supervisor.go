@@ -273,7 +273,8 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 		if c.countCrash && r.CrashCount >= s.cfg.QuarantineAfter {
 			if err := s.store.Quarantine(ctx, r.FileKey, "crashed a worker"); err != nil {
 				// The next crash on this file quarantines it again; nothing is lost.
-				s.storeError(now, c, "quarantine "+r.FileKey, err)
+				s.sink.Emit(event.Event{T: now, Event: event.StoreError, Instance: s.cfg.Instance, Component: c.id, File: r.FileKey,
+					Reason: "quarantine: " + err.Error()})
 				continue
 			}
 			s.sink.Emit(event.Event{T: now, Event: event.Quarantined, Instance: s.cfg.Instance, File: r.FileKey,

@@ -53,11 +53,11 @@ func (w *Worker) Fence(ctx context.Context, now time.Time) error {
 		return fmt.Errorf("claim of %s no longer held by %s: %w", key, w.cfg.WorkerID, err)
 	}
 	if err != nil {
-		err = fmt.Errorf("confirm the claim of %s: %w", key, err)
-		// Reported like every failed store call; the breaker hears of it
-		// from the job's result (JobDone).
-		w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, File: key, Reason: err.Error()})
-		return err
+		// Reported like every failed store call (the operation first, the
+		// file apart: logs hold back repeats per operation); the breaker
+		// hears of it from the job's result (JobDone).
+		w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, File: key, Reason: "confirm claim: " + err.Error()})
+		return fmt.Errorf("confirm the claim of %s: %w", key, err)
 	}
 	if w.mainDead { // the orphan's own renewal (lease.go) is done for now
 		w.renewAt = now.Add(w.cfg.LeaseTTL / 3)

@@ -96,8 +96,8 @@ func TestFenceStoreDownKeepsTheCheckpoint(t *testing.T) {
 	if err == nil || errors.Is(err, store.ErrClaimLost) {
 		t.Fatalf("fence with the store down = %v, want a store error", err)
 	}
-	if se := r.ev.of(event.StoreError); len(se) != 1 || se[0].File != "a" {
-		t.Fatalf("store errors %+v, want one naming the file", se)
+	if se := r.ev.of(event.StoreError); len(se) != 1 || se[0].File != "a" || !strings.HasPrefix(se[0].Reason, "confirm claim: ") {
+		t.Fatalf("store errors %+v, want one naming the file apart from its operation", se)
 	}
 	res := worker.FenceFailed(err, cp)
 	if res.Class != worker.ServiceDown || res.Dependency != worker.DepStore || res.Checkpoint != cp {
