@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -119,11 +120,26 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// promLogger adapts the server's slog logger to promhttp.Logger.
+// promLogger adapts the server's slog logger to promhttp.Logger. A scrape
+// whose client went away mid-answer (a cancelled request, a closed
+// connection) is not the server's error: logged at DEBUG, not ERROR, so
+// that a scraper's timeouts do not fill the log.
 type promLogger struct{ s *Server }
 
 func (p promLogger) Println(v ...any) {
-	p.s.log.Error("http api: metrics: " + fmt.Sprint(v...))
+	msg := "http api: metrics: " + fmt.Sprint(v...)
+	for _, a := range v {
+		if err, ok := a.(error); ok && clientGone(err) {
+			p.s.log.Debug(msg)
+			return
+		}
+	}
+	p.s.log.Error(msg)
+}
+
+// clientGone reports whether err says the client went away.
+func clientGone(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // newMetricsHandler builds /metrics on a private registry: the nomarr

@@ -2,11 +2,14 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -174,4 +177,23 @@ func TestMetricsCallInfoPerScrape(t *testing.T) {
 func hasProcFS() bool {
 	_, err := os.Stat("/proc/self/stat")
 	return err == nil
+}
+
+// A scrape whose client went away mid-answer is logged at DEBUG, not as
+// the server's ERROR; any other failure of the metrics handler stays ERROR.
+func TestMetricsClientGoneNotAnError(t *testing.T) {
+	var buf bytes.Buffer
+	p := promLogger{&Server{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}}
+	for _, err := range []error{context.Canceled, fmt.Errorf("write: %w", syscall.EPIPE), &os.SyscallError{Syscall: "write", Err: syscall.ECONNRESET}} {
+		buf.Reset()
+		p.Println("error encoding and sending metric family:", err)
+		if !strings.Contains(buf.String(), "level=DEBUG") {
+			t.Errorf("%v: logged %q, want DEBUG", err, buf.String())
+		}
+	}
+	buf.Reset()
+	p.Println("error gathering metrics:", errors.New("collector failed"))
+	if !strings.Contains(buf.String(), "level=ERROR") {
+		t.Errorf("a gather failure logged %q, want ERROR", buf.String())
+	}
 }
