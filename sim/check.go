@@ -27,7 +27,12 @@ import (
 //     it or the end of its process, whether or not its lease expired
 //     meanwhile; another worker's claim of the file in that time, while the
 //     first process is alive, not stopped and still holds the job, is a
-//     violation.
+//     violation — unless the first worker's host was cut off from the store
+//     (a partition) during the job: such a host cannot be told from a dead
+//     one, and its leases run out for everyone else.
+//   - Tags are written into a file only by the worker that holds its claim
+//     in the store at that moment (the fake analyzer reports each write),
+//     whatever partitions, outages and main deaths came before.
 //   - No restart is scheduled while stopping or for a failed component;
 //     failed components are not spawned without a reset; at most one restart
 //     timer is pending per component.
@@ -52,6 +57,7 @@ type checker struct {
 
 	holder    map[string]string // file → worker holding its claim, per the trace
 	analysing map[string]string // file → worker running a job on it, per the trace
+	cutOff    map[string]bool   // file → its analysing worker's host was partitioned during the job
 	tagged    map[string]int
 	failed    map[string]bool // <instance-name>/<component> failed and not reset
 	stopping  map[string]bool // instance id → stop requested
@@ -84,7 +90,7 @@ type healthRun struct {
 }
 
 func newChecker(w *World) *checker {
-	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, tagged: map[string]int{},
+	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, cutOff: map[string]bool{}, tagged: map[string]int{},
 		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
 		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{}}
 }
@@ -112,11 +118,12 @@ func (c *checker) onEvent(r *Rec) {
 	case event.Claim:
 		if h, ok := c.holder[e.File]; ok {
 			c.violate("file %s claimed by %s while %s holds it", e.File, e.Worker, h)
-		} else if a, ok := c.analysing[e.File]; ok && a != e.Worker && c.onFile(a, e.File) {
+		} else if a, ok := c.analysing[e.File]; ok && a != e.Worker && c.onFile(a, e.File) && !c.cutOff[e.File] {
 			c.violate("two workers analyse %s at once: %s claims it while %s, alive, still runs it", e.File, e.Worker, a)
 		}
 		c.holder[e.File] = e.Worker
 		c.analysing[e.File] = e.Worker
+		delete(c.cutOff, e.File)
 	case event.Tagged:
 		c.tagged[e.File]++
 		if c.tagged[e.File] > 1 {
@@ -234,6 +241,27 @@ func (c *checker) onEvent(r *Rec) {
 // endJob ends the job of the worker that reports an outcome for its file.
 // An outcome reported for another worker (the owner releasing a dead
 // worker's claims) ends that worker's job too.
+// onPartition: host is cut off from the store; the jobs its workers run
+// may be handed on (see the invariants).
+func (c *checker) onPartition(host string) {
+	for file, wid := range c.analysing {
+		if name, _, _ := strings.Cut(wid, ":"); name == host {
+			c.cutOff[file] = true
+		}
+	}
+}
+
+// onWrite: workerID writes tags into file (the fake analyzer's last step).
+func (c *checker) onWrite(file, workerID string) {
+	if cl, held := c.w.Store.ClaimOf(file); !held || cl.WorkerID != workerID {
+		holder := "nobody"
+		if held {
+			holder = cl.WorkerID
+		}
+		c.violate("%s writes tags into %s while %s holds its claim", workerID, file, holder)
+	}
+}
+
 func (c *checker) endJob(e *event.Event) {
 	if e.File != "" && e.Worker != "" && c.analysing[e.File] == e.Worker {
 		delete(c.analysing, e.File)
@@ -410,7 +438,10 @@ func (c *checker) afterEvent() {
 			}
 		}
 	}
-	down := w.Store.CurrentFault() != memstore.Healthy
+	// A host cut off from the store counts as store trouble too: its dead
+	// workers' claims can only be released once it is back, or by another
+	// host once their leases ran out.
+	down := w.Store.CurrentFault() != memstore.Healthy || w.anyPartitioned()
 	if down || c.storeDown || w.Store.Faults != c.storeFaults {
 		// The store is down or just came back, or an operation just failed
 		// by injection.

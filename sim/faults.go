@@ -67,6 +67,25 @@ func (w *World) apply(f *Fault) {
 				w.record(event.Event{Event: event.Fault, Reason: "store", Detail: "up"})
 			})
 		}
+	case "partition":
+		host := in.Name
+		ev.Detail = "store unreachable from " + host + " for " + f.For.D().String()
+		w.record(ev)
+		w.setPartitioned(host, true)
+		w.partitionGen[host]++
+		gen := w.partitionGen[host]
+		if w.check != nil {
+			w.check.onPartition(host)
+		}
+		if f.For > 0 {
+			w.after(f.For.D(), func() {
+				if gen != w.partitionGen[host] {
+					return
+				}
+				w.setPartitioned(host, false)
+				w.record(event.Event{Event: event.Fault, Instance: in.ID, Reason: "partition", Detail: "healed"})
+			})
+		}
 	case "error_rate":
 		ev.Detail = "store error rate for " + f.For.D().String()
 		w.record(ev)

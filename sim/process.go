@@ -52,7 +52,7 @@ func (p *Process) boot() {
 		return
 	}
 	w := p.in.w
-	wk, err := worker.New(w.cfg.Worker(p.comp, p.in.node.Sup.WorkerID(p.comp), p.pid), w.Store, event.SinkFunc(w.record))
+	wk, err := worker.New(w.cfg.Worker(p.comp, p.in.node.Sup.WorkerID(p.comp), p.pid), hostStore{w: w, host: p.in.Name}, event.SinkFunc(w.record))
 	if err != nil {
 		p.exit(2, "invalid worker config: "+err.Error())
 		return
@@ -141,7 +141,7 @@ func (p *Process) run(job worker.Job) {
 			}
 			p.busy = free
 			job.Fence = func() error { return p.wk.Fence(w.ctx, w.now) }
-			p.wk.JobDone(w.ctx, w.now, w.analyze(job))
+			p.wk.JobDone(w.ctx, w.now, w.analyze(job, p.in.node.Sup.WorkerID(p.comp)))
 			p.step()
 		})
 	}
@@ -242,7 +242,7 @@ func (p *Process) exit(code int, reason string) {
 }
 
 // analyze is the fake analyzer's answer for a finished job.
-func (w *World) analyze(job worker.Job) worker.Result {
+func (w *World) analyze(job worker.Job, workerID string) worker.Result {
 	spec := w.specs[job.FileKey]
 	w.analyses[job.FileKey]++
 	if r, failed := spec.Injected(w.analyses[job.FileKey]); failed {
@@ -255,6 +255,9 @@ func (w *World) analyze(job worker.Job) worker.Result {
 	// Its last step writes tags into the file: only while the claim holds.
 	if err := job.Confirm(); err != nil {
 		return worker.FenceFailed(err, tagsCheckpoint)
+	}
+	if w.check != nil {
+		w.check.onWrite(job.FileKey, workerID)
 	}
 	return worker.Result{Tags: map[string]string{"mood-strict": "happy"}, Version: "sim-1"}
 }

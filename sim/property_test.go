@@ -69,6 +69,7 @@ const (
 	kPauseResume
 	kRestartMain
 	kInject
+	kPartition
 	kReset
 	kMainDie
 	kKillInstance
@@ -310,6 +311,9 @@ func genFaults(t *rapid.T, c *genCase, insts []string, d time.Duration) []sim.Fa
 			fs = append(fs, sim.Fault{At: dur(a), For: dur(f), RestartMain: true, Instance: inst()})
 		case kInject:
 			fs = append(fs, sim.Fault{At: dur(at("at")), Instance: inst(), Inject: worker(), Frame: rapid.SampledFrom(frameKinds).Draw(t, "frame")})
+		case kPartition:
+			a, f := span(2 * time.Minute)
+			fs = append(fs, sim.Fault{At: dur(a), For: dur(f), Partition: true, Instance: inst()})
 		case kReset:
 			fs = append(fs, sim.Fault{At: dur(at("at")), Instance: inst(), Reset: worker()})
 		case kMainDie, kKillInstance:
@@ -492,7 +496,7 @@ func livenessPlan(c *genCase) (bool, string) {
 			dead[in] = append(dead[in], span{from, e.at + delay})
 			alive[in] = true
 			effectEnd = e.at + delay
-		case f.Store != "" || f.ErrorRate != 0:
+		case f.Store != "" || f.ErrorRate != 0 || f.Partition:
 			storeBad = append(storeBad, span{e.at, e.at + f.For.D()})
 			effectEnd = e.at + f.For.D()
 		case f.GPU != "":
@@ -766,6 +770,7 @@ func scenarioYAML(sc *sim.Scenario) string {
 			add(f.GPU != "", "gpu: "+f.GPU)
 			add(f.Store != "", "store: "+f.Store)
 			add(f.ErrorRate != 0, fmt.Sprintf("error_rate: %g", f.ErrorRate))
+			add(f.Partition, "partition: true")
 			add(f.Main != "", "main: "+f.Main)
 			add(f.KillInstance, "kill_instance: true")
 			add(f.RestartMain, "restart_main: true")

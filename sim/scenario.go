@@ -63,6 +63,7 @@ type Fault struct {
 	GPU          string  `yaml:"gpu"`           // down
 	Store        string  `yaml:"store"`         // down | slow
 	ErrorRate    float64 `yaml:"error_rate"`    // store operations fail with this probability
+	Partition    bool    `yaml:"partition"`     // the instance's host cannot reach the store (partition.go)
 	Main         string  `yaml:"main"`          // die: the main process dies, workers remain
 	KillInstance bool    `yaml:"kill_instance"` // SIGKILL the main process and all its workers
 	RestartMain  bool    `yaml:"restart_main"`  // kill the process tree, start a new main after `for` (default 1 s)
@@ -96,7 +97,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML writes the duration as text.
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
-var faultKeys = []string{"at", "for", "instance", "crash", "hang", "gpu", "store", "error_rate", "main", "kill_instance",
+var faultKeys = []string{"at", "for", "instance", "crash", "hang", "gpu", "store", "error_rate", "partition", "main", "kill_instance",
 	"restart_main", "stop", "pause", "resume", "reset", "inject", "frame"}
 
 // UnmarshalYAML decodes a fault strictly, keeping its line.
@@ -156,6 +157,7 @@ func (f *Fault) action() (string, int) {
 	add(f.GPU != "", "gpu")
 	add(f.Store != "", "store")
 	add(f.ErrorRate != 0, "error_rate")
+	add(f.Partition, "partition")
 	add(f.Main != "", "main")
 	add(f.KillInstance, "kill_instance")
 	add(f.RestartMain, "restart_main")
@@ -255,7 +257,7 @@ func (sc *Scenario) validate() error {
 		f := &sc.Faults[i]
 		name, n := f.action()
 		if n != 1 {
-			return fmt.Errorf("scenario: line %d: a fault needs exactly one action (crash, hang, gpu, store, error_rate, main, kill_instance, restart_main, stop, pause, resume, reset, inject), found %d", f.Line, n)
+			return fmt.Errorf("scenario: line %d: a fault needs exactly one action (crash, hang, gpu, store, error_rate, partition, main, kill_instance, restart_main, stop, pause, resume, reset, inject), found %d", f.Line, n)
 		}
 		if f.At.D() > sc.Duration.D() {
 			return fmt.Errorf("scenario: line %d: fault at %s is after the end (%s)", f.Line, f.At.D(), sc.Duration.D())

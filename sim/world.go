@@ -69,6 +69,9 @@ type World struct {
 	livelock string
 
 	restarting                map[string]bool // main processes with a pending restart_main
+	partitioned               map[string]bool // hosts (node names) cut off from the store (partition.go)
+	partitionGen              map[string]int  // the latest partition of each host owns its end
+	cuts                      int             // hosts partitioned now
 	gpuGen, storeGen, rateGen int             // the latest outage of each kind owns its recovery
 }
 
@@ -135,6 +138,7 @@ func New(sc *Scenario, opt Options) (*World, error) {
 		Store: st, gpuUp: true, nextPID: 1000,
 		specs: sc.Library.Overrides, analyses: map[string]int{},
 		out: opt.Trace, retain: !opt.NoRetain, counts: map[string]int{}, restarting: map[string]bool{},
+		partitioned: map[string]bool{}, partitionGen: map[string]int{},
 	}
 	if opt.Check {
 		w.check = newChecker(w)
