@@ -6,10 +6,7 @@ package arangodb
 // whose answer comes in several batches.
 
 import (
-	"context"
-	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -133,68 +130,4 @@ func TestPruneAnswersInOneRow(t *testing.T) {
 	if err != nil || n != len(rows) || left != 0 {
 		t.Errorf("PruneHistory = %d, %v, but all %d rows were deleted: the statement committed before its answer was read", n, err, len(rows))
 	}
-}
-
-// SwapMeta has exactly one winner under write-write conflicts. On a server the losers of a SwapMeta race do not see an empty result at
-// once, as in the serializing fake: their UPDATE (or INSERT) of the meta
-// document meets the winner's key lock and fails with 1200 ("timeout
-// waiting to lock key", lock_timeout 1 ms), or, once the winner committed,
-// with a write-write conflict (the key changed after the query's snapshot:
-// RocksDB transactions are created with set_snapshot). The adapter runs the
-// statement again on a fresh snapshot, where the FILTER no longer matches
-// (or the INSERT meets the existing key: 1210, "not swapped"). The stock
-// conflict test does not inject conflicts into qSwapMeta/qInsertMeta; this
-// one does, on every first attempt.
-func TestSwapMetaUnderWriteConflicts(t *testing.T) {
-	f := newFake(t, "nomarr")
-	var handles []*Store
-	for range 8 {
-		handles = append(handles, openFake(t, f, WithConflictBudget(10*time.Second)))
-	}
-	var calls atomic.Int64
-	f.setHook(func(route, aql string) *fakeErr {
-		if (aql == qSwapMeta || aql == qInsertMeta) && calls.Add(1)%2 == 1 {
-			return &fakeErr{409, errConflict, "timeout waiting to lock key - in index primary of type primary over '_key'; conflicting key: node:race"}
-		}
-		return nil
-	})
-	old := ""
-	for round := range 6 {
-		var wins atomic.Int32
-		var winner atomic.Value
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i, h := range handles {
-			mine := fmt.Sprintf("r%d/c%d", round, i)
-			wg.Go(func() {
-				<-start
-				ok, err := h.SwapMeta(context.Background(), "node:race", old, mine)
-				if err != nil {
-					t.Errorf("SwapMeta: %v", err)
-				}
-				if ok {
-					wins.Add(1)
-					winner.Store(mine)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		if n := wins.Load(); n != 1 {
-			t.Fatalf("round %d: %d winners, want exactly 1", round, n)
-		}
-		old = winner.Load().(string)
-		if v, _, _ := handles[0].GetMeta(bg, "node:race"); v != old {
-			t.Fatalf("round %d: key holds %q, winner wrote %q", round, v, old)
-		}
-	}
-	var retries int64
-	for _, h := range handles {
-		c, _ := h.Stats()
-		retries += c
-	}
-	if retries == 0 {
-		t.Fatal("no conflict was retried")
-	}
-	f.wantNoTx(t)
 }

@@ -87,12 +87,14 @@ func TestContractFakeConcurrent(t *testing.T) {
 
 // TestContractFakeConflicts runs the concurrent suite while every fifth
 // write meets a write-write conflict: operations run again and the suite's
-// exactly-once properties hold.
+// exactly-once properties hold (among them, a SwapMeta race has exactly
+// one winner: the losers' conflicting writes run again on a fresh
+// snapshot, where their compare fails).
 func TestContractFakeConflicts(t *testing.T) {
 	f := newFake(t, "nomarr")
 	var n, injected atomic.Int64
 	writes := map[string]bool{qClaim: true, qRemoveHeld: true, qCompleteFile: true, qPutTags: true,
-		qRenewLeases: true, qCleanupClaims: true, qUpsertFiles: true}
+		qRenewLeases: true, qCleanupClaims: true, qUpsertFiles: true, qSwapMeta: true, qInsertMeta: true, qKeepHeld: true}
 	var handles []*Store
 	storetest.RunConcurrent(t, func(t *testing.T) store.Store {
 		s := openFake(t, f, WithConflictBudget(10*time.Second))
