@@ -1,9 +1,9 @@
 package arangodb
 
-// Behaviour of a real server that the fake models on purpose: write-write
-// conflicts on a compare-and-set, FOR loops that read the query's snapshot
-// rather than its own writes, a commit that fails, and a write statement
-// whose answer comes in several batches.
+// Behaviour of a real server that the fake models on purpose: FOR loops
+// that read the query's snapshot rather than its own writes, a commit that
+// fails, and a write statement whose answer comes in several batches.
+// (Write-write conflicts: TestContractFakeConflicts.)
 
 import (
 	"strings"
