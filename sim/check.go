@@ -27,9 +27,10 @@ import (
 //     it or the end of its process, whether or not its lease expired
 //     meanwhile; another worker's claim of the file in that time, while the
 //     first process is alive, not stopped and still holds the job, is a
-//     violation — unless the first worker's host was cut off from the store
-//     (a partition) during the job: such a host cannot be told from a dead
-//     one, and its leases run out for everyone else.
+//     violation — unless the claim was taken by a cleanup (lease_expired)
+//     while the first worker's host was cut off from the store (a
+//     partition), or within lease_ttl after it got back (before its owner's
+//     next renewal): such a host cannot be told from a dead one.
 //   - Tags are written into a file only by the worker that holds its claim
 //     in the store at that moment (the fake analyzer reports each write),
 //     whatever partitions, outages and main deaths came before.
@@ -57,7 +58,8 @@ type checker struct {
 
 	holder    map[string]string // file → worker holding its claim, per the trace
 	analysing map[string]string // file → worker running a job on it, per the trace
-	cutOff    map[string]bool   // file → its analysing worker's host was partitioned during the job
+	cutOff    map[string]bool      // file → its claim expired while its holder's host was cut off (or just back)
+	healedAt  map[string]time.Time // host → the end of its last partition
 	tagged    map[string]int
 	failed    map[string]bool // <instance-name>/<component> failed and not reset
 	stopping  map[string]bool // instance id → stop requested
@@ -90,7 +92,7 @@ type healthRun struct {
 }
 
 func newChecker(w *World) *checker {
-	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, cutOff: map[string]bool{}, tagged: map[string]int{},
+	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, cutOff: map[string]bool{}, healedAt: map[string]time.Time{}, tagged: map[string]int{},
 		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
 		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{}}
 }
@@ -142,6 +144,9 @@ func (c *checker) onEvent(r *Rec) {
 	case event.LeaseExpired:
 		// The claim is gone from the store; the worker, if it still lives,
 		// is still on its job.
+		if e.File != "" && c.analysing[e.File] == e.Worker && c.cutOffNow(e.Worker) {
+			c.cutOff[e.File] = true
+		}
 		if e.File != "" && (e.Worker == "" || c.holder[e.File] == e.Worker) {
 			delete(c.holder, e.File)
 		}
@@ -238,17 +243,18 @@ func (c *checker) onEvent(r *Rec) {
 	}
 }
 
-// endJob ends the job of the worker that reports an outcome for its file.
-// An outcome reported for another worker (the owner releasing a dead
-// worker's claims) ends that worker's job too.
-// onPartition: host is cut off from the store; the jobs its workers run
-// may be handed on (see the invariants).
-func (c *checker) onPartition(host string) {
-	for file, wid := range c.analysing {
-		if name, _, _ := strings.Cut(wid, ":"); name == host {
-			c.cutOff[file] = true
-		}
+// onHeal: host reaches the store again.
+func (c *checker) onHeal(host string) { c.healedAt[host] = c.w.now }
+
+// cutOffNow reports whether the host of workerID is cut off from the store,
+// or got back less than lease_ttl ago.
+func (c *checker) cutOffNow(workerID string) bool {
+	host, _, _ := strings.Cut(workerID, ":")
+	if c.w.partitioned[host] {
+		return true
 	}
+	h, ok := c.healedAt[host]
+	return ok && c.w.now.Sub(h) <= c.w.cfg.LeaseTTL
 }
 
 // onWrite: workerID writes tags into file (the fake analyzer's last step).
@@ -262,6 +268,9 @@ func (c *checker) onWrite(file, workerID string) {
 	}
 }
 
+// endJob ends the job of the worker that reports an outcome for its file.
+// An outcome reported for another worker (the owner releasing a dead
+// worker's claims) ends that worker's job too.
 func (c *checker) endJob(e *event.Event) {
 	if e.File != "" && e.Worker != "" && c.analysing[e.File] == e.Worker {
 		delete(c.analysing, e.File)
@@ -415,6 +424,9 @@ func (c *checker) checkOrphanExit(in *Instance, e *event.Event) {
 		return
 	}
 	file := p.job.FileKey
+	if cl, held := c.w.Store.ClaimOf(file); *e.Code == 0 && (!held || cl.WorkerID != in.node.Sup.WorkerID(e.Component)) {
+		return // its claim is gone: the job goes on for nobody (worker.OrphanAbandons)
+	}
 	if !c.w.specs[file].Stall {
 		c.violate("orphan %s exited mid-job (%s) after the main process died, its job %s progressing", e.Component, e.Reason, file)
 		return

@@ -74,15 +74,15 @@ func (w *World) apply(f *Fault) {
 		w.setPartitioned(host, true)
 		w.partitionGen[host]++
 		gen := w.partitionGen[host]
-		if w.check != nil {
-			w.check.onPartition(host)
-		}
 		if f.For > 0 {
 			w.after(f.For.D(), func() {
 				if gen != w.partitionGen[host] {
 					return
 				}
 				w.setPartitioned(host, false)
+				if w.check != nil {
+					w.check.onHeal(host)
+				}
 				w.record(event.Event{Event: event.Fault, Instance: in.ID, Reason: "partition", Detail: "healed"})
 			})
 		}
