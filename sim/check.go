@@ -56,8 +56,8 @@ type checker struct {
 	w          *World
 	violations []string
 
-	holder    map[string]string // file → worker holding its claim, per the trace
-	analysing map[string]string // file → worker running a job on it, per the trace
+	holder    map[string]string    // file → worker holding its claim, per the trace
+	analysing map[string]string    // file → worker running a job on it, per the trace
 	cutOff    map[string]bool      // file → its claim expired while its holder's host was cut off (or just back)
 	healedAt  map[string]time.Time // host → the end of its last partition
 	tagged    map[string]int
