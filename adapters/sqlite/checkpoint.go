@@ -19,20 +19,28 @@ import (
 // walCheckpointAt runs a TRUNCATE checkpoint on its writer connection,
 // letting it wait up to walCheckpointWait for the readers to move on (new
 // writes wait meanwhile), and truncates the WAL file to zero when it gets
-// through. When it does not (a reader that holds a snapshot for long), the
-// handle tries again no sooner than walCheckpointRetry later, so that
-// writes are not held up by attempts bound to fail. One handle makes one
-// attempt at a time. journal_size_limit (walCheckpointAt too) also
-// truncates an oversized WAL whenever SQLite itself starts it over.
+// through. When it does not, what held it up decides when the handle tries
+// again. Readers that keep overlapping (busy workers beside a scan) let
+// the checkpoint copy further on each try: it tries again soon
+// (walCheckpointRetry), or the WAL keeps growing. A reader that holds one
+// snapshot for long (a shell left in a transaction) pins the copy at one
+// frame: each try would hold the write lock for walCheckpointWait in vain,
+// so the handle waits walCheckpointPinned, doubling after each such
+// failure, up to walCheckpointRetryMax. A checkpoint that gets through starts over. One
+// handle makes one attempt at a time. journal_size_limit (walCheckpointAt
+// too) also truncates an oversized WAL whenever SQLite itself starts it
+// over.
 //
 // Measured with 20,000 files scanned beside 3 workers tagging them as fast
 // as they can (real processes, TestWALShrinksBackAfterScan): the WAL peaked
-// at 27–67 MiB and kept that size; with these checkpoints it peaks at
-// 12–33 MiB and is back under 9 MiB when the burst is over.
+// at 27–67 MiB and kept that size; with these checkpoints it is back under
+// 9 MiB when the burst is over.
 const (
-	walCheckpointAt    = 8 << 20
-	walCheckpointWait  = 200 * time.Millisecond
-	walCheckpointRetry = 100 * time.Millisecond
+	walCheckpointAt       = 8 << 20
+	walCheckpointWait     = 200 * time.Millisecond
+	walCheckpointRetry    = 100 * time.Millisecond
+	walCheckpointPinned   = time.Second
+	walCheckpointRetryMax = 30 * time.Second
 )
 
 // maybeCheckpoint runs the checkpoint described above when it is due.
@@ -44,31 +52,41 @@ func (s *Store) maybeCheckpoint(ctx context.Context) {
 	if st, err := os.Stat(s.path + "-wal"); err != nil || st.Size() < walCheckpointAt {
 		return
 	}
-	if s.checkpoint(context.WithoutCancel(ctx)) {
+	done, ok := s.checkpoint(context.WithoutCancel(ctx))
+	if ok {
 		s.walTruncations.Add(1)
+		s.walFails.Store(0)
 		return
 	}
-	s.walRetryAt.Store(time.Now().Add(walCheckpointRetry).UnixNano())
+	wait := walCheckpointRetry
+	if done == s.walDone.Swap(done) { // pinned: the same frame as last time
+		wait = walCheckpointPinned << min(s.walFails.Add(1)-1, 20)
+	} else {
+		s.walFails.Store(0)
+	}
+	s.walRetryAt.Store(time.Now().Add(min(wait, walCheckpointRetryMax)).UnixNano())
 }
 
 // checkpoint runs one TRUNCATE checkpoint and reports whether it got
-// through.
-func (s *Store) checkpoint(ctx context.Context) bool {
+// through, and how many WAL frames were copied into the database by then.
+func (s *Store) checkpoint(ctx context.Context) (done int64, ok bool) {
 	conn, err := s.w.Conn(ctx)
 	if err != nil {
-		return false
+		return -1, false
 	}
 	defer conn.Close()
 	// The connection's busy timeout is 0 (withTx waits for the write lock
 	// itself); the checkpoint's wait for readers needs one, and it goes
 	// back to 0 after.
 	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(walCheckpointWait.Milliseconds(), 10)); err != nil {
-		return false
+		return -1, false
 	}
 	defer conn.ExecContext(ctx, "PRAGMA busy_timeout = 0") //nolint:errcheck // best effort
-	var busy, logPages, done int
-	err = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done)
-	return err == nil && busy == 0
+	var busy, logFrames int
+	if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
+		return -1, false
+	}
+	return done, busy == 0
 }
 
 // WALTruncations reports how many checkpoints of this handle truncated the

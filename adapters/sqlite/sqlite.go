@@ -106,6 +106,8 @@ type Store struct {
 
 	walBusy        atomic.Bool  // a checkpoint attempt is under way (checkpoint.go)
 	walRetryAt     atomic.Int64 // no attempt before then (unix ns)
+	walFails       atomic.Int64 // attempts that failed in a row at one frame
+	walDone        atomic.Int64 // frames copied when the last attempt failed
 	walTruncations atomic.Int64
 }
 

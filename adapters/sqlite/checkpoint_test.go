@@ -1,0 +1,124 @@
+package sqlite
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// growWAL writes until the handle's WAL file is past walCheckpointAt, with
+// a reader holding a snapshot so that no checkpoint can restart it.
+func growWAL(t *testing.T, s *Store) {
+	t.Helper()
+	pad := strings.Repeat("x", 4000)
+	for i := 0; ; i++ {
+		fi, err := os.Stat(s.path + "-wal")
+		if err == nil && fi.Size() > walCheckpointAt+(1<<20) {
+			return
+		}
+		var fs []store.File
+		for j := 0; j < 200; j++ {
+			fs = append(fs, store.File{Key: fmt.Sprintf("k%06d", i*200+j), Path: "/m/" + pad + fmt.Sprint(i*200+j), Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true})
+		}
+		if err := s.UpsertFiles(bg, fs); err != nil {
+			t.Fatal(err)
+		}
+		if i > 200 {
+			t.Fatal("WAL never grew")
+		}
+	}
+}
+
+// Behind a reader that holds a snapshot and never lets go, the checkpoint
+// attempts (each waits up to walCheckpointWait, holding the write lock) are
+// spaced out: a steady writer spends about a fifth of 6 s (under a third
+// on a loaded machine) in its own and another handle's (the writes of both
+// wait for either's), and
+// another process's writes are held up no longer than one attempt. With a
+// 100 ms retry shorter than the wait, two thirds of the writing time went
+// to attempts bound to fail. Once the reader lets go, the next attempt
+// truncates the WAL.
+func TestCheckpointBackOffBehindAHeldSnapshot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes for 6 s (-short skips it)")
+	}
+	path := tempDB(t)
+	s := openT(t, path)
+	// A reader in another connection holds a snapshot (a long API listing,
+	// another process's scan) for the whole test.
+	rdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	rtx, err := rdb.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rtx.Rollback() //nolint:errcheck
+	var n int
+	if err := rtx.QueryRow(`SELECT count(*) FROM library_files`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	growWAL(t, s)
+
+	// Another handle (another process's) writes too: its writes wait for
+	// the write lock that each failing TRUNCATE attempt holds.
+	other := openT(t, path)
+	otherMax := make(chan time.Duration, 1)
+	go func() {
+		var mx time.Duration
+		for st := time.Now(); time.Since(st) < 5900*time.Millisecond; time.Sleep(5 * time.Millisecond) {
+			t0 := time.Now()
+			_ = other.SetMeta(bg, "other", "x")
+			mx = max(mx, time.Since(t0))
+		}
+		otherMax <- mx
+	}()
+	start := time.Now()
+	var slow time.Duration
+	writes := 0
+	for time.Since(start) < 6*time.Second {
+		t0 := time.Now()
+		if err := s.SetMeta(bg, "probe", fmt.Sprint(writes)); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(t0); d >= walCheckpointWait*3/4 {
+			slow += d
+		}
+		writes++
+	}
+	total := time.Since(start)
+	longest := <-otherMax
+	t.Logf("%.0f%% of %s of writing in checkpoint attempts; another handle's longest write %s", 100*float64(slow)/float64(total), total.Round(time.Millisecond), longest)
+	if frac := float64(slow) / float64(total); frac > 1.0/3 {
+		t.Errorf("with a reader holding a snapshot, %.0f%% of %s of writing (%d writes) went to checkpoint attempts bound to fail",
+			100*frac, total.Round(time.Millisecond), writes)
+	}
+	if longest > 2*walCheckpointWait+300*time.Millisecond {
+		t.Errorf("another handle's write waited %s, want about one attempt (%s) at most", longest, walCheckpointWait)
+	}
+	if s.WALTruncations() != 0 {
+		t.Fatalf("%d truncations behind a held snapshot", s.WALTruncations())
+	}
+	// The reader lets go: the next due attempt gets through.
+	if err := rtx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(walCheckpointRetryMax + 5*time.Second)
+	for s.WALTruncations() == 0 && time.Now().Before(deadline) {
+		s.walRetryAt.Store(0) // no need to wait out the backoff here
+		if err := s.SetMeta(bg, "probe", "after"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(s.path + "-wal")
+	if s.WALTruncations() == 0 || err != nil || fi.Size() > 1<<20 {
+		t.Fatalf("after the reader let go: %d truncations, WAL %v (%v)", s.WALTruncations(), fi.Size(), err)
+	}
+}
