@@ -12,6 +12,10 @@ import (
 // the store alone: once when the wait begins, then at most this often.
 const StoreWaitLogEvery = 30 * time.Second
 
+// ForcedStoreBudget bounds the store calls of a stop after ForceStop: the
+// killed workers' one release try each, all together.
+const ForcedStoreBudget = time.Second
+
 // ForceStop carries out a second stop signal: the node kills its workers
 // at once and gives up the store writes its stop waits for (claim
 // releases, restart states, the node name's hand-back: node.ForceStop);
@@ -23,18 +27,20 @@ const StoreWaitLogEvery = 30 * time.Second
 // busy timeout (5 s) while another process holds the write lock. So the
 // context of the loop's store calls is cancelled first: both store
 // adapters give up a wait when it is (the calls fail as store errors, and
-// what they were retrying is then given up); the calls after the force
-// get a fresh context, so a worker it kills still tries its release once.
-// A store call that does not heed its context holds the force up to its
-// own timeout. Only the first call does anything; ForceStop fails once
-// the loop has ended.
+// what they were retrying is then given up). The calls after the force
+// share one context that ends ForcedStoreBudget later: a worker it kills
+// still tries its release once, but however many workers there are, the
+// store holds the rest of the stop up for that long at most. A store call
+// that does not heed its context holds the force up to its own timeout.
+// Only the first call does anything; ForceStop fails once the loop has
+// ended.
 func (m *Main) ForceStop(ctx context.Context) error {
 	if !m.forcing.CompareAndSwap(false, true) {
 		return nil
 	}
 	m.calls.interrupt()
 	err := m.Do(ctx, func(_ context.Context, now time.Time) {
-		m.calls.resume()
+		m.calls.resumeFor(ForcedStoreBudget)
 		m.Node.ForceStop(now)
 	})
 	if err != nil {
@@ -108,4 +114,13 @@ func (s *storeCalls) resume() {
 	if s.ctx.Err() != nil {
 		s.ctx, s.cancel = context.WithCancel(s.base)
 	}
+}
+
+// resumeFor gives the store calls to come one fresh context that ends d
+// from now.
+func (s *storeCalls) resumeFor(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancel()
+	s.ctx, s.cancel = context.WithTimeout(s.base, d)
 }

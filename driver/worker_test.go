@@ -385,11 +385,19 @@ func TestRunWorkerFramesWhileStoreCallWaits(t *testing.T) {
 	}
 }
 
-// lostClaimOf answers every KeepClaim of one file with ErrClaimLost, as a
-// store whose cleanup gave the claim to another host would.
+// lostClaimOf answers every KeepClaim and Release of one file with
+// ErrClaimLost, as a store whose cleanup gave the claim to another host
+// would.
 type lostClaimOf struct {
 	*memstore.Store
 	key string
+}
+
+func (s lostClaimOf) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdate) error {
+	if ref.FileKey == s.key {
+		return store.ErrClaimLost
+	}
+	return s.Store.Release(ctx, ref, upd)
 }
 
 func (s lostClaimOf) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) error {

@@ -363,9 +363,12 @@ func signalExit(sig os.Signal) int {
 // tick, and one line a second per operation drowns the log.
 const storeErrorQuietFor = 30 * time.Second
 
-// storeErrorQuiet logs a store error of one operation (the reason up to its
-// first ':') at most once per storeErrorQuietFor of event time, and counts
-// the ones it held back.
+// storeErrorQuiet logs a store error of one operation at most once per
+// storeErrorQuietFor of event time, and counts the ones it held back. The
+// operation is the reason's first two words: "renew leases:", "confirm
+// claim:", or, for an error the store adapter named itself, "sqlite:
+// complete" (its third word is the file key, left out so that one
+// operation over many files counts once).
 type storeErrorQuiet map[string]*quietOp
 
 // quietOp is when an operation's store error was last logged, and how many
@@ -377,8 +380,8 @@ type quietOp struct {
 
 // admit reports whether e is logged and how many were held back before it.
 func (q storeErrorQuiet) admit(e event.Event) (int, bool) {
-	op, _, _ := strings.Cut(e.Reason, ":")
-	key := e.Component + "|" + op
+	words := strings.Fields(e.Reason)
+	key := e.Component + "|" + strings.Join(words[:min(2, len(words))], " ")
 	s := q[key]
 	if s == nil {
 		q[key] = &quietOp{at: e.T}

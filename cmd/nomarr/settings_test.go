@@ -126,9 +126,17 @@ func TestStoreErrorsLoggedQuietly(t *testing.T) {
 		sink.Emit(event.Event{T: t0.Add(time.Second), Event: event.StoreError, Component: "worker:discovery:0",
 			File: fmt.Sprintf("f%04d", i), Reason: "confirm claim: database is locked"})
 	}
+	// A worker's own store errors, as the adapter words them: one line per
+	// operation, whatever the file.
+	for i := range 50 {
+		for _, op := range []string{"complete", "release"} {
+			sink.Emit(event.Event{T: t0.Add(time.Second), Event: event.StoreError, Component: "worker:discovery:1",
+				Reason: fmt.Sprintf("sqlite: %s f%04d: database is locked", op, i)})
+		}
+	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("%d lines, want 3 for renewals (0 s, 30 s, 60 s), 1 for the cleanup and 1 for the claim checks:\n%s", len(lines), buf.String())
+	if len(lines) != 7 {
+		t.Fatalf("%d lines, want 3 for renewals (0 s, 30 s, 60 s), 1 for the cleanup, 1 for the claim checks and 2 for the worker's completes and releases:\n%s", len(lines), buf.String())
 	}
 	if !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[2], "suppressed=29") {
 		t.Errorf("lines:\n%s", buf.String())

@@ -24,7 +24,9 @@ import (
 // lease to now+LeaseTTL with one conditional store write (KeepClaim), done
 // only if the worker still holds it:
 //   - done: the claim is still this worker's, and stays so for a whole
-//     lease_ttl, far longer than a tag write; the step goes ahead;
+//     lease_ttl (30 s by default; a tag write takes well under a second on
+//     a local disk) as long as the hosts' clocks agree; the step goes
+//     ahead. A write that outlasts lease_ttl is not covered;
 //   - refused: the claim is gone (an error wrapping store.ErrClaimLost); the
 //     step must not happen, and the job ends with FenceFailed's result,
 //     class Lost: the file is left untouched to its new holder and nothing

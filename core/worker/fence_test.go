@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,15 @@ func TestFenceRefusesALostClaim(t *testing.T) {
 	rel := r.ev.of(event.Release)
 	if len(rel) != 1 || !strings.Contains(rel[0].Reason, "claim lost before the tag write") {
 		t.Fatalf("release events %+v, want one saying the claim was lost before the write", rel)
+	}
+	// A store that answered "lost" wrongly: the guard release frees the
+	// claim this worker still held.
+	r2 := newRig(t, nil)
+	r2.addFiles("x")
+	r2.startJob(t0)
+	r2.w.JobDone(r2.ctx, at(time.Second), worker.FenceFailed(fmt.Errorf("wrong answer: %w", store.ErrClaimLost), ""))
+	if _, held := r2.st.ClaimOf("x"); held {
+		t.Fatal("a Lost result left its own claim behind")
 	}
 	if tel := r.w.Telemetry(); tel.Errors != 0 || tel.ConsecutiveErrors != 0 {
 		t.Fatalf("telemetry %+v: a lost claim is not the worker's error", tel)

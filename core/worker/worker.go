@@ -431,9 +431,14 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 		p.kind, p.reason = event.Release, "service_down: "+dep+": "+r.Reason
 	case Lost:
 		// The claim is gone, and with it any right to the file: the fence
-		// held the write back, and there is nothing to record.
+		// held the write back, and there is nothing to record. The release
+		// (conditional: it changes nothing unless this worker holds the
+		// claim) is only a guard against a store that answered wrongly: a
+		// claim of this worker left behind would be renewed by its owner
+		// for as long as the worker lives.
 		w.sink.Emit(event.Event{T: now, Event: event.Release, Component: w.cfg.Component, File: f.Key, Worker: w.cfg.WorkerID,
 			Reason: "claim lost before the tag write; result discarded, file untouched: " + r.Reason})
+		_ = w.store.Release(ctx, ref, nil)
 		p = nil
 	default:
 		w.tel.Errors++

@@ -1,0 +1,57 @@
+package driver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/node"
+	"github.com/nomarr/nomarr/sim/memstore"
+)
+
+// A forced stop with workers still running (the usual case: they are
+// finishing their jobs) ends within ForcedStoreBudget of the force, however
+// many workers it kills: their release tries share that budget. Before,
+// each killed worker's try waited the store's whole busy timeout, one after
+// the other: 9 s for 3 workers and a 3 s busy store.
+func TestForceStopBoundsTheKilledWorkersReleases(t *testing.T) {
+	st := &lockedReleases{Store: memstore.New(1), busy: 3 * time.Second}
+	cfg := node.DefaultConfig("i:1:1", "n", 3)
+	cfg.Monitor.CheckInterval = 50 * time.Millisecond
+	m, err := NewMain(cfg, st, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
+		func(string, uint64) (string, []string) {
+			return "sh", []string{"-c", `trap "" TERM; exec sleep 60`}
+		}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- m.Run(ctx, nil) }()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		v := m.View()
+		if v != nil && len(v.Workers) == 3 && v.Workers[0].Info.Running && v.Workers[1].Info.Running && v.Workers[2].Info.Running {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the workers never ran")
+		}
+	}
+	cancel() // first signal: SIGTERM, which the workers ignore (finishing a long job)
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	if err := m.ForceStop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ran:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not end")
+	}
+	if d := time.Since(start); d > ForcedStoreBudget+time.Second {
+		t.Errorf("forced stop with 3 running workers took %s, want at most ForcedStoreBudget (%s) and a little", d.Round(100*time.Millisecond), ForcedStoreBudget)
+	}
+}
