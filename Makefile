@@ -26,6 +26,8 @@ RACE ?= $(shell [ "$$($(GO) env CGO_ENABLED 2>/dev/null)" = 1 ] && echo -race)
 # Per-package limit of go test: a hung package fails fast and names its
 # running tests, keeping `make test` well under 15 minutes.
 TESTTIMEOUT ?= 5m
+# The real-process suite runs ~5 min under -race on 2 cores; room to spare.
+REALPROCTIMEOUT ?= 10m
 
 # Fuzzing: every `func FuzzX(` in a _test.go file under FUZZ_ROOTS is a
 # target; go test accepts one -fuzz target per run, so they run one by one.
@@ -78,7 +80,7 @@ vet:
 unit:
 	@if [ -z "$(RACE)" ]; then echo "WARNING: cgo unavailable (no C compiler?): testing without the race detector" >&2; fi
 	$(GO) test $(RACE) -count=1 -timeout $(TESTTIMEOUT) $$($(GO) list ./... | grep -v '/test/realproc$$')
-	$(GO) test $(RACE) -count=1 -timeout $(TESTTIMEOUT) ./test/realproc
+	$(GO) test $(RACE) -count=1 -timeout $(REALPROCTIMEOUT) ./test/realproc
 
 # fuzz_targets prints "DIR FUNC" for every fuzz target.
 define fuzz_targets

@@ -19,8 +19,8 @@ import (
 // So after MainDied, a worker that still holds a claim (a job running, not
 // yet started, or finished with its result write pending) renews its own
 // lease: at once, then every LeaseTTL/3, in one conditional write of that
-// claim (KeepClaim); a failed renewal is retried after ServiceBackoff. Drivers call
-// KeepLease periodically (the frame interval is fine) from the moment the
+// claim (KeepClaim); a failed renewal is retried after ServiceBackoff.
+// Drivers call KeepLease periodically (the frame interval is fine) from the moment the
 // main process is gone, including while a Run step is in progress; it does
 // nothing in any other state.
 
@@ -28,16 +28,12 @@ import (
 // and the renewal is due. It reports whether it wrote to the store. An
 // abandoned job's lease is never renewed.
 func (w *Worker) KeepLease(ctx context.Context, now time.Time) bool {
-	if !w.mainDead || w.abandoned || (w.job == nil && w.pending == nil) || now.Before(w.renewAt) {
+	// A claim is held exactly while w.job is set: a pending result write
+	// keeps the job until it is written (flushPending).
+	if !w.mainDead || w.abandoned || w.job == nil || now.Before(w.renewAt) {
 		return false
 	}
-	key := ""
-	if w.pending != nil {
-		key = w.pending.ref.FileKey
-	} else {
-		key = w.job.Key
-	}
-	err := w.store.KeepClaim(ctx, store.Ref{FileKey: key, WorkerID: w.cfg.WorkerID}, now.Add(w.cfg.LeaseTTL))
+	err := w.store.KeepClaim(ctx, store.Ref{FileKey: w.job.Key, WorkerID: w.cfg.WorkerID}, now.Add(w.cfg.LeaseTTL))
 	if err != nil && !errors.Is(err, store.ErrClaimLost) {
 		w.renewAt = now.Add(w.cfg.ServiceBackoff)
 		return true
