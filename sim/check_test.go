@@ -30,34 +30,45 @@ func hasViolation(vs []string, substr string) bool {
 	return slices.ContainsFunc(vs, func(v string) bool { return strings.Contains(v, substr) })
 }
 
-// A worker whose lease expired (cleanup elsewhere deleted its claim) is still
-// on its job while its process lives: another worker claiming the file then
-// means two workers analyse it at once. Once the first worker's process has
-// exited, the same claim is legitimate. The events are fed to the checker
-// directly, so the test does not depend on the core producing them.
-func TestCheckerFlagsClaimWhileExpiredHolderStillRuns(t *testing.T) {
-	const y = `name: expired-holder
+// oneFileTwoHosts: two main processes with one worker each and one
+// ten-minute file, which one of them claims in the first 5 s.
+const oneFileTwoHosts = `name: one-file-two-hosts
 seed: 1
 duration: 5s
 instances: [a, b]
 config: {workers: 1}
 library: {files: 1, job_time: 10m}
 `
+
+// holderAndOther returns the main process whose worker holds f0000 and the
+// other one.
+func holderAndOther(t *testing.T, w *World) (holder, other *Instance) {
+	t.Helper()
+	for _, in := range w.Instances {
+		if _, ok := in.procs["worker:discovery:0"].wk.Holding(); ok {
+			holder = in
+		} else {
+			other = in
+		}
+	}
+	if holder == nil || other == nil {
+		t.Fatal("setup: want exactly one of the two workers on f0000")
+	}
+	return holder, other
+}
+
+// A worker whose lease expired (cleanup elsewhere deleted its claim) is still
+// on its job while its process lives: another worker claiming the file then
+// means two workers analyse it at once. Once the first worker's process has
+// exited, the same claim is legitimate. The events are fed to the checker
+// directly, so the test does not depend on the core producing them.
+func TestCheckerFlagsClaimWhileExpiredHolderStillRuns(t *testing.T) {
+	y := oneFileTwoHosts
 	for _, holderExits := range []bool{false, true} {
 		t.Run(fmt.Sprintf("holder_exits=%v", holderExits), func(t *testing.T) {
 			w := checkedWorld(t, y)
 			w.Run()
-			var holder, other *Instance
-			for _, in := range w.Instances {
-				if _, ok := in.procs["worker:discovery:0"].wk.Holding(); ok {
-					holder = in
-				} else {
-					other = in
-				}
-			}
-			if holder == nil || other == nil {
-				t.Fatal("setup: want exactly one of the two workers on f0000")
-			}
+			holder, other := holderAndOther(t, w)
 			hp := holder.procs["worker:discovery:0"]
 			if hp.busy != running || hp.job.FileKey != "f0000" {
 				t.Fatal("setup: holder not running f0000")

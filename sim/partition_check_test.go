@@ -16,28 +16,12 @@ import (
 // minutes after it healed has another cause (a renewal or cleanup bug) and
 // is reported, as it is without any partition.
 func TestCheckerExcusesOnlyLeasesLostToAPartition(t *testing.T) {
-	const y = `name: short-partition
-seed: 1
-duration: 5s
-instances: [a, b]
-config: {workers: 1}
-library: {files: 1, job_time: 10m}
-`
+	y := oneFileTwoHosts
 	for _, partition := range []bool{false, true} {
 		t.Run(fmt.Sprintf("partition_1s=%v", partition), func(t *testing.T) {
 			w := checkedWorld(t, y)
 			w.Run()
-			var holder, other *Instance
-			for _, in := range w.Instances {
-				if _, ok := in.procs["worker:discovery:0"].wk.Holding(); ok {
-					holder = in
-				} else {
-					other = in
-				}
-			}
-			if holder == nil || other == nil {
-				t.Fatal("setup: want exactly one of the two workers on f0000")
-			}
+			holder, other := holderAndOther(t, w)
 			if partition {
 				w.apply(&Fault{Partition: true, Instance: holder.Name})
 				w.now = w.now.Add(time.Second)
