@@ -33,8 +33,9 @@ import (
 //
 // Measured with 20,000 files scanned beside 3 workers tagging them as fast
 // as they can (real processes, TestWALShrinksBackAfterScan): the WAL peaked
-// at 27–67 MiB and kept that size; with these checkpoints it is back under
-// 9 MiB when the burst is over.
+// at 27–67 MiB and kept that size; with these checkpoints it still peaks
+// at 11–60 MiB, depending on timing, but is back under 9 MiB when the
+// burst is over.
 const (
 	walCheckpointAt       = 8 << 20
 	walCheckpointWait     = 200 * time.Millisecond

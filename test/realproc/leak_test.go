@@ -400,8 +400,8 @@ func apiRestarts(addr string) int {
 // that keep overlapping starve SQLite's own checkpoint, which never starts
 // the WAL over: it grew to 27–67 MiB for a 5 MiB database, 250 MiB for
 // 60,000 files, and never shrank while the store was open. The store's own
-// TRUNCATE checkpoints (adapters/sqlite/checkpoint.go) keep its peak near
-// 12–22 MiB and bring it back under 16 MiB once the burst is over.
+// TRUNCATE checkpoints (adapters/sqlite/checkpoint.go) bring it back under
+// 9 MiB once the burst is over (its peak, 11–60 MiB, depends on timing).
 func TestWALShrinksBackAfterScan(t *testing.T) {
 	const files = 20000
 	lib := t.TempDir()
@@ -441,7 +441,10 @@ func TestWALShrinksBackAfterScan(t *testing.T) {
 	db, _ := os.Stat(filepath.Join(data, "nomarr.db"))
 	t.Logf("after %d files scanned and tagged: %s; WAL %d bytes (largest seen %d), database %d bytes",
 		files, end, st.Size(), maxWAL, db.Size())
-	if st.Size() > 16<<20 || maxWAL > 48<<20 {
+	// The peak depends on timing (11–60 MiB seen, -race included); what
+	// must hold is that the WAL comes back down: without the checkpoints it
+	// kept its peak, 27–67 MiB.
+	if st.Size() > 16<<20 {
 		t.Errorf("the WAL is %.1f MiB after the scan and tagging (largest %.1f MiB) for a %.1f MiB database: "+
 			"its checkpoints are starved and it is never truncated", float64(st.Size())/(1<<20), float64(maxWAL)/(1<<20), float64(db.Size())/(1<<20))
 	}
