@@ -121,6 +121,11 @@ func (w *World) apply(f *Fault) {
 		if in.alive {
 			in.node.Stop(w.now)
 		}
+	case "force_stop":
+		w.record(ev)
+		if in.alive {
+			in.node.ForceStop(w.now)
+		}
 	case "pause", "resume":
 		w.record(ev)
 		if in.alive {

@@ -775,6 +775,7 @@ func scenarioYAML(sc *sim.Scenario) string {
 			add(f.KillInstance, "kill_instance: true")
 			add(f.RestartMain, "restart_main: true")
 			add(f.Stop, "stop: true")
+			add(f.ForceStop, "force_stop: true")
 			add(f.Pause, "pause: true")
 			add(f.Resume, "resume: true")
 			add(f.Reset != "", fmt.Sprintf("reset: %q", f.Reset))

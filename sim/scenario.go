@@ -68,6 +68,7 @@ type Fault struct {
 	KillInstance bool    `yaml:"kill_instance"` // SIGKILL the main process and all its workers
 	RestartMain  bool    `yaml:"restart_main"`  // kill the process tree, start a new main after `for` (default 1 s)
 	Stop         bool    `yaml:"stop"`          // graceful stop (SIGTERM to the main process)
+	ForceStop    bool    `yaml:"force_stop"`    // a second stop signal: the stop no longer waits (core/supervisor/forcestop.go)
 	Pause        bool    `yaml:"pause"`
 	Resume       bool    `yaml:"resume"`
 	Reset        string  `yaml:"reset"`  // component: manual reset
@@ -98,7 +99,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
 var faultKeys = []string{"at", "for", "instance", "crash", "hang", "gpu", "store", "error_rate", "partition", "main", "kill_instance",
-	"restart_main", "stop", "pause", "resume", "reset", "inject", "frame"}
+	"restart_main", "stop", "force_stop", "pause", "resume", "reset", "inject", "frame"}
 
 // UnmarshalYAML decodes a fault strictly, keeping its line.
 func (f *Fault) UnmarshalYAML(n *yaml.Node) error {
@@ -162,6 +163,7 @@ func (f *Fault) action() (string, int) {
 	add(f.KillInstance, "kill_instance")
 	add(f.RestartMain, "restart_main")
 	add(f.Stop, "stop")
+	add(f.ForceStop, "force_stop")
 	add(f.Pause, "pause")
 	add(f.Resume, "resume")
 	add(f.Reset != "", "reset")
@@ -257,7 +259,7 @@ func (sc *Scenario) validate() error {
 		f := &sc.Faults[i]
 		name, n := f.action()
 		if n != 1 {
-			return fmt.Errorf("scenario: line %d: a fault needs exactly one action (crash, hang, gpu, store, error_rate, partition, main, kill_instance, restart_main, stop, pause, resume, reset, inject), found %d", f.Line, n)
+			return fmt.Errorf("scenario: line %d: a fault needs exactly one action (crash, hang, gpu, store, error_rate, partition, main, kill_instance, restart_main, stop, force_stop, pause, resume, reset, inject), found %d", f.Line, n)
 		}
 		if f.At.D() > sc.Duration.D() {
 			return fmt.Errorf("scenario: line %d: fault at %s is after the end (%s)", f.Line, f.At.D(), sc.Duration.D())
