@@ -221,7 +221,7 @@ func (s *Store) open() error {
 // journal-mode switch is retried while another process holds the file, and
 // the DDL runs in one IMMEDIATE transaction that re-checks the version.
 func (s *Store) bootstrap(ctx context.Context) error {
-	v, err := s.schemaVersion(ctx, s.r)
+	v, tables, err := s.inspect(ctx)
 	if err != nil {
 		return err
 	}
@@ -238,9 +238,7 @@ func (s *Store) bootstrap(ctx context.Context) error {
 	// (its DDL and the version are written in one transaction): another
 	// program's database given by mistake, or an incompatible layout. It is
 	// refused untouched, neither switched to WAL nor given tables.
-	if tables, err := s.tables(ctx); err != nil {
-		return err
-	} else if len(tables) > 0 {
+	if len(tables) > 0 {
 		return fmt.Errorf("not a nomarr database: it has tables (%s) but no %s in a meta table; "+
 			"give --db a new file or an existing nomarr database", strings.Join(tables, ", "), MetaSchemaVersion)
 	}
@@ -264,9 +262,26 @@ func (s *Store) bootstrap(ctx context.Context) error {
 	})
 }
 
-// tables lists the file's tables, SQLite's own left out.
-func (s *Store) tables(ctx context.Context) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+// inspect reads the schema version and the file's tables in one read
+// transaction, so both come from one snapshot: read apart, another
+// process creating the schema in between showed tables without a version,
+// a nomarr database taken for another program's.
+func (s *Store) inspect(ctx context.Context) (version int, tables []string, err error) {
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	if version, err = schemaVersion(ctx, tx); err != nil {
+		return 0, nil, err
+	}
+	tables, err = listTables(ctx, tx)
+	return version, tables, err
+}
+
+// listTables lists the file's tables, SQLite's own left out.
+func listTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +298,7 @@ func (s *Store) tables(ctx context.Context) ([]string, error) {
 }
 
 // schemaVersion reads the version in meta, 0 when there is no schema yet.
-func (s *Store) schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
+func schemaVersion(ctx context.Context, db *sql.Tx) (int, error) {
 	var n int
 	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'meta'`).Scan(&n)
 	if err != nil || n == 0 {
