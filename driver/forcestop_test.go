@@ -32,6 +32,20 @@ func (l *lockedReleases) ReleaseWorker(ctx context.Context, _ string, _ bool) ([
 	}
 }
 
+// waitAllRunning waits until the loop's view shows n workers, all running.
+func waitAllRunning(t *testing.T, m *Main, n int) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if v := m.View(); v != nil && len(v.Workers) == n &&
+			!slices.ContainsFunc(v.Workers, func(w WorkerView) bool { return !w.Info.Running }) {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the %d workers never all ran", n)
+		}
+	}
+}
+
 // TestForceStopCutsTheStoreWaitShort: a stop whose only worker is gone
 // but whose claim release the store keeps refusing (each try waiting 5 s)
 // is reported through OnStoreWait; ForceStop then takes effect at once,
@@ -52,14 +66,7 @@ func TestForceStopCutsTheStoreWaitShort(t *testing.T) {
 	defer cancel()
 	ran := make(chan error, 1)
 	go func() { ran <- m.Run(ctx, nil) }()
-	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if v := m.View(); v != nil && v.Workers[0].Info.Running {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("the worker never ran")
-		}
-	}
+	waitAllRunning(t, m, 1)
 	cancel() // the first signal: SIGTERM ends the sleep; its release waits on the store
 	select {
 	case w := <-waits:

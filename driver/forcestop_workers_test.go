@@ -31,15 +31,7 @@ func TestForceStopBoundsTheKilledWorkersReleases(t *testing.T) {
 	defer cancel()
 	ran := make(chan error, 1)
 	go func() { ran <- m.Run(ctx, nil) }()
-	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		v := m.View()
-		if v != nil && len(v.Workers) == 3 && v.Workers[0].Info.Running && v.Workers[1].Info.Running && v.Workers[2].Info.Running {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("the workers never ran")
-		}
-	}
+	waitAllRunning(t, m, 3)
 	cancel() // first signal: SIGTERM, which the workers ignore (finishing a long job)
 	time.Sleep(200 * time.Millisecond)
 	start := time.Now()
