@@ -113,7 +113,7 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 			break
 		}
 		m.noteStoreWait(now)
-		sctx := m.calls.current()
+		sctx, cancel := m.storeContext(now)
 		wait := m.Node.NextWake().Sub(now)
 		if wait < 0 {
 			wait = 0
@@ -138,6 +138,7 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 			stop = nil
 			m.Node.Stop(m.Clock.Now())
 		}
+		cancel()
 	}
 	m.once.Do(func() { close(m.done) })
 	if err := m.Node.ReleaseName(m.calls.current(), m.Clock.Now()); err != nil {
@@ -154,6 +155,27 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	close(m.events)
 	<-drained
 	return m.Node.Halted()
+}
+
+// MinStoreCallBound is the least time the loop's store calls are given
+// when a worker's death is already due (its kill waits for the next tick,
+// after the events the loop is draining).
+const MinStoreCallBound = time.Second
+
+// storeContext is the context of one loop turn's store calls: that of
+// m.calls (ForceStop cuts it short), ending when the supervisor may next
+// have to kill a worker (Supervisor.WatchDeadline). A store call must not
+// hold up a kill: a worker stopped inside a write transaction holds the
+// store's lock, every store call waits on it (SQLite's busy timeout,
+// retried tick after tick), and its kill is what frees the lock. A call
+// cut short fails as a store error and is retried as any other.
+func (m *Main) storeContext(now time.Time) (context.Context, context.CancelFunc) {
+	ctx := m.calls.current()
+	d, ok := m.Node.Sup.WatchDeadline()
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, max(d.Sub(now), MinStoreCallBound))
 }
 
 // drain handles the pipe events already waiting. A tick comes after them:

@@ -124,9 +124,12 @@ func (n *Node) step(ctx context.Context, now time.Time) {
 }
 
 // Tick advances the supervisor (before the name is held: looks at the name
-// again), then the monitor.
+// again), then the monitor. The supervisor's kills come first (Sup.Watch):
+// they need no store, and a store call can wait on a lock that a hung
+// worker holds until it is killed.
 func (n *Node) Tick(ctx context.Context, now time.Time) {
 	if n.holding() {
+		n.Sup.Watch(now)
 		n.renewName(ctx, now)
 		n.Sup.Tick(ctx, now)
 	} else if n.started {

@@ -297,13 +297,15 @@ func (s *Supervisor) storeError(now time.Time, c *component, what string, err er
 	s.sink.Emit(event.Event{T: now, Event: event.StoreError, Instance: s.cfg.Instance, Component: c.id, Reason: what + ": " + err.Error()})
 }
 
-// Tick advances time: retries pending store writes, fires due restart timers,
-// detects hangs, startup timeouts, cold-start overruns and stalls, enforces
-// the stop grace, resets backoff after continuous health, and renews leases.
+// Tick advances time: detects hangs, startup timeouts, cold-start overruns
+// and stalls and enforces the stop grace (Watch), then retries pending store
+// writes, fires due restart timers, resets backoff after continuous health,
+// and renews leases.
 func (s *Supervisor) Tick(ctx context.Context, now time.Time) {
 	if !s.started {
 		return
 	}
+	s.Watch(now)
 	for _, c := range s.comps {
 		if c.loadPending {
 			s.load(ctx, now, c)
@@ -318,43 +320,11 @@ func (s *Supervisor) Tick(ctx context.Context, now time.Time) {
 		if c.restartPending && !now.Before(c.restartAt) && !c.releasePending && !s.stopping && !c.failed {
 			s.spawn(ctx, now, c, true)
 		}
-		if c.running && !c.killing {
-			if s.stopping {
-				if now.Sub(s.stopAt) >= s.cfg.StopGrace {
-					s.kill(now, c, "stop grace expired")
-				}
-			} else if why := s.deathReason(c, now); why != "" {
-				s.kill(now, c, why)
-			}
-		}
 		s.trackHealthy(ctx, now, c)
 	}
 	if !now.Before(s.nextRenew) {
 		s.renew(ctx, now)
 	}
-}
-
-// deathReason applies the death rules of DESIGN §4 to a live process.
-func (s *Supervisor) deathReason(c *component, now time.Time) string {
-	if !c.pipeClosedAt.IsZero() && now.Sub(c.pipeClosedAt) >= s.cfg.PipeCloseGrace {
-		return "frame pipe closed"
-	}
-	if !c.hasFrame {
-		if now.Sub(c.spawnedAt) >= s.cfg.StartupTimeout {
-			return fmt.Sprintf("no first frame within startup_timeout (%s)", s.cfg.StartupTimeout)
-		}
-		return ""
-	}
-	if age := now.Sub(c.lastFrameAt); age >= s.cfg.HangAfter {
-		return fmt.Sprintf("hang: no frame for %s", age)
-	}
-	if !c.pendingSince.IsZero() && now.Sub(c.pendingSince) >= s.cfg.ColdStartMax {
-		return fmt.Sprintf("cold start longer than cold_start_max (%s)", s.cfg.ColdStartMax)
-	}
-	if !c.progressAt.IsZero() && now.Sub(c.progressAt) >= s.cfg.StallAfter {
-		return fmt.Sprintf("stall: job %s made no progress for %s", c.job, now.Sub(c.progressAt))
-	}
-	return ""
 }
 
 // trackHealthy applies healthy_reset and the lifetime reset.

@@ -3,6 +3,7 @@ package supervisor_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -1069,5 +1070,83 @@ func TestStopGraceIsADeadline(t *testing.T) {
 	}
 	if _, ok := r.sup.Deadline(); ok {
 		t.Fatal("a deadline remains once the worker is being killed")
+	}
+}
+
+// heldStore stands for a store whose write lock a hung worker holds:
+// while locked, every write the supervisor makes waits (SQLite's busy
+// timeout, in production) and fails. Each call is appended to log, which
+// the rig's Signal hook shares, so a test sees what came first.
+type heldStore struct {
+	*memstore.Store
+	locked bool
+	log    *[]string
+}
+
+func (l *heldStore) wait(op string) error {
+	*l.log = append(*l.log, "store "+op)
+	if l.locked {
+		return errors.New(op + ": database is locked (waited 5s busy_timeout)")
+	}
+	return nil
+}
+
+func (l *heldStore) ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]store.Released, error) {
+	if err := l.wait("release"); err != nil {
+		return nil, err
+	}
+	return l.Store.ReleaseWorker(ctx, workerID, countCrash)
+}
+
+func (l *heldStore) SaveRestart(ctx context.Context, key string, st restart.State) error {
+	if err := l.wait("save restart"); err != nil {
+		return err
+	}
+	return l.Store.SaveRestart(ctx, key, st)
+}
+
+func (l *heldStore) RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error) {
+	if err := l.wait("renew leases"); err != nil {
+		return 0, err
+	}
+	return l.Store.RenewLeases(ctx, workerIDs, until)
+}
+
+// A worker that hangs while it holds the store's write lock is killed
+// before the tick waits on that lock: every store write of the tick would
+// wait out the busy timeout first (a release and a restart state owed for
+// another worker, the lease renewal), and only the kill frees the lock. In
+// the real-process suite the kill came seconds late, after each wait.
+func TestHungLockHolderKilledBeforeTheTickWaitsOnTheStore(t *testing.T) {
+	var log []string
+	ls := &heldStore{Store: memstore.New(1), log: &log}
+	procs := &fakeProcs{onSignal: func(comp string, _ uint64, sig supervisor.Signal) {
+		log = append(log, "signal "+sig.String()+" "+comp)
+	}}
+	sup, err := supervisor.New(supervisor.DefaultConfig("inst-a", "node-a", 2), procs, ls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sup.Start(ctx, t0)
+	gen := func(id string) uint64 { in, _ := sup.Info(id); return in.Gen }
+	feed := func(id string, now time.Time) {
+		f := frame.Frame{ComponentID: id, Status: "ok", Phase: health.Idle}
+		sup.PipeData(id, gen(id), frame.Append(nil, &f), now)
+	}
+	feed(w0, at(time.Second))
+	feed(w1, at(time.Second))
+	// w1 stops framing (SIGSTOP) while inside a write transaction; w0 then
+	// crashes, and its release and restart state cannot be written.
+	ls.locked = true
+	feed(w0, at(20*time.Second))
+	sup.Exited(ctx, w0, gen(w0), 2, at(25*time.Second))
+	log = nil
+	sup.Tick(ctx, at(31*time.Second)) // w1's hang_after (30 s) is up
+	if len(log) == 0 || log[0] != "signal SIGKILL "+w1 {
+		t.Fatalf("tick at w1's hang deadline did %q; want the kill of %s first, before any store write waits on the lock it holds", log, w1)
+	}
+	if !slices.Contains(log, "store release") || !slices.Contains(log, "store save restart") {
+		t.Fatalf("tick did %q; want w0's release and restart state retried after the kill", log)
 	}
 }

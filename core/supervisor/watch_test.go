@@ -1,0 +1,67 @@
+package supervisor_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/supervisor"
+)
+
+// WatchDeadline is exactly when Watch kills, rule by rule: nothing a
+// millisecond before it, the kill at it. A driver that bounds its store
+// calls by it is then never late for a kill, and never early.
+func TestWatchDeadlineIsWhenTheKillComes(t *testing.T) {
+	short := func(c *supervisor.Config) {
+		c.StartupTimeout, c.ColdStartMax, c.StallAfter, c.HangAfter = 5*time.Second, 7*time.Second, 9*time.Second, 30*time.Second
+		c.StopGrace = 4 * time.Second
+	}
+	cases := []struct {
+		name   string
+		set    func(r *rig)
+		want   time.Duration
+		reason string
+	}{
+		{"no first frame", func(r *rig) {}, 5 * time.Second, "startup_timeout"},
+		{"hang", func(r *rig) { r.frame(w0, at(time.Second), health.Idle, "", 0) }, 31 * time.Second, "hang"},
+		{"cold start", func(r *rig) { r.frame(w0, at(time.Second), health.LoadingModels, "", 0) }, 7 * time.Second, "cold start"},
+		{"stall", func(r *rig) { r.frame(w0, at(2*time.Second), health.Processing, "f1", 3) }, 11 * time.Second, "stall"},
+		{"pipe closed", func(r *rig) {
+			r.frame(w0, at(time.Second), health.Idle, "", 0)
+			r.sup.PipeClosed(w0, r.gen(w0), at(3*time.Second))
+		}, 4 * time.Second, "pipe closed"},
+		{"stop grace", func(r *rig) {
+			r.frame(w0, at(time.Second), health.Idle, "", 0)
+			r.sup.Stop(at(2 * time.Second))
+		}, 6 * time.Second, "stop grace"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, 1, short)
+			if _, ok := r.sup.WatchDeadline(); ok {
+				t.Fatal("a deadline before Start")
+			}
+			r.sup.Start(r.ctx, t0)
+			tc.set(r)
+			d, ok := r.sup.WatchDeadline()
+			if !ok || !d.Equal(at(tc.want)) {
+				t.Fatalf("WatchDeadline = %s, %v; want %s", d.Sub(t0), ok, tc.want)
+			}
+			r.sup.Tick(r.ctx, d.Add(-time.Millisecond))
+			if n := r.procs.signals(w0, supervisor.Kill); n != 0 {
+				t.Fatalf("killed a millisecond before the deadline")
+			}
+			r.sup.Tick(r.ctx, d)
+			if n := r.procs.signals(w0, supervisor.Kill); n != 1 {
+				t.Fatalf("kills at the deadline = %d, want 1", n)
+			}
+			if k := r.ev.of("kill", w0); len(k) != 1 || !strings.Contains(k[0].Reason, tc.reason) {
+				t.Fatalf("kill events %+v, want one for %q", k, tc.reason)
+			}
+			if _, ok := r.sup.WatchDeadline(); ok {
+				t.Fatal("a deadline for a worker already being killed")
+			}
+		})
+	}
+}
