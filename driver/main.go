@@ -157,25 +157,16 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	return m.Node.Halted()
 }
 
-// MinStoreCallBound is the least time the loop's store calls are given
-// when a worker's death is already due (its kill waits for the next tick,
-// after the events the loop is draining).
-const MinStoreCallBound = time.Second
-
 // storeContext is the context of one loop turn's store calls: that of
-// m.calls (ForceStop cuts it short), ending when the supervisor may next
-// have to kill a worker (Supervisor.WatchDeadline). A store call must not
-// hold up a kill: a worker stopped inside a write transaction holds the
-// store's lock, every store call waits on it (SQLite's busy timeout,
-// retried tick after tick), and its kill is what frees the lock. A call
-// cut short fails as a store error and is retried as any other.
+// m.calls (ForceStop cuts it short), ending at the node's
+// StoreCallDeadline, so that no store call holds up a kill.
 func (m *Main) storeContext(now time.Time) (context.Context, context.CancelFunc) {
 	ctx := m.calls.current()
-	d, ok := m.Node.Sup.WatchDeadline()
+	d, ok := m.Node.StoreCallDeadline(now)
 	if !ok {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, max(d.Sub(now), MinStoreCallBound))
+	return context.WithTimeout(ctx, d.Sub(now))
 }
 
 // drain handles the pipe events already waiting. A tick comes after them:

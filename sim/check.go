@@ -452,8 +452,9 @@ func (c *checker) afterEvent() {
 	}
 	// A host cut off from the store counts as store trouble too: its dead
 	// workers' claims can only be released once it is back, or by another
-	// host once their leases ran out.
-	down := w.Store.CurrentFault() != memstore.Healthy || w.anyPartitioned()
+	// host once their leases ran out. So does a lock held by a hung worker
+	// (storelock.go).
+	down := w.Store.CurrentFault() != memstore.Healthy || w.anyPartitioned() || w.lockHolder != nil
 	if down || c.storeDown || w.Store.Faults != c.storeFaults {
 		// The store is down or just came back, or an operation just failed
 		// by injection.

@@ -32,6 +32,9 @@ func (w *World) apply(f *Fault) {
 		w.record(ev)
 		if p := in.procs[f.Hang]; p != nil && p.alive {
 			p.hung = true
+			if f.HoldsLock {
+				w.takeLock(p)
+			}
 		}
 	case "gpu":
 		ev.Detail = "down for " + f.For.D().String()
@@ -119,29 +122,30 @@ func (w *World) apply(f *Fault) {
 	case "stop":
 		w.record(ev)
 		if in.alive {
-			in.node.Stop(w.now)
+			in.enter(func() { in.node.Stop(w.now) })
 		}
 	case "force_stop":
 		w.record(ev)
 		if in.alive {
-			in.node.ForceStop(w.now)
+			in.enter(func() { in.node.ForceStop(w.now) })
 		}
 	case "pause", "resume":
 		w.record(ev)
 		if in.alive {
-			_ = in.node.SetEnabled(w.ctx, name == "resume") // store down: the operator sees the error and retries
+			in.enter(func() { _ = in.node.SetEnabled(w.ctx, name == "resume") }) // store down: the operator sees the error and retries
 		}
 	case "reset":
 		ev.Component = f.Reset
 		w.record(ev)
 		if in.alive {
-			_ = in.node.Reset(w.ctx, f.Reset, w.now)
+			in.enter(func() { _ = in.node.Reset(w.ctx, f.Reset, w.now) })
 		}
 	case "inject":
 		ev.Component, ev.Detail = f.Inject, f.Frame
 		w.record(ev)
 		if p := in.procs[f.Inject]; p != nil && p.alive && in.alive {
-			in.node.Sup.PipeData(f.Inject, p.gen, badFrame(f.Inject, f.Frame), w.now)
+			b := badFrame(f.Inject, f.Frame)
+			in.enter(func() { in.node.Sup.PipeData(f.Inject, p.gen, b, w.now) })
 		}
 	}
 }

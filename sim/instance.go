@@ -21,13 +21,14 @@ type Instance struct {
 	alive       bool
 	tickAt      time.Time
 	tickToken   uint64
+	loop        loopTurns // storelock.go
 }
 
 func newInstance(w *World, name string, incarnation int) (*Instance, error) {
 	in := &Instance{w: w, Name: name, ID: fmt.Sprintf("%s:%d", name, incarnation), incarnation: incarnation, procs: map[string]*Process{}}
 	cfg := w.cfg.Node(in.ID, name)
 	cfg.Liveness = w.liveness
-	n, err := node.New(cfg, in, hostStore{w: w, host: name}, event.SinkFunc(w.record))
+	n, err := node.New(cfg, in, hostStore{w: w, host: name, main: in}, event.SinkFunc(w.record))
 	if err != nil {
 		return nil, fmt.Errorf("instance %s: %w", in.ID, err)
 	}
@@ -75,7 +76,8 @@ func (in *Instance) probeGPU() {
 	if !in.w.gpuUp {
 		reason = "nvidia-smi: no devices found"
 	}
-	_ = in.node.GPUProbed(in.w.ctx, in.w.now, in.w.gpuUp, reason) // a failed write leaves the cache to go stale
+	up := in.w.gpuUp
+	in.enter(func() { _ = in.node.GPUProbed(in.w.ctx, in.w.now, up, reason) }) // a failed write leaves the cache to go stale
 	in.w.after(in.w.cfg.GPUProbeInterval, in.probeGPU)
 }
 
@@ -89,8 +91,8 @@ func (in *Instance) stopIfHalted() {
 
 // reschedule makes sure a tick is queued for the node's next wake time.
 func (in *Instance) reschedule() {
-	if !in.alive {
-		return
+	if !in.alive || in.busy() {
+		return // a loop held up ticks once it is free (storelock.go)
 	}
 	next := in.node.NextWake()
 	if in.tickToken != 0 && !next.Before(in.tickAt) {
@@ -104,6 +106,14 @@ func (in *Instance) reschedule() {
 			return
 		}
 		in.tickToken = 0
+		in.tick()
+	})
+}
+
+// tick is one tick of the main loop; a loop held up by a store call ticks
+// once it is free, after the events that came meanwhile (storelock.go).
+func (in *Instance) tick() {
+	in.enterTick(func() {
 		in.node.Tick(in.w.ctx, in.w.now)
 		in.stopIfHalted()
 		if in.node.Sup.Done() {
@@ -146,8 +156,10 @@ func (in *Instance) deliverExit(p *Process, code int) {
 		}
 		// As with real pipes: the frame pipe closes as the process exits,
 		// before its parent reaps it.
-		in.node.Sup.PipeClosed(p.comp, p.gen, in.w.now)
-		in.node.Sup.Exited(in.w.ctx, p.comp, p.gen, code, in.w.now)
+		in.enter(func() {
+			in.node.Sup.PipeClosed(p.comp, p.gen, in.w.now)
+			in.node.Sup.Exited(in.w.ctx, p.comp, p.gen, code, in.w.now)
+		})
 	})
 }
 

@@ -37,16 +37,18 @@ func (w *World) setPartitioned(host string, cut bool) {
 type hostStore struct {
 	w    *World
 	host string
+	main *Instance // the main process whose loop makes the calls; nil for a worker's (storelock.go)
 }
 
 var _ store.Store = hostStore{}
 
-// cut is the error of a store call from a cut-off host, nil otherwise.
+// cut is the error of a store call from a cut-off host, or made while a
+// hung worker holds the store's lock (storelock.go); nil otherwise.
 func (h hostStore) cut() error {
 	if h.w.cuts > 0 && h.w.partitioned[h.host] {
 		return fmt.Errorf("memstore: store unreachable from %s (partition)", h.host)
 	}
-	return nil
+	return h.locked()
 }
 
 func (h hostStore) UpsertFiles(ctx context.Context, files []store.File) error {

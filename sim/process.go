@@ -191,11 +191,11 @@ func (p *Process) write(b []byte) {
 	in, w := p.in, p.in.w
 	if len(b) > 1 && w.rng.IntN(8) == 0 {
 		cut := 1 + w.rng.IntN(len(b)-1)
-		in.node.Sup.PipeData(p.comp, p.gen, b[:cut], w.now)
-		in.node.Sup.PipeData(p.comp, p.gen, b[cut:], w.now)
+		in.pipeData(p, b[:cut])
+		in.pipeData(p, b[cut:])
 		return
 	}
-	in.node.Sup.PipeData(p.comp, p.gen, b, w.now)
+	in.pipeData(p, b)
 }
 
 // mainDied: control EOF. The worker finishes its job, then exits 0.
@@ -237,6 +237,7 @@ func (p *Process) exit(code int, reason string) {
 	}
 	p.alive = false
 	w := p.in.w
+	w.dropLock(p)
 	w.record(event.Event{Event: event.WorkerExit, Instance: p.in.ID, Component: p.comp, PID: p.pid, Code: event.IntPtr(code), Reason: reason})
 	p.in.deliverExit(p, code)
 }

@@ -286,6 +286,7 @@ func genFaults(t *rapid.T, c *genCase, insts []string, d time.Duration) []sim.Fa
 				f.Crash = worker()
 			} else {
 				f.Hang = worker()
+				f.HoldsLock = rapid.Bool().Draw(t, "holdsLock") // stopped inside a write transaction
 			}
 			fs = append(fs, f)
 		case kGPU:
@@ -441,8 +442,8 @@ func (s span) covers(t time.Duration) bool { return t >= s.from && t <= s.to }
 //     killed instance is final unless a later restart_main revives it);
 //   - the cluster-wide pause flag ends "enabled": the last pause is followed
 //     by a resume that certainly took effect. A pause or resume issued
-//     through a dead main process, or while the store is down, slow or
-//     erroring, may not be written (the operator would retry; the simulator
+//     through a dead main process, or while the store is down, slow,
+//     erroring or locked by a hung worker, may not be written (the operator would retry; the simulator
 //     does not), so it makes the final flag uncertain;
 //   - the fault-free tail (after the last fault effect) is at least
 //     tailNeed.
@@ -501,6 +502,20 @@ func livenessPlan(c *genCase) (bool, string) {
 			effectEnd = e.at + f.For.D()
 		case f.GPU != "":
 			effectEnd = e.at + f.For.D()
+		case f.HoldsLock:
+			// The store is locked until the hung worker is killed: by its
+			// main process at hang_after after its last frame (startup_
+			// timeout before its first), or sooner by a crash. A main
+			// process that dies first leaves it hung, and the lock held.
+			cfg, _ := sc.Settings()
+			held := span{e.at, e.at + max(cfg.HangAfter, cfg.StartupTimeout) + cfg.FrameInterval + cfg.CheckInterval}
+			if !alive[in] || slices.ContainsFunc(evs, func(d ev) bool {
+				return (d.f.Main != "" || d.f.KillInstance || d.f.RestartMain) && target(d.f) == in && d.at >= e.at && d.at <= held.to
+			}) {
+				return false, fmt.Sprintf("a worker hung at %s holding the store's lock may outlive its main process", e.at)
+			}
+			storeBad = append(storeBad, held)
+			effectEnd = held.to
 		}
 		end = max(end, effectEnd)
 	}
@@ -767,6 +782,7 @@ func scenarioYAML(sc *sim.Scenario) string {
 			add(f.Instance != "", "instance: "+f.Instance)
 			add(f.Crash != "", fmt.Sprintf("crash: %q", f.Crash))
 			add(f.Hang != "", fmt.Sprintf("hang: %q", f.Hang))
+			add(f.HoldsLock, "holds_lock: true")
 			add(f.GPU != "", "gpu: "+f.GPU)
 			add(f.Store != "", "store: "+f.Store)
 			add(f.ErrorRate != 0, fmt.Sprintf("error_rate: %g", f.ErrorRate))

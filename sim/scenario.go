@@ -60,6 +60,7 @@ type Fault struct {
 
 	Crash        string  `yaml:"crash"`         // component: SIGKILL the worker
 	Hang         string  `yaml:"hang"`          // component: SIGSTOP the worker
+	HoldsLock    bool    `yaml:"holds_lock"`    // with hang: it stopped inside a write transaction (storelock.go)
 	GPU          string  `yaml:"gpu"`           // down
 	Store        string  `yaml:"store"`         // down | slow
 	ErrorRate    float64 `yaml:"error_rate"`    // store operations fail with this probability
@@ -98,7 +99,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML writes the duration as text.
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
-var faultKeys = []string{"at", "for", "instance", "crash", "hang", "gpu", "store", "error_rate", "partition", "main", "kill_instance",
+var faultKeys = []string{"at", "for", "instance", "crash", "hang", "holds_lock", "gpu", "store", "error_rate", "partition", "main", "kill_instance",
 	"restart_main", "stop", "force_stop", "pause", "resume", "reset", "inject", "frame"}
 
 // UnmarshalYAML decodes a fault strictly, keeping its line.
@@ -271,6 +272,9 @@ func (sc *Scenario) validate() error {
 			if comp != "" && !validComponent(comp, workers) {
 				return fmt.Errorf("scenario: line %d: unknown component %q (workers are worker:discovery:0..%d)", f.Line, comp, workers-1)
 			}
+		}
+		if f.HoldsLock && name != "hang" {
+			return fmt.Errorf("scenario: line %d: holds_lock goes with hang", f.Line)
 		}
 		switch name {
 		case "gpu":

@@ -70,6 +70,7 @@ type World struct {
 
 	restarting                map[string]bool // main processes with a pending restart_main
 	partitioned               map[string]bool // hosts (node names) cut off from the store (partition.go)
+	lockHolder                *Process        // a hung worker holding the store's write lock (storelock.go)
 	partitionGen              map[string]int  // the latest partition of each host owns its end
 	cuts                      int             // hosts partitioned now
 	gpuGen, storeGen, rateGen int             // the latest outage of each kind owns its recovery

@@ -166,6 +166,31 @@ func (n *Node) NextWake() time.Time {
 	return t
 }
 
+// MinStoreCallBound is the least time StoreCallDeadline leaves the store
+// calls of a main-loop turn, even when a worker's death is already due
+// (its kill comes with the next tick, after the events being handled).
+const MinStoreCallBound = time.Second
+
+// StoreCallDeadline is when the store calls of the main-loop turn that
+// begins at now must give up, if they have not answered: the next moment
+// the supervisor may have to kill a worker (Supervisor.WatchDeadline), but
+// at least MinStoreCallBound away. A store call must not hold a kill up:
+// a worker stopped inside a write transaction holds the store's lock,
+// every store call waits on it (SQLite's busy timeout, retried tick after
+// tick), and only its kill frees the lock. A call cut short fails as a
+// store error and is retried as any other. ok is false when no kill can
+// come (the calls are bounded by their own timeouts only).
+func (n *Node) StoreCallDeadline(now time.Time) (time.Time, bool) {
+	d, ok := n.Sup.WatchDeadline()
+	if !ok {
+		return time.Time{}, false
+	}
+	if floor := now.Add(MinStoreCallBound); d.Before(floor) {
+		d = floor
+	}
+	return d, true
+}
+
 // cleanup deletes claims whose lease expired or whose file is no longer work.
 //
 // Leases are not expired while the store has lately been failing for this

@@ -62,3 +62,24 @@ func TestTickKillsBeforeItsStoreCalls(t *testing.T) {
 		t.Fatalf("tick did %q; want the kill of the hung worker first, then the store calls", log)
 	}
 }
+
+// The store calls of a turn end at the supervisor's next kill, but never
+// less than MinStoreCallBound away, and are unbounded with no live worker.
+func TestStoreCallDeadline(t *testing.T) {
+	n, _, _, _ := newNode(t, 1, nil)
+	if _, ok := n.StoreCallDeadline(t0); ok {
+		t.Fatal("a bound before any worker runs")
+	}
+	ctx := context.Background()
+	const w = "worker:discovery:0"
+	n.Start(ctx, t0)
+	in, _ := n.Sup.Info(w)
+	f := frame.Frame{ComponentID: w, Status: "ok", Phase: health.Idle}
+	n.Sup.PipeData(w, in.Gen, frame.Append(nil, &f), at(10*time.Second))
+	if d, ok := n.StoreCallDeadline(at(12 * time.Second)); !ok || !d.Equal(at(40*time.Second)) {
+		t.Fatalf("StoreCallDeadline = %s, %v; want the hang deadline, 40 s", d.Sub(t0), ok)
+	}
+	if d, ok := n.StoreCallDeadline(at(45 * time.Second)); !ok || !d.Equal(at(45*time.Second).Add(node.MinStoreCallBound)) {
+		t.Fatalf("StoreCallDeadline past the hang deadline = %s, %v; want now + MinStoreCallBound", d.Sub(t0), ok)
+	}
+}
