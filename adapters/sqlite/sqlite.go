@@ -398,7 +398,9 @@ func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return ctx.Err()
+				s.noteWait(time.Since(first))
+				return fmt.Errorf("database is locked by another connection or process; gave up after %s: %w",
+					time.Since(first).Round(time.Millisecond), ctx.Err())
 			case <-t.C:
 			}
 		}

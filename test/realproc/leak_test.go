@@ -362,7 +362,11 @@ func TestRestartsLeakNothing(t *testing.T) {
 	t.Logf("restarts recorded by the supervisor: %d; WAL %d bytes", restarts, walSize)
 	base := samples[50]
 	for _, s := range []procSample{samples[200], samples[400], after} {
-		if s.fds > base.fds || s.children != 3 || s.zombies != 0 || s.goroutines > base.goroutines+2 || s.threads > base.threads+4 {
+		// One fd of slack: the store's read pool opens and closes a
+		// connection now and then (a store call cut short by its deadline,
+		// node.StoreCallDeadline, drops its connection); a leak per restart
+		// would grow by hundreds.
+		if s.fds > base.fds+1 || s.children != 3 || s.zombies != 0 || s.goroutines > base.goroutines+2 || s.threads > base.threads+4 {
 			t.Errorf("grew since the 50th SIGKILL: %s, then %s", base, s)
 		}
 	}
