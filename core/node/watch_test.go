@@ -32,6 +32,14 @@ func (s loggedStore) RenewLeases(ctx context.Context, ids []string, until time.T
 
 type loggedProcs struct{ log *[]string }
 
+// startWithOneFrame starts n and feeds worker w one idle frame at t.
+func startWithOneFrame(n *node.Node, w string, t time.Time) {
+	n.Start(context.Background(), t0)
+	in, _ := n.Sup.Info(w)
+	f := frame.Frame{ComponentID: w, Status: "ok", Phase: health.Idle}
+	n.Sup.PipeData(w, in.Gen, frame.Append(nil, &f), t)
+}
+
 func (p loggedProcs) Spawn(string, uint64) (int, error) { return 100, nil }
 func (p loggedProcs) Signal(comp string, _ uint64, sig supervisor.Signal) {
 	*p.log = append(*p.log, "signal "+sig.String()+" "+comp)
@@ -49,10 +57,7 @@ func TestTickKillsBeforeItsStoreCalls(t *testing.T) {
 	}
 	ctx := context.Background()
 	const w = "worker:discovery:0"
-	n.Start(ctx, t0)
-	in, _ := n.Sup.Info(w)
-	f := frame.Frame{ComponentID: w, Status: "ok", Phase: health.Idle}
-	n.Sup.PipeData(w, in.Gen, frame.Append(nil, &f), at(10*time.Second))
+	startWithOneFrame(n, w, at(10*time.Second))
 	for d := time.Second; d < 40*time.Second; d += time.Second {
 		n.Tick(ctx, at(d))
 	}
@@ -70,12 +75,7 @@ func TestStoreCallDeadline(t *testing.T) {
 	if _, ok := n.StoreCallDeadline(t0); ok {
 		t.Fatal("a bound before any worker runs")
 	}
-	ctx := context.Background()
-	const w = "worker:discovery:0"
-	n.Start(ctx, t0)
-	in, _ := n.Sup.Info(w)
-	f := frame.Frame{ComponentID: w, Status: "ok", Phase: health.Idle}
-	n.Sup.PipeData(w, in.Gen, frame.Append(nil, &f), at(10*time.Second))
+	startWithOneFrame(n, "worker:discovery:0", at(10*time.Second))
 	if d, ok := n.StoreCallDeadline(at(12 * time.Second)); !ok || !d.Equal(at(40*time.Second)) {
 		t.Fatalf("StoreCallDeadline = %s, %v; want the hang deadline, 40 s", d.Sub(t0), ok)
 	}
