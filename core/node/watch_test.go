@@ -32,17 +32,17 @@ func (s loggedStore) RenewLeases(ctx context.Context, ids []string, until time.T
 
 type loggedProcs struct{ log *[]string }
 
+func (p loggedProcs) Spawn(string, uint64) (int, error) { return 100, nil }
+func (p loggedProcs) Signal(comp string, _ uint64, sig supervisor.Signal) {
+	*p.log = append(*p.log, "signal "+sig.String()+" "+comp)
+}
+
 // startWithOneFrame starts n and feeds worker w one idle frame at t.
 func startWithOneFrame(n *node.Node, w string, t time.Time) {
 	n.Start(context.Background(), t0)
 	in, _ := n.Sup.Info(w)
 	f := frame.Frame{ComponentID: w, Status: "ok", Phase: health.Idle}
 	n.Sup.PipeData(w, in.Gen, frame.Append(nil, &f), t)
-}
-
-func (p loggedProcs) Spawn(string, uint64) (int, error) { return 100, nil }
-func (p loggedProcs) Signal(comp string, _ uint64, sig supervisor.Signal) {
-	*p.log = append(*p.log, "signal "+sig.String()+" "+comp)
 }
 
 // A node's tick kills a hung worker before its first store call (the
