@@ -33,25 +33,69 @@ func (s *Supervisor) Watch(now time.Time) {
 	}
 }
 
-// deathReason applies the death rules of DESIGN §4 to a live process.
-func (s *Supervisor) deathReason(c *component, now time.Time) string {
-	if !c.pipeClosedAt.IsZero() && now.Sub(c.pipeClosedAt) >= s.cfg.PipeCloseGrace {
-		return "frame pipe closed"
-	}
-	if !c.hasFrame {
-		if now.Sub(c.spawnedAt) >= s.cfg.StartupTimeout {
-			return fmt.Sprintf("no first frame within startup_timeout (%s)", s.cfg.StartupTimeout)
+// deathRule is one rule of DESIGN §4 as it stands for one live worker: the
+// worker is dead once after has passed since from. A zero from means the
+// rule does not apply (no pipe closed, no job in progress, …). Both Watch
+// (through deathReason) and WatchDeadline (through deathDue) read the rules
+// from deathRules alone, so the deadline a driver is given is always the
+// moment of the kill.
+type deathRule struct {
+	kind  deathKind
+	from  time.Time
+	after time.Duration
+}
+
+type deathKind uint8
+
+const (
+	pipeClosed deathKind = iota
+	noFirstFrame
+	hung
+	coldStart
+	stalled
+)
+
+// deathRules lists the rules that apply to c, in the order their reasons
+// are reported when several fire together. A worker without a first frame
+// is judged by its startup time only (and a closed pipe); after it, by the
+// age of its last frame, the length of its cold start and its job's progress.
+func (s *Supervisor) deathRules(c *component) (rules [4]deathRule, n int) {
+	add := func(k deathKind, from time.Time, after time.Duration) {
+		if !from.IsZero() {
+			rules[n] = deathRule{k, from, after}
+			n++
 		}
-		return ""
 	}
-	if age := now.Sub(c.lastFrameAt); age >= s.cfg.HangAfter {
-		return fmt.Sprintf("hang: no frame for %s", age)
+	add(pipeClosed, c.pipeClosedAt, s.cfg.PipeCloseGrace)
+	if !c.hasFrame {
+		add(noFirstFrame, c.spawnedAt, s.cfg.StartupTimeout)
+		return rules, n
 	}
-	if !c.pendingSince.IsZero() && now.Sub(c.pendingSince) >= s.cfg.ColdStartMax {
-		return fmt.Sprintf("cold start longer than cold_start_max (%s)", s.cfg.ColdStartMax)
-	}
-	if !c.progressAt.IsZero() && now.Sub(c.progressAt) >= s.cfg.StallAfter {
-		return fmt.Sprintf("stall: job %s made no progress for %s", c.job, now.Sub(c.progressAt))
+	add(hung, c.lastFrameAt, s.cfg.HangAfter)
+	add(coldStart, c.pendingSince, s.cfg.ColdStartMax)
+	add(stalled, c.progressAt, s.cfg.StallAfter)
+	return rules, n
+}
+
+// deathReason is why a live worker is dead at now, or "" while no rule fires.
+func (s *Supervisor) deathReason(c *component, now time.Time) string {
+	rules, n := s.deathRules(c)
+	for _, r := range rules[:n] {
+		if now.Sub(r.from) < r.after {
+			continue
+		}
+		switch r.kind {
+		case pipeClosed:
+			return "frame pipe closed"
+		case noFirstFrame:
+			return fmt.Sprintf("no first frame within startup_timeout (%s)", s.cfg.StartupTimeout)
+		case hung:
+			return fmt.Sprintf("hang: no frame for %s", now.Sub(r.from))
+		case coldStart:
+			return fmt.Sprintf("cold start longer than cold_start_max (%s)", s.cfg.ColdStartMax)
+		case stalled:
+			return fmt.Sprintf("stall: job %s made no progress for %s", c.job, now.Sub(r.from))
+		}
 	}
 	return ""
 }
@@ -81,23 +125,18 @@ func (s *Supervisor) WatchDeadline() (t time.Time, ok bool) {
 }
 
 // deathDue is when Watch first kills c, a live worker not being killed, on
-// the facts known now: the earliest time at which deathReason (or, while
-// stopping, the stop grace) gives a reason.
+// the facts known now: the stop grace's end while stopping, else the
+// earliest moment one of its death rules fires.
 func (s *Supervisor) deathDue(c *component) time.Time {
 	if s.stopping {
 		return s.stopAt.Add(s.cfg.StopGrace)
 	}
-	due := func(from time.Time, after time.Duration, t time.Time) time.Time {
-		if d := from.Add(after); !from.IsZero() && d.Before(t) {
-			return d
+	rules, n := s.deathRules(c)
+	var t time.Time
+	for i, r := range rules[:n] {
+		if d := r.from.Add(r.after); i == 0 || d.Before(t) {
+			t = d
 		}
-		return t
 	}
-	if !c.hasFrame {
-		return due(c.pipeClosedAt, s.cfg.PipeCloseGrace, c.spawnedAt.Add(s.cfg.StartupTimeout))
-	}
-	t := c.lastFrameAt.Add(s.cfg.HangAfter)
-	t = due(c.pipeClosedAt, s.cfg.PipeCloseGrace, t)
-	t = due(c.pendingSince, s.cfg.ColdStartMax, t)
-	return due(c.progressAt, s.cfg.StallAfter, t)
+	return t
 }
