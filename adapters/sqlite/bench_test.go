@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +13,8 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// benchLibrary is the 100,000-file database BenchmarkDiscover reads, built
+// benchLibrary is the database BenchmarkDiscover and BenchmarkCounts read,
+// of benchFiles files (100,000; NOMARR_BENCH_FILES sets another), built
 // once per test binary: 30% tagged, 2% failed, 1% waiting for a retry, 1%
 // invalid, and 16 claims on the first pending files (workers busy with them).
 var benchLibrary struct {
@@ -22,7 +24,12 @@ var benchLibrary struct {
 	err  error
 }
 
-const benchFiles = 100_000
+var benchFiles = func() int {
+	if v, err := strconv.Atoi(os.Getenv("NOMARR_BENCH_FILES")); err == nil && v > 0 {
+		return v
+	}
+	return 100_000
+}()
 
 func libraryDB(b *testing.B) string {
 	benchLibrary.once.Do(func() {
@@ -263,4 +270,28 @@ func BenchmarkRescanInventory(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCounts: the library summary that `nomarr tag`'s progress line
+// and the dashboard (/api/v1/info) poll, on the benchmark library; reports
+// p50 and p99 latency.
+func BenchmarkCounts(b *testing.B) {
+	s := openT(b, libraryDB(b))
+	ds := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		c, err := s.Counts(bg)
+		ds = append(ds, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if c.Total != benchFiles {
+			b.Fatalf("counted %d files, want %d", c.Total, benchFiles)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(percentile(ds, 0.50).Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(percentile(ds, 0.99).Nanoseconds())/1e3, "p99-µs")
 }

@@ -145,7 +145,7 @@ func TestDifferentialMemstoreSQLite(t *testing.T) {
 }
 
 // diffEmpty deletes every row of every table of the SQLite file, except
-// the schema version, in one transaction, leaving it as a new store. (Any
+// the schema version and the counts the files' triggers keep, in one transaction, leaving it as a new store. (Any
 // row it missed would show as a divergence from the new memstore.)
 func diffEmpty(db *sql.DB) error {
 	tx, err := db.BeginTx(bg, nil)
@@ -173,6 +173,9 @@ func diffEmpty(db *sql.DB) error {
 		return errors.New("no tables")
 	}
 	for _, name := range tables {
+		if name == "library_counts" {
+			continue // its triggers bring it to zero as the files go
+		}
 		q := `DELETE FROM "` + name + `"`
 		if name == "meta" {
 			q += ` WHERE key <> '` + sqlite.MetaSchemaVersion + `'`

@@ -440,7 +440,28 @@ func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 		return c, s.fail("counts", "", err)
 	}
 	defer tx.Rollback()
-	if err := tx.StmtContext(ctx, s.rs[sCounts]).QueryRowContext(ctx).Scan(&c.Total, &c.Tagged, &c.Failed, &c.Pending); err != nil {
+	rows, err := tx.StmtContext(ctx, s.rs[sCounts]).QueryContext(ctx)
+	if err != nil {
+		return store.Counts{}, s.fail("counts", "", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var class string
+		var n int
+		if err := rows.Scan(&class, &n); err != nil {
+			return store.Counts{}, s.fail("counts", "", err)
+		}
+		c.Total += n
+		switch class {
+		case "tagged":
+			c.Tagged = n
+		case "failed":
+			c.Failed = n
+		case "pending":
+			c.Pending = n
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return store.Counts{}, s.fail("counts", "", err)
 	}
 	if err := tx.StmtContext(ctx, s.rs[sClaimCount]).QueryRowContext(ctx).Scan(&c.Claimed); err != nil {

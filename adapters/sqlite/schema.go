@@ -85,6 +85,48 @@ var schema = []string{
 	) WITHOUT ROWID`,
 }
 
+// fileClass is the class store.Counts puts a file row in (R: NEW or OLD),
+// in the order the classes exclude each other: tagged, failed, pending
+// (needs tagging and valid), invalid (none of these).
+func fileClass(r string) string {
+	return `(CASE WHEN ` + r + `.tagged = 1 THEN 'tagged' WHEN ` + r + `.failed = 1 THEN 'failed'
+		WHEN ` + r + `.needs_tagging = 1 AND ` + r + `.is_valid = 1 THEN 'pending' ELSE 'invalid' END)`
+}
+
+// countsSchema (schema version 2) keeps the number of files per class in
+// library_counts, one row per class, so that Counts reads four rows instead
+// of every file: the progress of `nomarr tag` and the dashboard poll it,
+// and a count over a million files took 0.55 s. Triggers change the rows in
+// the transaction that changes a file, whatever the statement (an upsert
+// taking its update path fires the update trigger only), so the rows equal
+// a recount after every commit. Invariant: for each class, n = the number
+// of library_files rows of that class (TestCountsEqualARecount).
+var countsSchema = []string{
+	`CREATE TABLE IF NOT EXISTS library_counts (
+		class TEXT    NOT NULL PRIMARY KEY,
+		n     INTEGER NOT NULL
+	) WITHOUT ROWID`,
+	`CREATE TRIGGER IF NOT EXISTS library_counts_insert AFTER INSERT ON library_files BEGIN
+		UPDATE library_counts SET n = n + 1 WHERE class = ` + fileClass("NEW") + `;
+	END`,
+	`CREATE TRIGGER IF NOT EXISTS library_counts_delete AFTER DELETE ON library_files BEGIN
+		UPDATE library_counts SET n = n - 1 WHERE class = ` + fileClass("OLD") + `;
+	END`,
+	`CREATE TRIGGER IF NOT EXISTS library_counts_update
+		AFTER UPDATE OF tagged, failed, needs_tagging, is_valid ON library_files
+		WHEN ` + fileClass("OLD") + ` <> ` + fileClass("NEW") + ` BEGIN
+		UPDATE library_counts SET n = n - 1 WHERE class = ` + fileClass("OLD") + `;
+		UPDATE library_counts SET n = n + 1 WHERE class = ` + fileClass("NEW") + `;
+	END`,
+	// The rows start from a recount: zero on a new database, the files
+	// already there when a version 1 database is upgraded.
+	`DELETE FROM library_counts`,
+	`INSERT INTO library_counts (class, n) VALUES ('tagged', 0), ('failed', 0), ('pending', 0), ('invalid', 0)`,
+	`INSERT INTO library_counts (class, n)
+		SELECT ` + fileClass("f") + `, count(*) FROM library_files f WHERE true GROUP BY 1
+		ON CONFLICT (class) DO UPDATE SET n = excluded.n`,
+}
+
 // changedFile: in an upsert, the stored file's size or mtime differs from
 // the scanned one.
 const changedFile = `(library_files.size <> excluded.size OR library_files.mtime_ms <> excluded.mtime_ms)`
@@ -228,13 +270,9 @@ var readSQL = map[int]string{
 		ORDER BY key LIMIT ?3`,
 	sFile:         `SELECT ` + fileCols + ` FROM library_files WHERE key = ?`,
 	sClaimExistsR: `SELECT 1 FROM worker_claims WHERE file_key = ?`,
-	sCounts: `SELECT count(*),
-			coalesce(sum(tagged = 1), 0),
-			coalesce(sum(tagged = 0 AND failed = 1), 0),
-			coalesce(sum(tagged = 0 AND failed = 0 AND needs_tagging = 1 AND is_valid = 1), 0)
-		FROM library_files`,
-	sClaimCount: `SELECT count(*) FROM worker_claims`,
-	sGetMeta:    `SELECT value FROM meta WHERE key = ?`,
+	sCounts:       `SELECT class, n FROM library_counts`,
+	sClaimCount:   `SELECT count(*) FROM worker_claims`,
+	sGetMeta:      `SELECT value FROM meta WHERE key = ?`,
 	sLoadRestart: `SELECT component, restart_count, consecutive, recent, last_restart_wall_ms,
 			failed_at_wall_ms, failure_reason, updated_at_wall_ms
 		FROM worker_restart_policy WHERE key = ?`,

@@ -29,6 +29,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -41,8 +42,10 @@ import (
 )
 
 // SchemaVersion is the schema this package creates and understands; it is
-// kept in meta under MetaSchemaVersion.
-const SchemaVersion = 1
+// kept in meta under MetaSchemaVersion. Version 2 added library_counts
+// (countsSchema); a version 1 database is upgraded when it is opened
+// for writing.
+const SchemaVersion = 2
 
 // MetaSchemaVersion is the meta key holding the schema version.
 const MetaSchemaVersion = "schema_version"
@@ -232,7 +235,13 @@ func (s *Store) bootstrap(ctx context.Context) error {
 		return fmt.Errorf("schema version %d is newer than this program's %d", v, SchemaVersion)
 	}
 	if s.cfg.readOnly {
+		if v > 0 {
+			return fmt.Errorf("schema version %d is older than this program's %d: open it once for writing (nomarr scan, tag or serve) to upgrade it", v, SchemaVersion)
+		}
 		return errors.New("no schema (a read-only open needs an existing database)")
+	}
+	if v > 0 {
+		return s.upgrade(ctx, v)
 	}
 	// Tables without a schema version are not a database this program made
 	// (its DDL and the version are written in one transaction): another
@@ -251,15 +260,47 @@ func (s *Store) bootstrap(ctx context.Context) error {
 		if err == nil && cur >= SchemaVersion {
 			return nil // another process created it meanwhile
 		}
-		for _, ddl := range schema {
+		for _, ddl := range slices.Concat(schema, countsSchema) {
 			if _, err := tx.ExecContext(ctx, ddl); err != nil {
 				return fmt.Errorf("schema: %w", err)
 			}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
-			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, MetaSchemaVersion, strconv.Itoa(SchemaVersion))
-		return err
+		return stampVersion(ctx, tx)
 	})
+}
+
+// upgrade brings a database of an older schema version to this one, in one
+// IMMEDIATE transaction that re-checks the version (another process may
+// have upgraded it meanwhile). Version 1 → 2 adds library_counts, counted
+// once from the files there (about 0.5 s a million files). A process of the
+// older version still writing to the file keeps the counts right: the
+// triggers are in the file, not in the program.
+func (s *Store) upgrade(ctx context.Context, from int) error {
+	if err := s.checkWAL(ctx); err != nil {
+		return err
+	}
+	return s.withTx(ctx, func(tx *sql.Tx) error {
+		cur, err := schemaVersion(ctx, tx)
+		if err != nil || cur >= SchemaVersion {
+			return err
+		}
+		if cur != 1 {
+			return fmt.Errorf("schema version %d cannot be upgraded (known: 1)", cur)
+		}
+		for _, ddl := range countsSchema {
+			if _, err := tx.ExecContext(ctx, ddl); err != nil {
+				return fmt.Errorf("schema upgrade %d → %d: %w", from, SchemaVersion, err)
+			}
+		}
+		return stampVersion(ctx, tx)
+	})
+}
+
+// stampVersion writes SchemaVersion into meta.
+func stampVersion(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, MetaSchemaVersion, strconv.Itoa(SchemaVersion))
+	return err
 }
 
 // inspect reads the schema version and the file's tables in one read

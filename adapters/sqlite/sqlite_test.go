@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -117,11 +118,11 @@ func TestSchemaAndPragmas(t *testing.T) {
 		tables = append(tables, n)
 	}
 	rows.Close()
-	want := []string{"file_tags", "health_history", "library_files", "meta", "worker_claims", "worker_restart_policy"}
+	want := []string{"file_tags", "health_history", "library_counts", "library_files", "meta", "worker_claims", "worker_restart_policy"}
 	if !slices.Equal(tables, want) {
 		t.Fatalf("tables = %v, want %v", tables, want)
 	}
-	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != "1" {
+	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != strconv.Itoa(SchemaVersion) {
 		t.Fatalf("schema_version = %q %v %v", v, ok, err)
 	}
 	// Reopening is idempotent and keeps the data.

@@ -1,0 +1,207 @@
+package sqlite
+
+import (
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// recountSQL is Counts as a scan of every file: what schema version 1 ran on
+// each call, and what library_counts must always equal.
+const recountSQL = `SELECT count(*),
+		coalesce(sum(tagged = 1), 0),
+		coalesce(sum(tagged = 0 AND failed = 1), 0),
+		coalesce(sum(tagged = 0 AND failed = 0 AND needs_tagging = 1 AND is_valid = 1), 0),
+		(SELECT count(*) FROM worker_claims)
+	FROM library_files`
+
+func recount(t *testing.T, db *sql.DB) store.Counts {
+	t.Helper()
+	var c store.Counts
+	if err := db.QueryRow(recountSQL).Scan(&c.Total, &c.Tagged, &c.Failed, &c.Pending, &c.Claimed); err != nil {
+		t.Fatalf("recount: %v", err)
+	}
+	return c
+}
+
+// Every way a file changes class (scan, claim and completion, release as
+// failed or missing, quarantine, retry, a rescan that finds a change, and
+// rows edited or deleted by hand with the sqlite3 shell) keeps the counts
+// equal to a recount of the files.
+func TestCountsEqualARecount(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	db := raw(t, path)
+	check := func(step string) {
+		t.Helper()
+		got, err := s.Counts(bg)
+		if err != nil {
+			t.Fatalf("%s: Counts: %v", step, err)
+		}
+		if want := recount(t, db); got != want {
+			t.Fatalf("%s: Counts = %+v, a recount gives %+v", step, got, want)
+		}
+	}
+	check("empty")
+
+	var files []store.File
+	for i := range 40 {
+		f := mkf(fmt.Sprintf("k%02d", i))
+		if i%10 == 9 {
+			f.IsValid = false // empty file
+		}
+		files = append(files, f)
+	}
+	if err := s.UpsertFiles(bg, files); err != nil {
+		t.Fatal(err)
+	}
+	check("scan")
+	if err := s.UpsertFiles(bg, files[:5]); err != nil {
+		t.Fatal(err)
+	}
+	check("rescan, nothing changed")
+
+	for i := range 9 {
+		c := claim(fmt.Sprintf("k%02d", i), "i/w0", t0, time.Minute)
+		if _, err := s.Claim(bg, c); err != nil {
+			t.Fatal(err)
+		}
+		if i < 3 { // still in progress
+			continue
+		}
+		if err := s.Complete(bg, store.Ref{FileKey: c.FileKey, WorkerID: c.WorkerID}, store.Completion{Version: "v", At: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("claims and completions")
+
+	ref := func(k string) store.Ref { return store.Ref{FileKey: k, WorkerID: "i/w0"} }
+	if err := s.Release(bg, ref("k00"), &store.FileUpdate{Failed: true, LastError: "not audio"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(bg, ref("k01"), &store.FileUpdate{Missing: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Quarantine(bg, "k20", "crashed a worker"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Quarantine(bg, "k05", "crashed a worker"); err != nil { // tagged and failed: counted tagged
+		t.Fatal(err)
+	}
+	check("failed, missing, quarantined")
+
+	if _, err := s.MarkMissing(bg, []string{"k11", "k12", "k04", "k19"}); err != nil {
+		t.Fatal(err)
+	}
+	check("marked missing")
+	if _, err := s.RetryFailed(bg, []string{"k00", "k20", "k05"}); err != nil {
+		t.Fatal(err)
+	}
+	check("retried")
+
+	changed := []store.File{mkf("k04"), mkf("k11"), mkf("k12"), mkf("k40")}
+	changed[0].Size++ // a tagged file whose content changed needs tagging again
+	if err := s.UpsertFiles(bg, changed); err != nil {
+		t.Fatal(err)
+	}
+	check("rescan: changed, back, new")
+
+	for _, q := range []string{
+		`DELETE FROM library_files WHERE key IN ('k03', 'k21', 'k29', 'k01')`,
+		`UPDATE library_files SET tagged = 0, needs_tagging = 1 WHERE key = 'k06'`,
+		`UPDATE library_files SET failed = 1 WHERE key IN ('k22', 'k07')`,
+		`UPDATE library_files SET path = 'moved' WHERE key = 'k23'`,
+		`INSERT INTO library_files (key, needs_tagging, is_valid, tagged) VALUES ('k99', 0, 1, 1)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+		check(strings.Fields(q)[0] + " by hand")
+	}
+	if _, err := db.Exec(`DELETE FROM library_files`); err != nil {
+		t.Fatal(err)
+	}
+	check("every file deleted")
+}
+
+// A database of schema version 1 (no library_counts) is upgraded when it is
+// opened for writing: its counts start from the files already there, and
+// stay right afterwards. Opened read-only first, it is refused with what to
+// do, untouched.
+func TestSchemaVersion1IsUpgraded(t *testing.T) {
+	path := tempDB(t)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []store.File
+	for i := range 30 {
+		f := mkf(fmt.Sprintf("k%02d", i))
+		f.IsValid = i%7 != 0
+		files = append(files, f)
+	}
+	if err := s.UpsertFiles(bg, files); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"k01", "k02", "k03"} {
+		c := claim(k, "i/w0", t0, time.Minute)
+		if _, err := s.Claim(bg, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Complete(bg, store.Ref{FileKey: k, WorkerID: c.WorkerID}, store.Completion{Version: "v", At: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Quarantine(bg, "k04", "crashed a worker"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Back to version 1's layout.
+	execAll(t, path,
+		`DROP TRIGGER library_counts_insert`, `DROP TRIGGER library_counts_delete`, `DROP TRIGGER library_counts_update`,
+		`DROP TABLE library_counts`,
+		`UPDATE meta SET value = '1' WHERE key = '`+MetaSchemaVersion+`'`,
+		`UPDATE library_files SET failed = 1 WHERE key = 'k05'`)
+
+	if ro, err := Open(path, WithReadOnly()); err == nil {
+		ro.Close()
+		t.Fatal("a read-only open of a version 1 database succeeded; Counts would find no library_counts")
+	} else if !strings.Contains(err.Error(), "open it once for writing") {
+		t.Fatalf("read-only open: %v; want it to say how to upgrade", err)
+	}
+	db := raw(t, path)
+	want := recount(t, db)
+
+	s = openT(t, path)
+	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != "2" {
+		t.Fatalf("schema_version after the upgrade = %q %v %v, want 2", v, ok, err)
+	}
+	got, err := s.Counts(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want || got.Tagged != 3 || got.Failed != 2 {
+		t.Fatalf("Counts after the upgrade = %+v, a recount gives %+v (3 tagged, 2 failed)", got, want)
+	}
+	if err := s.UpsertFiles(bg, []store.File{mkf("new")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MarkMissing(bg, []string{"k10"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.Counts(bg)
+	if want := recount(t, db); err != nil || got != want {
+		t.Fatalf("Counts after writes on the upgraded file = %+v %v, a recount gives %+v", got, err, want)
+	}
+	// A second process opening it meanwhile finds it upgraded.
+	openT(t, path)
+	if got2, _ := s.Counts(bg); got2 != got {
+		t.Fatalf("Counts after a second open = %+v, want %+v", got2, got)
+	}
+}
