@@ -56,7 +56,7 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 		info.Workers = append(info.Workers, w)
 	}
 	// Workers are shown even while the store is down: that is when they matter.
-	if c, err := a.Main.Store.Counts(ctx); err != nil {
+	if c, _, err := a.Main.LibraryCounts(ctx); err != nil {
 		info.StoreError = err.Error()
 	} else {
 		info.Library = c

@@ -42,10 +42,11 @@ type Main struct {
 	once   sync.Once
 	view   atomic.Pointer[View] // view.go
 
-	calls      *storeCalls // the loop's store-call context (forcestop.go)
-	forcing    atomic.Bool // ForceStop was called
-	waitSince  time.Time   // a stop began to wait on the store alone; zero: not waiting
-	waitLogged time.Time   // that wait was last reported
+	calls      *storeCalls  // the loop's store-call context (forcestop.go)
+	counts     *countsCache // the library counts shown (counts.go)
+	forcing    atomic.Bool  // ForceStop was called
+	waitSince  time.Time    // a stop began to wait on the store alone; zero: not waiting
+	waitLogged time.Time    // that wait was last reported
 }
 
 // NewMain wires a node to a spawner. command builds a worker's command line.
@@ -59,7 +60,7 @@ func NewMain(cfg node.Config, st store.Store, clk clock.Clock, log *slog.Logger,
 	}
 	m := &Main{Store: st, Clock: clk, Log: log, events: make(chan process.Event, 4096),
 		cmds: make(chan func(context.Context, time.Time)), done: make(chan struct{}),
-		calls: newStoreCalls(context.Background())}
+		calls: newStoreCalls(context.Background()), counts: newCountsCache()}
 	m.Spawner = &process.Spawner{Command: command, Output: output, Events: m.events, Log: log}
 	n, err := node.New(cfg, m.Spawner, st, sink)
 	if err != nil {

@@ -131,7 +131,10 @@ loop:
 			break loop
 		case <-tick.C:
 		}
-		c, err := st.Counts(context.Background())
+		c, fresh, err := m.LibraryCounts(context.Background())
+		if !fresh {
+			continue // a store that counts slowly is not asked at every tick
+		}
 		if err != nil {
 			log.Warn("store unavailable", "err", err)
 			continue
@@ -213,9 +216,10 @@ loop:
 	return code
 }
 
-// idlePolls is how many progress polls in a row (0.5 s apart) must find
-// nothing in progress and nothing claimable before tag ends with files
-// left: long enough for a worker between two jobs to claim the next.
+// idlePolls is how many progress polls in a row (0.5 s apart, or further
+// on a store that counts slowly: driver.CountsFactor) must find nothing in
+// progress and nothing claimable before tag ends with files left: long
+// enough for a worker between two jobs to claim the next.
 const idlePolls = 4
 
 // printSummary prints a run's one-line summary: what it tagged and failed

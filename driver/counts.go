@@ -1,0 +1,50 @@
+package driver
+
+import (
+	"context"
+
+	"github.com/nomarr/nomarr/core/pace"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// CountsFactor: the library counts shown on `nomarr tag`'s progress line
+// and the dashboard are read again no sooner than this many times the last
+// read's duration, so showing them takes at most 1/CountsFactor of the
+// store's time. SQLite keeps them in four rows (tens of microseconds a
+// read, due at every poll); a store that counts a million documents per
+// read (ArangoDB: a scan of library_files) is read every 20 s per second it
+// takes.
+const CountsFactor = 20
+
+// countsCache is the last read of the library counts and its pace. One
+// read at a time: a caller that finds a read under way waits for it (or
+// for its own context) and takes its result.
+type countsCache struct {
+	sem    chan struct{}
+	pacer  pace.Pacer
+	counts store.Counts
+	err    error
+}
+
+func newCountsCache() *countsCache {
+	return &countsCache{sem: make(chan struct{}, 1), pacer: pace.Pacer{Factor: CountsFactor}}
+}
+
+// LibraryCounts returns the library counts for a display: read from the
+// store when a read is due (pace.Pacer), else the last read's; fresh tells
+// which. A failed read is returned as its error, and counts as a read.
+func (m *Main) LibraryCounts(ctx context.Context) (c store.Counts, fresh bool, err error) {
+	cc := m.counts
+	select {
+	case cc.sem <- struct{}{}:
+	case <-ctx.Done():
+		return store.Counts{}, false, ctx.Err()
+	}
+	defer func() { <-cc.sem }()
+	if start := m.Clock.Now(); cc.pacer.Due(start) {
+		cc.counts, cc.err = m.Store.Counts(ctx)
+		cc.pacer.Read(start, m.Clock.Now())
+		fresh = true
+	}
+	return cc.counts, fresh, cc.err
+}

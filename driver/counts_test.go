@@ -1,0 +1,99 @@
+package driver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/nomarr/nomarr/core/node"
+	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/sim/memstore"
+)
+
+// slowCounts is a store whose Counts takes cost on a mock clock (a count
+// over a million documents on a server) and says how often it was asked.
+type slowCounts struct {
+	store.Store
+	clk   *clock.Mock
+	cost  time.Duration
+	mu    sync.Mutex
+	calls int
+}
+
+func (s *slowCounts) Counts(ctx context.Context) (store.Counts, error) {
+	s.mu.Lock()
+	s.calls++
+	s.mu.Unlock()
+	s.clk.Add(s.cost)
+	return s.Store.Counts(ctx)
+}
+
+// The counts shown on the progress line and the dashboard are read again
+// only CountsFactor × the last read's duration after it started: a store
+// that takes 1 s to count is asked every 20 s, not at every poll, and the
+// polls between get the last counts, marked not fresh. A store that counts
+// at once is asked at every poll.
+func TestLibraryCountsPacedByTheirCost(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		cost      time.Duration
+		wantReads int // over 60 s of polls every 500 ms
+	}{
+		{"a count of a second", time.Second, 3},
+		{"a count that costs nothing", 0, 120},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewMock()
+			mem := memstore.New(1)
+			if err := mem.UpsertFiles(context.Background(), []store.File{{Key: "a", NeedsTagging: true, IsValid: true}}); err != nil {
+				t.Fatal(err)
+			}
+			st := &slowCounts{Store: mem, clk: clk, cost: tc.cost}
+			m, err := NewMain(node.DefaultConfig("i:1:1", "n", 1), st, clk, slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
+				func(string, uint64) (string, []string) { return "true", nil }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := clk.Now().Add(time.Minute)
+			fresh := 0
+			for clk.Now().Before(end) {
+				c, f, err := m.LibraryCounts(context.Background())
+				if err != nil || c.Total != 1 || c.Pending != 1 {
+					t.Fatalf("LibraryCounts = %+v, %v, %v", c, f, err)
+				}
+				if f {
+					fresh++
+				}
+				clk.Add(500 * time.Millisecond)
+			}
+			if st.calls != tc.wantReads || fresh != tc.wantReads {
+				t.Fatalf("store asked %d times, %d answers fresh; want %d", st.calls, fresh, tc.wantReads)
+			}
+		})
+	}
+}
+
+// A caller that finds a read under way waits for it, and gives up with its
+// own context.
+func TestLibraryCountsOneReadAtATime(t *testing.T) {
+	m, err := NewMain(node.DefaultConfig("i:1:1", "n", 1), memstore.New(1), nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
+		func(string, uint64) (string, []string) { return "true", nil }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.counts.sem <- struct{}{} // a read under way
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, fresh, err := m.LibraryCounts(ctx); err == nil || fresh {
+		t.Fatalf("LibraryCounts beside a read under way = %v, %v; want the context's error", fresh, err)
+	}
+	<-m.counts.sem
+	if _, fresh, err := m.LibraryCounts(context.Background()); err != nil || !fresh {
+		t.Fatalf("LibraryCounts once the read ended = %v, %v", fresh, err)
+	}
+}
