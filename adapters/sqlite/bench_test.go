@@ -295,3 +295,52 @@ func BenchmarkCounts(b *testing.B) {
 	b.ReportMetric(float64(percentile(ds, 0.50).Nanoseconds())/1e3, "p50-µs")
 	b.ReportMetric(float64(percentile(ds, 0.99).Nanoseconds())/1e3, "p99-µs")
 }
+
+// BenchmarkDiscoverWaiting: discovery from the start (as workers discover)
+// on benchFiles files, 10 % of them tagged, when the first files in key
+// order wait for a retry: where workers' transient failures pile up, since
+// they claim in key order. "all" has every pending file waiting: nothing
+// to discover. Reports p50 and p99 latency.
+func BenchmarkDiscoverWaiting(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		waiting float64 // share of the files, from the front
+	}{{"front-10%", 0.10}, {"front-50%", 0.50}, {"all", 1}} {
+		b.Run(tc.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "waiting.db")
+			s := openT(b, path)
+			files := make([]store.File, 0, 10_000)
+			for i := range benchFiles {
+				f := mkf(fmt.Sprintf("lib/%07d", i))
+				if i%10 == 0 {
+					f.NeedsTagging, f.Tagged = false, true
+				} else if float64(i) < tc.waiting*float64(benchFiles) {
+					f.Attempts, f.NextRetryAt = 1, at(time.Hour)
+				}
+				files = append(files, f)
+				if len(files) == cap(files) || i == benchFiles-1 {
+					if err := s.UpsertFiles(bg, files); err != nil {
+						b.Fatal(err)
+					}
+					files = files[:0]
+				}
+			}
+			ds := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				fs, err := s.Discover(bg, t0, "", 8)
+				ds = append(ds, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(fs) == 0 && tc.waiting < 1 {
+					b.Fatal("no files discovered")
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(percentile(ds, 0.50).Nanoseconds())/1e3, "p50-µs")
+			b.ReportMetric(float64(percentile(ds, 0.99).Nanoseconds())/1e3, "p99-µs")
+		})
+	}
+}

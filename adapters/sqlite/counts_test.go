@@ -3,6 +3,7 @@ package sqlite
 import (
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,6 +167,11 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 	execAll(t, path,
 		`DROP TRIGGER library_counts_insert`, `DROP TRIGGER library_counts_delete`, `DROP TRIGGER library_counts_update`,
 		`DROP TABLE library_counts`,
+		`DROP INDEX library_files_ready`, `DROP INDEX library_files_waiting`,
+		`ALTER TABLE library_files DROP COLUMN waiting`,
+		`CREATE INDEX library_files_pending ON library_files (key) WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0`,
+		`UPDATE library_files SET next_retry_at = `+fmt.Sprint(ms(at(time.Hour)))+` WHERE key IN ('k06', 'k08')`,
+		`UPDATE library_files SET skip_until = `+fmt.Sprint(ms(at(time.Minute)))+` WHERE key = 'k09'`,
 		`UPDATE meta SET value = '1' WHERE key = '`+MetaSchemaVersion+`'`,
 		`UPDATE library_files SET failed = 1 WHERE key = 'k05'`)
 
@@ -198,6 +204,29 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 	got, err = s.Counts(bg)
 	if want := recount(t, db); err != nil || got != want {
 		t.Fatalf("Counts after writes on the upgraded file = %+v %v, a recount gives %+v", got, err, want)
+	}
+	// Files that were waiting for a retry or a skip time wait on: not
+	// discovered before their time, discovered after it (k07 and k14 are
+	// not valid, k10 missing).
+	keys := func(now time.Time) []string {
+		fs, err := s.Discover(bg, now, "k05", 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Key)
+		}
+		return out
+	}
+	if got, want := keys(t0), []string{"k11", "k12", "k13", "k15"}; !slices.Equal(got, want) {
+		t.Fatalf("discovered after the upgrade at T: %v, want %v", got, want)
+	}
+	if got, want := keys(at(time.Minute)), []string{"k09", "k11", "k12", "k13"}; !slices.Equal(got, want) {
+		t.Fatalf("discovered after the upgrade at T+1m: %v, want %v", got, want)
+	}
+	if got, want := keys(at(time.Hour)), []string{"k06", "k08", "k09", "k11"}; !slices.Equal(got, want) {
+		t.Fatalf("discovered after the upgrade at T+1h: %v, want %v", got, want)
 	}
 	// A second process opening it meanwhile finds it upgraded.
 	openT(t, path)

@@ -374,6 +374,11 @@ func (s *Store) RenewLeases(ctx context.Context, workerIDs []string, until time.
 // CleanupClaims implements store.Library: conditional deletes (expired
 // lease; file gone, tagged, failed or invalid) in one transaction, each
 // re-checking its condition as it deletes.
+//
+// It also settles the waits that have ended (sSettleWaits): housekeeping
+// of the discovery indexes (see version2), at most settleBatch files a
+// call; files wait one at a time as jobs fail, far fewer than that per
+// cleanup period.
 func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim, error) {
 	var out []store.Claim
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
@@ -404,7 +409,8 @@ func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim
 				return err
 			}
 		}
-		return nil
+		_, err := tx.StmtContext(ctx, s.ws[sSettleWaits]).ExecContext(ctx, ms(now), settleBatch)
+		return err
 	})
 	if err != nil {
 		return nil, s.fail("cleanup claims", "", err)
@@ -681,3 +687,7 @@ func (s *Store) RecentHistory(ctx context.Context, limit int) ([]store.HistoryRo
 	}
 	return out, nil
 }
+
+// settleBatch bounds the waits one cleanup settles: about 25 ms of write
+// lock, every cleanup period (30 s).
+const settleBatch = 1000

@@ -7,8 +7,10 @@ import (
 	"fmt"
 )
 
-// schema is the idempotent bootstrap (DESIGN §10). Booleans are 0/1, times
-// Unix milliseconds (0: none).
+// schema is the layout of schema version 1 (DESIGN §10); a new database
+// gets it and then every upgrade (version2), so that a new database and an
+// upgraded one are laid out alike. Booleans are 0/1, times Unix
+// milliseconds (0: none).
 var schema = []string{
 	// The work queue: one row per audio file, keyed by the file key.
 	`CREATE TABLE IF NOT EXISTS library_files (
@@ -29,8 +31,8 @@ var schema = []string{
 		last_error     TEXT    NOT NULL DEFAULT '',
 		checkpoint     TEXT    NOT NULL DEFAULT ''
 	) WITHOUT ROWID`,
-	// Discovery: the pending files in key order. Retry and skip times are
-	// checked on the rows the index yields (few are waiting at any time).
+	// Discovery in version 1: the pending files in key order (version 2
+	// replaces it, see version2).
 	`CREATE INDEX IF NOT EXISTS library_files_pending ON library_files (key)
 		WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0`,
 
@@ -93,15 +95,30 @@ func fileClass(r string) string {
 		WHEN ` + r + `.needs_tagging = 1 AND ` + r + `.is_valid = 1 THEN 'pending' ELSE 'invalid' END)`
 }
 
-// countsSchema (schema version 2) keeps the number of files per class in
-// library_counts, one row per class, so that Counts reads four rows instead
-// of every file: the progress of `nomarr tag` and the dashboard poll it,
-// and a count over a million files took 0.55 s. Triggers change the rows in
-// the transaction that changes a file, whatever the statement (an upsert
-// taking its update path fires the update trigger only), so the rows equal
-// a recount after every commit. Invariant: for each class, n = the number
-// of library_files rows of that class (TestCountsEqualARecount).
-var countsSchema = []string{
+// version2 upgrades schema version 1 to 2. Every statement is safe on a
+// database at version 1, new or not; they run in one transaction.
+//
+// Counts: library_counts keeps the number of files per class, one row per
+// class, so that Counts reads four rows instead of every file: the progress
+// of `nomarr tag` and the dashboard poll it, and a count over a million
+// files took 0.55 s. Triggers change the rows in the transaction that
+// changes a file, whatever the statement (an upsert taking its update path
+// fires the update trigger only), so the rows equal a recount after every
+// commit. Invariant: for each class, n = the number of library_files rows
+// of that class (TestCountsEqualARecount).
+//
+// Discovery: version 1's index held every pending file, and a discovery
+// read and dropped each one waiting for its retry or skip time ahead of the
+// first eligible file in key order. Workers claim in key order, so the
+// files that failed transiently pile up just there: 68 ms a discovery with
+// 66,000 of a million files waiting, 0.8 s with all of them. The private
+// column waiting now splits the pending files: waiting = 0 in
+// library_files_ready (key order), waiting = 1 in library_files_waiting
+// (order of the time the wait ends). A statement that sets a retry or skip
+// time sets waiting; settleWaits clears it once the time has passed.
+// Discovery reads both indexes and applies the whole eligibility test to
+// each, so a wrong flag only costs time, never a file (TestDiscoverPastWaitingFiles).
+var version2 = []string{
 	`CREATE TABLE IF NOT EXISTS library_counts (
 		class TEXT    NOT NULL PRIMARY KEY,
 		n     INTEGER NOT NULL
@@ -125,6 +142,13 @@ var countsSchema = []string{
 	`INSERT INTO library_counts (class, n)
 		SELECT ` + fileClass("f") + `, count(*) FROM library_files f WHERE true GROUP BY 1
 		ON CONFLICT (class) DO UPDATE SET n = excluded.n`,
+	`ALTER TABLE library_files ADD COLUMN waiting INTEGER NOT NULL DEFAULT 0`,
+	`UPDATE library_files SET waiting = 1 WHERE next_retry_at <> 0 OR skip_until <> 0`,
+	`DROP INDEX IF EXISTS library_files_pending`,
+	`CREATE INDEX library_files_ready ON library_files (key)
+		WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND waiting = 0`,
+	`CREATE INDEX library_files_waiting ON library_files (max(next_retry_at, skip_until))
+		WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND waiting = 1`,
 }
 
 // changedFile: in an upsert, the stored file's size or mtime differs from
@@ -152,6 +176,7 @@ const (
 	sQuarantine
 	sCleanupExpired
 	sCleanupIneligible
+	sSettleWaits
 	sSetMeta
 	sInsertMeta
 	sSwapMeta
@@ -181,8 +206,8 @@ var writeSQL = map[int]string{
 	// differs (marked missing, now back) takes the new validity only. Any
 	// other unchanged file is not touched. (The SET expressions read the
 	// stored row, so every CASE sees the old size and mtime.)
-	sUpsertFile: `INSERT INTO library_files (` + fileCols + `)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+	sUpsertFile: `INSERT INTO library_files (` + fileCols + `, waiting)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?11 <> 0 OR ?12 <> 0)
 		ON CONFLICT (key) DO UPDATE SET
 			path = CASE WHEN ` + changedFile + ` THEN excluded.path ELSE path END,
 			size = excluded.size, mtime_ms = excluded.mtime_ms,
@@ -193,6 +218,7 @@ var writeSQL = map[int]string{
 			attempts = CASE WHEN ` + changedFile + ` THEN 0 ELSE attempts END,
 			next_retry_at = CASE WHEN ` + changedFile + ` THEN 0 ELSE next_retry_at END,
 			skip_until = CASE WHEN ` + changedFile + ` THEN 0 ELSE skip_until END,
+			waiting = CASE WHEN ` + changedFile + ` THEN 0 ELSE waiting END,
 			crash_count = CASE WHEN ` + changedFile + ` THEN 0 ELSE crash_count END,
 			last_error = CASE WHEN ` + changedFile + ` THEN '' ELSE last_error END,
 			checkpoint = CASE WHEN ` + changedFile + ` THEN '' ELSE checkpoint END
@@ -200,7 +226,7 @@ var writeSQL = map[int]string{
 	// Only valid files change, so the count is of files newly missing.
 	sMarkMissing: `UPDATE library_files SET is_valid = 0 WHERE key = ? AND is_valid = 1`,
 	sRetryFailed: `UPDATE library_files SET failed = 0, attempts = 0, crash_count = 0, next_retry_at = 0,
-			skip_until = 0, last_error = '' WHERE key = ? AND failed = 1`,
+			skip_until = 0, waiting = 0, last_error = '' WHERE key = ? AND failed = 1`,
 	// Claim = insert, only if the file is eligible at claimed_at; the primary
 	// key refuses a second claim.
 	sClaimInsert: `INSERT INTO worker_claims (file_key, worker_id, claimed_at, lease_until)
@@ -226,7 +252,7 @@ var writeSQL = map[int]string{
 	sPutTags: `INSERT INTO file_tags (file_key, tags, version, written_at, writes) VALUES (?1, ?2, ?3, ?4, 1)
 		ON CONFLICT (file_key) DO UPDATE SET tags = excluded.tags, version = excluded.version,
 			written_at = excluded.written_at, writes = file_tags.writes + 1`,
-	sReleaseUpdate: `UPDATE library_files SET attempts = ?2, next_retry_at = ?3, skip_until = ?4,
+	sReleaseUpdate: `UPDATE library_files SET attempts = ?2, next_retry_at = ?3, skip_until = ?4, waiting = ?3 <> 0 OR ?4 <> 0,
 			failed = ?5, last_error = ?6, checkpoint = ?7, is_valid = CASE WHEN ?8 THEN 0 ELSE is_valid END
 		WHERE key = ?1`,
 	sReleaseWorker: `DELETE FROM worker_claims WHERE worker_id = ? RETURNING file_key`,
@@ -243,6 +269,14 @@ var writeSQL = map[int]string{
 			SELECT 1 FROM library_files f WHERE f.key = worker_claims.file_key
 				AND f.needs_tagging = 1 AND f.is_valid = 1 AND f.failed = 0)
 		RETURNING file_key, worker_id, claimed_at, lease_until`,
+	// Files whose retry or skip time has passed leave the waiting index for
+	// the ready one, at most ?2 a call (found through the waiting index by
+	// their end time: the call costs what it moves).
+	sSettleWaits: `UPDATE library_files SET waiting = 0 WHERE key IN (
+			SELECT key FROM library_files INDEXED BY library_files_waiting
+			WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND waiting = 1
+				AND max(next_retry_at, skip_until) <= ?1
+			LIMIT ?2)`,
 	sSetMeta: `INSERT INTO meta (key, value) VALUES (?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
 	sInsertMeta: `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`,
@@ -263,10 +297,22 @@ var writeSQL = map[int]string{
 var readSQL = map[int]string{
 	// Discovery: pending files (partial index, key order) past the cursor,
 	// retry/skip time reached, no claim (primary-key probe).
-	sDiscover: `SELECT ` + fileCols + ` FROM library_files
-		WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND key > ?1
-			AND next_retry_at <= ?2 AND skip_until <= ?2
-			AND NOT EXISTS (SELECT 1 FROM worker_claims c WHERE c.file_key = library_files.key)
+	// Discovery: the first eligible files in key order from the files not
+	// waiting (key order in their index) and from those whose wait has
+	// ended (found by the end time in theirs, then sorted: few, since
+	// settleWaits moves them over), each with the whole eligibility test.
+	sDiscover: `SELECT ` + fileCols + ` FROM (
+			SELECT * FROM (SELECT ` + fileCols + ` FROM library_files INDEXED BY library_files_ready
+				WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND waiting = 0 AND key > ?1
+					AND next_retry_at <= ?2 AND skip_until <= ?2
+					AND NOT EXISTS (SELECT 1 FROM worker_claims c WHERE c.file_key = library_files.key)
+				ORDER BY key LIMIT ?3)
+			UNION ALL
+			SELECT * FROM (SELECT ` + fileCols + ` FROM library_files INDEXED BY library_files_waiting
+				WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND waiting = 1
+					AND max(next_retry_at, skip_until) <= ?2 AND key > ?1
+					AND NOT EXISTS (SELECT 1 FROM worker_claims c WHERE c.file_key = library_files.key)
+				ORDER BY key LIMIT ?3))
 		ORDER BY key LIMIT ?3`,
 	sFile:         `SELECT ` + fileCols + ` FROM library_files WHERE key = ?`,
 	sClaimExistsR: `SELECT 1 FROM worker_claims WHERE file_key = ?`,

@@ -42,9 +42,9 @@ import (
 )
 
 // SchemaVersion is the schema this package creates and understands; it is
-// kept in meta under MetaSchemaVersion. Version 2 added library_counts
-// (countsSchema); a version 1 database is upgraded when it is opened
-// for writing.
+// kept in meta under MetaSchemaVersion. Version 2 added library_counts and
+// split the discovery index (version2); a version 1 database is upgraded
+// when it is opened for writing.
 const SchemaVersion = 2
 
 // MetaSchemaVersion is the meta key holding the schema version.
@@ -260,7 +260,7 @@ func (s *Store) bootstrap(ctx context.Context) error {
 		if err == nil && cur >= SchemaVersion {
 			return nil // another process created it meanwhile
 		}
-		for _, ddl := range slices.Concat(schema, countsSchema) {
+		for _, ddl := range slices.Concat(schema, version2) {
 			if _, err := tx.ExecContext(ctx, ddl); err != nil {
 				return fmt.Errorf("schema: %w", err)
 			}
@@ -272,9 +272,9 @@ func (s *Store) bootstrap(ctx context.Context) error {
 // upgrade brings a database of an older schema version to this one, in one
 // IMMEDIATE transaction that re-checks the version (another process may
 // have upgraded it meanwhile). Version 1 → 2 adds library_counts, counted
-// once from the files there (about 0.5 s a million files). A process of the
-// older version still writing to the file keeps the counts right: the
-// triggers are in the file, not in the program.
+// once from the files there, and the waiting column with its two indexes
+// (about 2 s a million files). A version 1 program refuses the file once
+// upgraded.
 func (s *Store) upgrade(ctx context.Context, from int) error {
 	if err := s.checkWAL(ctx); err != nil {
 		return err
@@ -287,7 +287,7 @@ func (s *Store) upgrade(ctx context.Context, from int) error {
 		if cur != 1 {
 			return fmt.Errorf("schema version %d cannot be upgraded (known: 1)", cur)
 		}
-		for _, ddl := range countsSchema {
+		for _, ddl := range version2 {
 			if _, err := tx.ExecContext(ctx, ddl); err != nil {
 				return fmt.Errorf("schema upgrade %d → %d: %w", from, SchemaVersion, err)
 			}

@@ -194,8 +194,9 @@ func queryPlan(t *testing.T, db *sql.DB, q string, args ...any) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestQueryPlans: discovery walks the partial index in key order (no sort,
-// no table scan) and probes claims by primary key; cleanup finds expired
+// TestQueryPlans: discovery walks the ready files' partial index in key
+// order (no sort, no table scan), finds the ended waits through the waiting
+// index, and probes claims by primary key; cleanup finds expired
 // leases through the lease index; the claim paths are key lookups.
 func TestQueryPlans(t *testing.T) {
 	s := openT(t, tempDB(t))
@@ -213,11 +214,20 @@ func TestQueryPlans(t *testing.T) {
 	}
 	plan := queryPlan(t, s.r, readSQL[sDiscover], "", ms(t0), 8)
 	t.Logf("discover:\n%s", plan)
-	if !strings.Contains(plan, "USING INDEX library_files_pending") && !strings.Contains(plan, "USING COVERING INDEX library_files_pending") {
-		t.Errorf("discovery does not use the pending index:\n%s", plan)
+	// Two branches merged: the files not waiting, in key order from their
+	// index with no sort; those whose wait ended, by end time from theirs.
+	ready, waiting, ok := strings.Cut(plan, "RIGHT")
+	if !ok || !strings.Contains(ready, "SEARCH library_files USING INDEX library_files_ready (key>?)") {
+		t.Errorf("discovery does not walk the ready index from the cursor:\n%s", plan)
 	}
-	if strings.Contains(plan, "TEMP B-TREE") {
-		t.Errorf("discovery sorts:\n%s", plan)
+	if before, _, _ := strings.Cut(ready, "SCAN (subquery"); strings.Contains(before, "TEMP B-TREE") {
+		t.Errorf("discovery sorts the ready files:\n%s", plan)
+	}
+	if !strings.Contains(waiting, "SEARCH library_files USING INDEX library_files_waiting (<expr><?)") {
+		t.Errorf("discovery does not find the ended waits through the waiting index:\n%s", plan)
+	}
+	if strings.Contains(plan, "SCAN library_files") {
+		t.Errorf("discovery scans the files:\n%s", plan)
 	}
 	if !strings.Contains(plan, "USING PRIMARY KEY (file_key=?)") {
 		t.Errorf("discovery's claim check is not a key probe:\n%s", plan)
