@@ -55,32 +55,37 @@ const (
 	stalled
 )
 
-// deathRules lists the rules that apply to c, in the order their reasons
-// are reported when several fire together. A worker without a first frame
+// deathRules puts the rules that apply to c into rules and returns how
+// many, in the order their reasons are reported when several fire together
+// (no allocation: Watch runs it for every worker at every tick). A worker without a first frame
 // is judged by its startup time only (and a closed pipe); after it, by the
 // age of its last frame, the length of its cold start and its job's progress.
-func (s *Supervisor) deathRules(c *component) (rules [4]deathRule, n int) {
-	add := func(k deathKind, from time.Time, after time.Duration) {
-		if !from.IsZero() {
-			rules[n] = deathRule{k, from, after}
-			n++
-		}
+func (s *Supervisor) deathRules(c *component, rules *[4]deathRule) (n int) {
+	if !c.pipeClosedAt.IsZero() {
+		rules[n] = deathRule{pipeClosed, c.pipeClosedAt, s.cfg.PipeCloseGrace}
+		n++
 	}
-	add(pipeClosed, c.pipeClosedAt, s.cfg.PipeCloseGrace)
 	if !c.hasFrame {
-		add(noFirstFrame, c.spawnedAt, s.cfg.StartupTimeout)
-		return rules, n
+		rules[n] = deathRule{noFirstFrame, c.spawnedAt, s.cfg.StartupTimeout}
+		return n + 1
 	}
-	add(hung, c.lastFrameAt, s.cfg.HangAfter)
-	add(coldStart, c.pendingSince, s.cfg.ColdStartMax)
-	add(stalled, c.progressAt, s.cfg.StallAfter)
-	return rules, n
+	rules[n] = deathRule{hung, c.lastFrameAt, s.cfg.HangAfter}
+	n++
+	if !c.pendingSince.IsZero() {
+		rules[n] = deathRule{coldStart, c.pendingSince, s.cfg.ColdStartMax}
+		n++
+	}
+	if !c.progressAt.IsZero() {
+		rules[n] = deathRule{stalled, c.progressAt, s.cfg.StallAfter}
+		n++
+	}
+	return n
 }
 
 // deathReason is why a live worker is dead at now, or "" while no rule fires.
 func (s *Supervisor) deathReason(c *component, now time.Time) string {
-	rules, n := s.deathRules(c)
-	for _, r := range rules[:n] {
+	var rules [4]deathRule
+	for _, r := range rules[:s.deathRules(c, &rules)] {
 		if now.Sub(r.from) < r.after {
 			continue
 		}
@@ -131,9 +136,9 @@ func (s *Supervisor) deathDue(c *component) time.Time {
 	if s.stopping {
 		return s.stopAt.Add(s.cfg.StopGrace)
 	}
-	rules, n := s.deathRules(c)
+	var rules [4]deathRule
 	var t time.Time
-	for i, r := range rules[:n] {
+	for i, r := range rules[:s.deathRules(c, &rules)] {
 		if d := r.from.Add(r.after); i == 0 || d.Before(t) {
 			t = d
 		}
