@@ -554,16 +554,7 @@ func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 		return c, s.fail("counts", "", fmt.Errorf("counts query returned %d rows", len(rows)))
 	}
 	for _, cl := range rows[0].Classes {
-		n := int(cl.N)
-		c.Total += n
-		switch cl.Cls {
-		case "tagged":
-			c.Tagged = n
-		case "failed":
-			c.Failed = n
-		case "pending":
-			c.Pending = n
-		}
+		c.AddClass(cl.Cls, int(cl.N))
 	}
 	c.Claimed = int(rows[0].Claimed)
 	return c, nil

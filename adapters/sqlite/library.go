@@ -457,15 +457,7 @@ func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 		if err := rows.Scan(&class, &n); err != nil {
 			return store.Counts{}, s.fail("counts", "", err)
 		}
-		c.Total += n
-		switch class {
-		case "tagged":
-			c.Tagged = n
-		case "failed":
-			c.Failed = n
-		case "pending":
-			c.Pending = n
-		}
+		c.AddClass(class, n)
 	}
 	if err := rows.Err(); err != nil {
 		return store.Counts{}, s.fail("counts", "", err)

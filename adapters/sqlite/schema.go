@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // schema is the layout of schema version 1 (DESIGN §10); a new database
@@ -91,8 +93,8 @@ var schema = []string{
 // in the order the classes exclude each other: tagged, failed, pending
 // (needs tagging and valid), invalid (none of these).
 func fileClass(r string) string {
-	return `(CASE WHEN ` + r + `.tagged = 1 THEN 'tagged' WHEN ` + r + `.failed = 1 THEN 'failed'
-		WHEN ` + r + `.needs_tagging = 1 AND ` + r + `.is_valid = 1 THEN 'pending' ELSE 'invalid' END)`
+	return `(CASE WHEN ` + r + `.tagged = 1 THEN '` + store.ClassTagged + `' WHEN ` + r + `.failed = 1 THEN '` + store.ClassFailed + `'
+		WHEN ` + r + `.needs_tagging = 1 AND ` + r + `.is_valid = 1 THEN '` + store.ClassPending + `' ELSE '` + store.ClassInvalid + `' END)`
 }
 
 // version2 upgrades schema version 1 to 2. Every statement is safe on a
@@ -138,7 +140,8 @@ var version2 = []string{
 	// The rows start from a recount: zero on a new database, the files
 	// already there when a version 1 database is upgraded.
 	`DELETE FROM library_counts`,
-	`INSERT INTO library_counts (class, n) VALUES ('tagged', 0), ('failed', 0), ('pending', 0), ('invalid', 0)`,
+	`INSERT INTO library_counts (class, n) VALUES ('` + store.ClassTagged + `', 0), ('` + store.ClassFailed + `', 0),
+		('` + store.ClassPending + `', 0), ('` + store.ClassInvalid + `', 0)`,
 	`INSERT INTO library_counts (class, n)
 		SELECT ` + fileClass("f") + `, count(*) FROM library_files f WHERE true GROUP BY 1
 		ON CONFLICT (class) DO UPDATE SET n = excluded.n`,

@@ -156,6 +156,30 @@ type Counts struct {
 // from disk at the last scan) and neither tagged nor failed.
 func (c Counts) Invalid() int { return c.Total - c.Tagged - c.Failed - c.Pending }
 
+// The classes of Counts by name, as a store that counts per class names
+// them: a file is in the first that fits (tagged; failed; pending: needs
+// tagging and valid; invalid: none of these).
+const (
+	ClassTagged  = "tagged"
+	ClassFailed  = "failed"
+	ClassPending = "pending"
+	ClassInvalid = "invalid"
+)
+
+// AddClass adds n files of the named class (an unknown name counts toward
+// Total only, as invalid files do).
+func (c *Counts) AddClass(class string, n int) {
+	c.Total += n
+	switch class {
+	case ClassTagged:
+		c.Tagged += n
+	case ClassFailed:
+		c.Failed += n
+	case ClassPending:
+		c.Pending += n
+	}
+}
+
 // Library is the work queue: files and their claims.
 //
 // Key order is byte order (Go's string comparison) for keys of lower-case
