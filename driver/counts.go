@@ -16,14 +16,13 @@ import (
 // takes.
 const CountsFactor = 20
 
-// countsCache is the last read of the library counts and its pace. One
-// read at a time: a caller that finds a read under way waits for it (or
-// for its own context) and takes its result.
+// countsCache is the last good read of the library counts and its pace.
+// One read at a time: a caller that finds a read under way waits for it
+// (or for its own context).
 type countsCache struct {
 	sem    chan struct{}
 	pacer  pace.Pacer
 	counts store.Counts
-	err    error
 }
 
 func newCountsCache() *countsCache {
@@ -31,8 +30,11 @@ func newCountsCache() *countsCache {
 }
 
 // LibraryCounts returns the library counts for a display: read from the
-// store when a read is due (pace.Pacer), else the last read's; fresh tells
-// which. A failed read is returned as its error, and counts as a read.
+// store when a read is due (pace.Pacer), else the last good read's; fresh
+// tells which. Only good reads are kept and paced: a failed read (a store
+// that timed out, a caller that went away) is the caller's error alone,
+// and the next call reads again, so counts come back as soon as the store
+// does.
 func (m *Main) LibraryCounts(ctx context.Context) (c store.Counts, fresh bool, err error) {
 	cc := m.counts
 	select {
@@ -41,10 +43,15 @@ func (m *Main) LibraryCounts(ctx context.Context) (c store.Counts, fresh bool, e
 		return store.Counts{}, false, ctx.Err()
 	}
 	defer func() { <-cc.sem }()
-	if start := m.Clock.Now(); cc.pacer.Due(start) {
-		cc.counts, cc.err = m.Store.Counts(ctx)
-		cc.pacer.Read(start, m.Clock.Now())
-		fresh = true
+	start := m.Clock.Now()
+	if !cc.pacer.Due(start) {
+		return cc.counts, false, nil
 	}
-	return cc.counts, fresh, cc.err
+	c, err = m.Store.Counts(ctx)
+	if err != nil {
+		return store.Counts{}, true, err
+	}
+	cc.counts = c
+	cc.pacer.Read(start, m.Clock.Now())
+	return c, true, nil
 }

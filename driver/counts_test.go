@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -95,5 +96,69 @@ func TestLibraryCountsOneReadAtATime(t *testing.T) {
 	<-m.counts.sem
 	if _, fresh, err := m.LibraryCounts(context.Background()); err != nil || !fresh {
 		t.Fatalf("LibraryCounts once the read ended = %v, %v", fresh, err)
+	}
+}
+
+// flakyCounts fails its counts while down, each failure after a timeout
+// on the mock clock (a store that does not answer), and can cut a read
+// short as the caller going away would.
+type flakyCounts struct {
+	store.Store
+	clk    *clock.Mock
+	down   bool
+	cancel func() // called during the next read
+}
+
+func (s *flakyCounts) Counts(ctx context.Context) (store.Counts, error) {
+	if s.down {
+		s.clk.Add(10 * time.Second)
+		return store.Counts{}, errors.New("store unreachable: timeout")
+	}
+	s.clk.Add(time.Second)
+	if s.cancel != nil {
+		s.cancel()
+		s.cancel = nil
+	}
+	if err := ctx.Err(); err != nil {
+		return store.Counts{}, err
+	}
+	return s.Store.Counts(ctx)
+}
+
+// A failed read is neither kept nor paced: the counts come back at the
+// first poll after the store does (a read that timed out after 10 s used to
+// hold the error for 200 s, and tag's loop skipped every poll meanwhile),
+// and a caller that went away during a read does not hand its context's
+// error to the next caller.
+func TestLibraryCountsFailuresAreNotKept(t *testing.T) {
+	clk := clock.NewMock()
+	mem := memstore.New(1)
+	if err := mem.UpsertFiles(context.Background(), []store.File{{Key: "a", NeedsTagging: true, IsValid: true}}); err != nil {
+		t.Fatal(err)
+	}
+	st := &flakyCounts{Store: mem, clk: clk, down: true}
+	m, err := NewMain(node.DefaultConfig("i:1:1", "n", 1), st, clk, slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
+		func(string, uint64) (string, []string) { return "true", nil }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, fresh, err := m.LibraryCounts(context.Background()); err == nil || !fresh {
+		t.Fatalf("read of a store that is down = %v, %v; want a fresh error", fresh, err)
+	}
+	st.down = false
+	clk.Add(500 * time.Millisecond)
+	if c, fresh, err := m.LibraryCounts(context.Background()); err != nil || !fresh || c.Pending != 1 {
+		t.Fatalf("first poll once the store is back = %+v, %v, %v; want fresh counts", c, fresh, err)
+	}
+
+	clk.Add(time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	st.cancel = cancel
+	if _, _, err := m.LibraryCounts(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("read cut short by its caller = %v", err)
+	}
+	clk.Add(2 * time.Second)
+	if c, fresh, err := m.LibraryCounts(context.Background()); err != nil || !fresh || c.Pending != 1 {
+		t.Fatalf("next caller after one went away = %+v, %v, %v; want fresh counts", c, fresh, err)
 	}
 }
