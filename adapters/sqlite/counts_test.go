@@ -163,13 +163,7 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Back to version 1's layout.
-	execAll(t, path,
-		`DROP TRIGGER library_counts_insert`, `DROP TRIGGER library_counts_delete`, `DROP TRIGGER library_counts_update`,
-		`DROP TABLE library_counts`,
-		`DROP INDEX library_files_ready`, `DROP INDEX library_files_waiting`,
-		`ALTER TABLE library_files DROP COLUMN waiting`,
-		`CREATE INDEX library_files_pending ON library_files (key) WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0`,
+	downgradeToV1(t, path,
 		`UPDATE library_files SET next_retry_at = `+fmt.Sprint(ms(at(time.Hour)))+` WHERE key IN ('k06', 'k08')`,
 		`UPDATE library_files SET skip_until = `+fmt.Sprint(ms(at(time.Minute)))+` WHERE key = 'k09'`,
 		`UPDATE meta SET value = '1' WHERE key = '`+MetaSchemaVersion+`'`,
@@ -232,5 +226,106 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 	openT(t, path)
 	if got2, _ := s.Counts(bg); got2 != got {
 		t.Fatalf("Counts after a second open = %+v, want %+v", got2, got)
+	}
+}
+
+// downgradeToV1 brings a closed database back to schema version 1's layout,
+// then runs extra statements on it.
+func downgradeToV1(t *testing.T, path string, extra ...string) {
+	t.Helper()
+	execAll(t, path, append([]string{
+		`DROP TRIGGER library_counts_insert`, `DROP TRIGGER library_counts_delete`, `DROP TRIGGER library_counts_update`,
+		`DROP TABLE library_counts`,
+		`DROP INDEX library_files_ready`, `DROP INDEX library_files_waiting`,
+		`ALTER TABLE library_files DROP COLUMN waiting`,
+		`CREATE INDEX library_files_pending ON library_files (key) WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0`,
+		`UPDATE meta SET value = '1' WHERE key = '` + MetaSchemaVersion + `'`,
+	}, extra...)...)
+}
+
+// A process that opens a version 1 file while another holds the write
+// lock (upgrading it: 4–6 s a million files) waits for it past its busy
+// timeout, and then finds the file upgraded (or upgrades it), instead of
+// failing with "database is locked".
+func TestOpenWaitsForAnUpgradeInProgress(t *testing.T) {
+	path := tempDB(t)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, s, "a", "b")
+	s.Close()
+	downgradeToV1(t, path)
+	db := raw(t, path)
+	conn, err := db.Conn(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(bg, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		conn.ExecContext(bg, `COMMIT`)
+		conn.Close()
+		close(released)
+	}()
+	start := time.Now()
+	s2, err := Open(path, WithBusyTimeout(300*time.Millisecond))
+	<-released
+	if err != nil {
+		t.Fatalf("Open while another process held the lock for 1.5 s (busy timeout 0.3 s): %v", err)
+	}
+	defer s2.Close()
+	if d := time.Since(start); d < time.Second {
+		t.Fatalf("Open returned after %s, before the lock was released", d)
+	}
+	if c, err := s2.Counts(bg); err != nil || c.Pending != 2 {
+		t.Fatalf("Counts after the upgrade = %+v, %v", c, err)
+	}
+}
+
+// Waits that ended while no main process ran its cleanup (between two runs
+// of nomarr tag) are settled when the file is next opened for writing, by
+// the wall clock, and a cleanup settles every ended wait, not only its
+// first batch: unsettled, each discovery sorts them all.
+func TestEndedWaitsSettled(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	now := time.Now()
+	const n = 2*settleBatch + 500
+	var files []store.File
+	for i := range 2 * n {
+		f := mkf(fmt.Sprintf("k%05d", i))
+		f.Attempts, f.NextRetryAt = 1, now.Add(-time.Minute) // ended
+		if i%2 == 1 {
+			f.NextRetryAt = now.Add(time.Hour) // not yet
+		}
+		files = append(files, f)
+	}
+	if err := s.UpsertFiles(bg, files); err != nil {
+		t.Fatal(err)
+	}
+	db := raw(t, path)
+	waiting := func() (n int) {
+		t.Helper()
+		if err := db.QueryRow(`SELECT count(*) FROM library_files WHERE waiting = 1`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if w := waiting(); w != 2*n {
+		t.Fatalf("waiting after the scan: %d, want %d", w, 2*n)
+	}
+	s2 := openT(t, path)
+	if w := waiting(); w != n {
+		t.Fatalf("waiting after an open: %d, want %d (the %d whose wait ended settled)", w, n, n)
+	}
+	if _, err := s2.CleanupClaims(bg, now.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if w := waiting(); w != 0 {
+		t.Fatalf("waiting after a cleanup past every wait: %d, want 0", w)
 	}
 }

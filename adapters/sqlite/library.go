@@ -375,10 +375,8 @@ func (s *Store) RenewLeases(ctx context.Context, workerIDs []string, until time.
 // lease; file gone, tagged, failed or invalid) in one transaction, each
 // re-checking its condition as it deletes.
 //
-// It also settles the waits that have ended (sSettleWaits): housekeeping
-// of the discovery indexes (see version2), at most settleBatch files a
-// call; files wait one at a time as jobs fail, far fewer than that per
-// cleanup period.
+// It also settles the waits that have ended (settleWaits): housekeeping
+// of the discovery indexes (see version2).
 func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim, error) {
 	var out []store.Claim
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
@@ -409,9 +407,11 @@ func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim
 				return err
 			}
 		}
-		_, err := tx.StmtContext(ctx, s.ws[sSettleWaits]).ExecContext(ctx, ms(now), settleBatch)
-		return err
+		return nil
 	})
+	if err == nil {
+		err = s.settleWaits(ctx, now)
+	}
 	if err != nil {
 		return nil, s.fail("cleanup claims", "", err)
 	}
@@ -434,8 +434,8 @@ func (s *Store) File(ctx context.Context, key string) (store.File, error) {
 	return f, nil
 }
 
-// Counts implements store.Library (one read transaction; a scan of the
-// library, meant for status displays rather than hot paths).
+// Counts implements store.Library: one read transaction of the four rows of
+// library_counts (kept by triggers, see version2) and the claims.
 func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 	var c store.Counts
 	if err := s.checkFile(); err != nil { // the count a person reads must be of the file at the path
@@ -680,6 +680,28 @@ func (s *Store) RecentHistory(ctx context.Context, limit int) ([]store.HistoryRo
 	return out, nil
 }
 
-// settleBatch bounds the waits one cleanup settles: about 25 ms of write
-// lock, every cleanup period (30 s).
+// settleWaits moves the files whose wait ended by now from the waiting
+// index to the ready one, settleBatch a transaction (each holds the write
+// lock about 70 ms at a million files), until none is left or ctx ends.
+// Files wait one at a time as jobs fail, so a cleanup period (30 s) rarely
+// has a batch to settle; a backlog comes from waits that ended while no
+// main process ran (Open settles those) or a version 1 file's upgrade.
+func (s *Store) settleWaits(ctx context.Context, now time.Time) error {
+	for {
+		var n int64
+		err := s.withTx(ctx, func(tx *sql.Tx) error {
+			res, err := tx.StmtContext(ctx, s.ws[sSettleWaits]).ExecContext(ctx, ms(now), settleBatch)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil || n < settleBatch {
+			return err
+		}
+	}
+}
+
+// settleBatch is the most waits one transaction settles.
 const settleBatch = 1000

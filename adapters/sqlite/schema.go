@@ -146,7 +146,7 @@ var version2 = []string{
 		SELECT ` + fileClass("f") + `, count(*) FROM library_files f WHERE true GROUP BY 1
 		ON CONFLICT (class) DO UPDATE SET n = excluded.n`,
 	`ALTER TABLE library_files ADD COLUMN waiting INTEGER NOT NULL DEFAULT 0`,
-	`UPDATE library_files SET waiting = 1 WHERE next_retry_at <> 0 OR skip_until <> 0`,
+	`UPDATE library_files SET waiting = 1 WHERE max(next_retry_at, skip_until) > ?1`,
 	`DROP INDEX IF EXISTS library_files_pending`,
 	`CREATE INDEX library_files_ready ON library_files (key)
 		WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND waiting = 0`,

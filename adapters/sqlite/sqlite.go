@@ -216,7 +216,18 @@ func (s *Store) open() error {
 	if err := s.ws.prepare(ctx, s.w, writeSQL); err != nil {
 		return err
 	}
-	return s.rs.prepare(ctx, s.r, readSQL)
+	if err := s.rs.prepare(ctx, s.r, readSQL); err != nil {
+		return err
+	}
+	if !s.cfg.readOnly {
+		// Waits that ended while no main process ran its cleanup (between
+		// two runs of `nomarr tag`) are settled now, by the wall clock: a
+		// discovery sorts every ended wait not yet settled. Best effort: a
+		// flag left as it is costs discovery time, never a file, and the
+		// next cleanup settles it.
+		_ = s.settleWaits(ctx, time.Now())
+	}
+	return nil
 }
 
 // bootstrap switches the file to WAL and creates the schema if needed. It is
@@ -260,10 +271,8 @@ func (s *Store) bootstrap(ctx context.Context) error {
 		if err == nil && cur >= SchemaVersion {
 			return nil // another process created it meanwhile
 		}
-		for _, ddl := range slices.Concat(schema, version2) {
-			if _, err := tx.ExecContext(ctx, ddl); err != nil {
-				return fmt.Errorf("schema: %w", err)
-			}
+		if err := execSchema(ctx, tx, slices.Concat(schema, version2)); err != nil {
+			return fmt.Errorf("schema: %w", err)
 		}
 		return stampVersion(ctx, tx)
 	})
@@ -273,13 +282,16 @@ func (s *Store) bootstrap(ctx context.Context) error {
 // IMMEDIATE transaction that re-checks the version (another process may
 // have upgraded it meanwhile). Version 1 → 2 adds library_counts, counted
 // once from the files there, and the waiting column with its two indexes
-// (about 2 s a million files). A version 1 program refuses the file once
-// upgraded.
+// (4–6 s a million files on a 2-core machine). A version 1 program
+// refuses the file once upgraded.
 func (s *Store) upgrade(ctx context.Context, from int) error {
 	if err := s.checkWAL(ctx); err != nil {
 		return err
 	}
-	return s.withTx(ctx, func(tx *sql.Tx) error {
+	// Every process that opens the file meanwhile waits for the upgrade
+	// (one transaction: 4–6 s a million files on a 2-core machine), not
+	// for the busy timeout only; then it finds the file upgraded.
+	return s.withTxWaiting(ctx, upgradeWait, func(tx *sql.Tx) error {
 		cur, err := schemaVersion(ctx, tx)
 		if err != nil || cur >= SchemaVersion {
 			return err
@@ -287,14 +299,31 @@ func (s *Store) upgrade(ctx context.Context, from int) error {
 		if cur != 1 {
 			return fmt.Errorf("schema version %d cannot be upgraded (known: 1)", cur)
 		}
-		for _, ddl := range version2 {
-			if _, err := tx.ExecContext(ctx, ddl); err != nil {
-				return fmt.Errorf("schema upgrade %d → %d: %w", from, SchemaVersion, err)
-			}
+		if err := execSchema(ctx, tx, version2); err != nil {
+			return fmt.Errorf("schema upgrade %d → %d: %w", from, SchemaVersion, err)
 		}
 		return stampVersion(ctx, tx)
 	})
 }
+
+// execSchema runs schema statements in order; ?1 in one is now, by the
+// wall clock (the waits that have not ended).
+func execSchema(ctx context.Context, tx *sql.Tx, stmts []string) error {
+	for _, ddl := range stmts {
+		var args []any
+		if strings.Contains(ddl, "?1") {
+			args = append(args, ms(time.Now()))
+		}
+		if _, err := tx.ExecContext(ctx, ddl, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upgradeWait is how long an open waits for the write lock to upgrade the
+// schema, or for another process's upgrade to end.
+const upgradeWait = 5 * time.Minute
 
 // stampVersion writes SchemaVersion into meta.
 func stampVersion(ctx context.Context, tx *sql.Tx) error {
@@ -406,6 +435,11 @@ func (s *Store) checkWAL(ctx context.Context) error {
 // lets a busy neighbour starve everyone else. fn may therefore run more than
 // once; every failed attempt has been rolled back, so it starts afresh.
 func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.withTxWaiting(ctx, s.cfg.busyTimeout, fn)
+}
+
+// withTxWaiting is withTx waiting up to limit for the write lock.
+func (s *Store) withTxWaiting(ctx context.Context, limit time.Duration, fn func(tx *sql.Tx) error) error {
 	if err := s.checkFile(); err != nil {
 		return err
 	}
@@ -425,7 +459,7 @@ func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		s.busyRetries.Add(1)
 		now := time.Now()
 		if deadline.IsZero() {
-			first, deadline = now, now.Add(s.cfg.busyTimeout)
+			first, deadline = now, now.Add(limit)
 		}
 		if !now.Before(deadline) {
 			s.noteWait(now.Sub(first))
