@@ -71,17 +71,7 @@ func TestDiscoverPastWaitingFiles(t *testing.T) {
 	want("skip over", at(5*time.Minute), "k02", 4, "k03", "k04", "k10", "k11")
 
 	db := raw(t, path)
-	var waiting []string
-	rows, err := db.Query(`SELECT key FROM library_files WHERE waiting = 1 ORDER BY key`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var k string
-		rows.Scan(&k)
-		waiting = append(waiting, k)
-	}
-	rows.Close()
+	waiting := strings1(t, db, `SELECT key FROM library_files WHERE waiting = 1 ORDER BY key`)
 	if w := []string{"k03", "k04", "k05", "k06", "k07", "k08", "k09", "k10"}; !slices.Equal(waiting, w) {
 		t.Fatalf("waiting after the cleanup at T+3m: %v, want %v (the cleanup settles the waits that ended, only them)", waiting, w)
 	}

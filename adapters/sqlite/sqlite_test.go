@@ -72,6 +72,28 @@ func claim(key, worker string, now time.Time, ttl time.Duration) store.Claim {
 	return store.Claim{FileKey: key, WorkerID: worker, ClaimedAt: now, LeaseUntil: now.Add(ttl)}
 }
 
+// strings1 returns the one text column of a query's rows.
+func strings1(t testing.TB, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // raw opens a plain second connection on the file for tampering and checks.
 func raw(t testing.TB, path string) *sql.DB {
 	t.Helper()
@@ -107,17 +129,7 @@ func TestSchemaAndPragmas(t *testing.T) {
 			t.Fatalf("busy_timeout = %d, want %d", busy, want)
 		}
 	}
-	var tables []string
-	rows, err := s.r.Query(`SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var n string
-		rows.Scan(&n)
-		tables = append(tables, n)
-	}
-	rows.Close()
+	tables := strings1(t, s.r, `SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
 	want := []string{"file_tags", "health_history", "library_counts", "library_files", "meta", "worker_claims", "worker_restart_policy"}
 	if !slices.Equal(tables, want) {
 		t.Fatalf("tables = %v, want %v", tables, want)
