@@ -329,3 +329,38 @@ func TestEndedWaitsSettled(t *testing.T) {
 		t.Fatalf("waiting after a cleanup past every wait: %d, want 0", w)
 	}
 }
+
+// An open while another process holds the write lock (a busy writer, or a
+// worker stopped inside a write transaction) leaves its settling of ended
+// waits to the next cleanup after 200 ms, rather than waiting out the busy
+// timeout: a worker restarted while the store is locked starts at once.
+func TestOpenNotHeldUpBySettling(t *testing.T) {
+	path := tempDB(t)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, s, "a")
+	s.Close()
+	conn, err := raw(t, path).Conn(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(bg, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(bg, `ROLLBACK`)
+	start := time.Now()
+	s2, err := Open(path, WithBusyTimeout(3*time.Second))
+	if err != nil {
+		t.Fatalf("Open beside a held write lock: %v", err)
+	}
+	defer s2.Close()
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Fatalf("Open beside a held write lock took %s (busy timeout 3 s); settling must not wait it out", d)
+	}
+	if f, err := s2.File(bg, "a"); err != nil || f.Key != "a" {
+		t.Fatalf("read after the open: %+v, %v", f, err)
+	}
+}

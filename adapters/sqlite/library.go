@@ -410,7 +410,7 @@ func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim
 		return nil
 	})
 	if err == nil {
-		err = s.settleWaits(ctx, now)
+		err = s.settleWaits(ctx, now, s.cfg.busyTimeout)
 	}
 	if err != nil {
 		return nil, s.fail("cleanup claims", "", err)
@@ -682,14 +682,15 @@ func (s *Store) RecentHistory(ctx context.Context, limit int) ([]store.HistoryRo
 
 // settleWaits moves the files whose wait ended by now from the waiting
 // index to the ready one, settleBatch a transaction (each holds the write
-// lock about 70 ms at a million files), until none is left or ctx ends.
+// lock about 20–70 ms at a million files), until none is left or ctx ends;
+// each transaction waits up to lockWait for the write lock.
 // Files wait one at a time as jobs fail, so a cleanup period (30 s) rarely
 // has a batch to settle; a backlog comes from waits that ended while no
 // main process ran (Open settles those) or a version 1 file's upgrade.
-func (s *Store) settleWaits(ctx context.Context, now time.Time) error {
+func (s *Store) settleWaits(ctx context.Context, now time.Time, lockWait time.Duration) error {
 	for {
 		var n int64
-		err := s.withTx(ctx, func(tx *sql.Tx) error {
+		err := s.withTxWaiting(ctx, lockWait, func(tx *sql.Tx) error {
 			res, err := tx.StmtContext(ctx, s.ws[sSettleWaits]).ExecContext(ctx, ms(now), settleBatch)
 			if err != nil {
 				return err

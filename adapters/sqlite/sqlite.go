@@ -224,8 +224,10 @@ func (s *Store) open() error {
 		// two runs of `nomarr tag`) are settled now, by the wall clock: a
 		// discovery sorts every ended wait not yet settled. Best effort: a
 		// flag left as it is costs discovery time, never a file, and the
-		// next cleanup settles it.
-		_ = s.settleWaits(ctx, time.Now())
+		// next cleanup settles it. It waits 200 ms at most for another
+		// process's write lock: a worker starting while the store is busy
+		// or locked is not held up for it.
+		_ = s.settleWaits(ctx, time.Now(), openSettleWait)
 	}
 	return nil
 }
@@ -320,6 +322,10 @@ func execSchema(ctx context.Context, tx *sql.Tx, stmts []string) error {
 	}
 	return nil
 }
+
+// openSettleWait is how long Open waits for the write lock to settle ended
+// waits before it leaves them to the next cleanup.
+const openSettleWait = 200 * time.Millisecond
 
 // upgradeWait is how long an open waits for the write lock to upgrade the
 // schema, or for another process's upgrade to end.
