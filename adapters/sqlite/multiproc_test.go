@@ -19,7 +19,7 @@ import (
 // The multi-process tests re-execute the test binary as child processes
 // (TestHelperProcess with these variables set) that share one database file.
 const (
-	envHelper = "NOMARR_SQLITE_HELPER" // "worker": claim+complete until no work is left
+	envHelper = "NOMARR_SQLITE_HELPER" // "worker": claim+complete until no work is left; "lock": hold the write lock
 	envDB     = "NOMARR_SQLITE_DB"
 	envWorker = "NOMARR_SQLITE_WORKER"
 )
@@ -30,6 +30,9 @@ const (
 // can (the worker's claimer: discovery batches from the start, candidates in
 // key order) until none is left, and prints "done <files> <conflicts>".
 func TestHelperProcess(t *testing.T) {
+	if os.Getenv(envHelper) == "lock" {
+		helperLock(os.Getenv(envDB), os.Stdin, os.Stdout)
+	}
 	if os.Getenv(envHelper) != "worker" {
 		t.Skip("child process of the multi-process tests")
 	}

@@ -112,6 +112,8 @@ type Store struct {
 	walFails       atomic.Int64 // attempts that failed in a row at one frame
 	walDone        atomic.Int64 // frames copied when the last attempt failed
 	walTruncations atomic.Int64
+
+	holders holders // who has the file open, for "database is locked" (holders.go)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -480,8 +482,8 @@ func (s *Store) withTxWaiting(ctx context.Context, limit time.Duration, fn func(
 			case <-ctx.Done():
 				t.Stop()
 				s.noteWait(time.Since(first))
-				return fmt.Errorf("database is locked by another connection or process; gave up after %s: %w",
-					time.Since(first).Round(time.Millisecond), ctx.Err())
+				return fmt.Errorf("database is locked by another connection or process; gave up after %s%s: %w",
+					time.Since(first).Round(time.Millisecond), s.holders.describe(s.path), ctx.Err())
 			case <-t.C:
 			}
 		}
@@ -536,7 +538,8 @@ func (s *Store) describe(err error) error {
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		return fmt.Errorf("database is locked by another connection or process (waited %s busy_timeout): %w", s.cfg.busyTimeout, err)
+		return fmt.Errorf("database is locked by another connection or process (waited %s busy_timeout)%s: %w",
+			s.cfg.busyTimeout, s.holders.describe(s.path), err)
 	case sqlite3.SQLITE_READONLY:
 		return fmt.Errorf("database is read-only (file or directory not writable, or opened read-only): %w", err)
 	case sqlite3.SQLITE_FULL:
