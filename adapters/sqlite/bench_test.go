@@ -344,3 +344,55 @@ func BenchmarkDiscoverWaiting(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUpgrade: the one-time upgrade of a schema version 1 file of
+// benchFiles files (paths of a real library's length, 1 % waiting for a
+// retry) when it is first opened for writing: the time of that open.
+func BenchmarkUpgrade(b *testing.B) {
+	dir := b.TempDir()
+	v1 := filepath.Join(dir, "v1.db")
+	s := openT(b, v1)
+	files := make([]store.File, 0, 10_000)
+	for i := range benchFiles {
+		f := mkf(fmt.Sprintf("%032x", i))
+		f.Path = fmt.Sprintf("/srv/media/music/Some Artist Name/Some Album Title (Deluxe Edition) [2003]/%02d - A Fairly Long Track Title.flac", i%100)
+		if i%100 == 0 {
+			f.Attempts, f.NextRetryAt = 1, time.Now().Add(time.Hour)
+		}
+		files = append(files, f)
+		if len(files) == cap(files) || i == benchFiles-1 {
+			if err := s.UpsertFiles(bg, files); err != nil {
+				b.Fatal(err)
+			}
+			files = files[:0]
+		}
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	downgradeToV1(b, v1)
+	data, err := os.ReadFile(v1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		path := filepath.Join(dir, fmt.Sprintf("run%d.db", i))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		s, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if c, err := s.Counts(bg); err != nil || c.Total != benchFiles {
+			b.Fatalf("counts after the upgrade: %+v, %v", c, err)
+		}
+		s.Close()
+		os.Remove(path)
+		b.StartTimer()
+	}
+}

@@ -231,7 +231,7 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 
 // downgradeToV1 brings a closed database back to schema version 1's layout,
 // then runs extra statements on it.
-func downgradeToV1(t *testing.T, path string, extra ...string) {
+func downgradeToV1(t testing.TB, path string, extra ...string) {
 	t.Helper()
 	execAll(t, path, append([]string{
 		`DROP TRIGGER library_counts_insert`, `DROP TRIGGER library_counts_delete`, `DROP TRIGGER library_counts_update`,

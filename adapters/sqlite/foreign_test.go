@@ -35,7 +35,7 @@ func tablesOf(t *testing.T, path string) (tables []string, journal string) {
 	return tables, journal
 }
 
-func execAll(t *testing.T, path string, stmts ...string) {
+func execAll(t testing.TB, path string, stmts ...string) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {

@@ -286,14 +286,14 @@ func (s *Store) bootstrap(ctx context.Context) error {
 // IMMEDIATE transaction that re-checks the version (another process may
 // have upgraded it meanwhile). Version 1 → 2 adds library_counts, counted
 // once from the files there, and the waiting column with its two indexes
-// (4–6 s a million files on a 2-core machine). A version 1 program
+// (3.7–5.6 s a million files on a 2-core machine). A version 1 program
 // refuses the file once upgraded.
 func (s *Store) upgrade(ctx context.Context, from int) error {
 	if err := s.checkWAL(ctx); err != nil {
 		return err
 	}
 	// Every process that opens the file meanwhile waits for the upgrade
-	// (one transaction: 4–6 s a million files on a 2-core machine), not
+	// (one transaction: 3.7–5.6 s a million files on a 2-core machine, BenchmarkUpgrade), not
 	// for the busy timeout only; then it finds the file upgraded.
 	return s.withTxWaiting(ctx, upgradeWait, func(tx *sql.Tx) error {
 		cur, err := schemaVersion(ctx, tx)
