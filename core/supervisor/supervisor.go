@@ -379,8 +379,8 @@ func (s *Supervisor) Deadline() (time.Time, bool) {
 		if c.restartPending && !c.failed && !c.releasePending && !c.loadPending && !s.stopping && (!found || c.restartAt.Before(t)) {
 			t, found = c.restartAt, true
 		}
-		if s.stopping && c.running && !c.killing {
-			if grace := s.stopAt.Add(s.cfg.StopGrace); !found || grace.Before(t) {
+		if s.stopping && c.running && !c.killing { // the stop grace's end (deathDue while stopping)
+			if grace := s.deathDue(c); !found || grace.Before(t) {
 				t, found = grace, true
 			}
 		}
