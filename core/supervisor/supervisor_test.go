@@ -1047,6 +1047,20 @@ func TestStopWaitsForRestartStateWrite(t *testing.T) {
 	}
 }
 
+// killedExactlyAt ticks a millisecond before d, where id must not be
+// killed, then at d, where it must be killed once.
+func (r *rig) killedExactlyAt(id string, d time.Time) {
+	r.t.Helper()
+	r.sup.Tick(r.ctx, d.Add(-time.Millisecond))
+	if n := r.procs.signals(id, supervisor.Kill); n != 0 {
+		r.t.Fatalf("%s killed a millisecond before its deadline %s", id, d.Sub(t0))
+	}
+	r.sup.Tick(r.ctx, d)
+	if n := r.procs.signals(id, supervisor.Kill); n != 1 {
+		r.t.Fatalf("kills of %s at its deadline %s = %d, want 1", id, d.Sub(t0), n)
+	}
+}
+
 // The stop grace ends on a deadline of its own: a driver that sleeps until
 // Deadline kills a worker still running at the end of the grace then, not
 // at the next check tick after it.
@@ -1060,14 +1074,7 @@ func TestStopGraceIsADeadline(t *testing.T) {
 	if want := t0.Add(2*time.Second + r.cfg.StopGrace); !ok || !d.Equal(want) {
 		t.Fatalf("Deadline during the stop = %v %v, want the grace's end %v", d, ok, want)
 	}
-	r.sup.Tick(r.ctx, d.Add(-time.Millisecond))
-	if n := r.procs.signals(id, supervisor.Kill); n != 0 {
-		t.Fatalf("killed before the grace's end")
-	}
-	r.sup.Tick(r.ctx, d)
-	if n := r.procs.signals(id, supervisor.Kill); n != 1 {
-		t.Fatalf("kills at the grace's end = %d, want 1", n)
-	}
+	r.killedExactlyAt(id, d)
 	if _, ok := r.sup.Deadline(); ok {
 		t.Fatal("a deadline remains once the worker is being killed")
 	}

@@ -48,14 +48,7 @@ func TestWatchDeadlineIsWhenTheKillComes(t *testing.T) {
 			if !ok || !d.Equal(at(tc.want)) {
 				t.Fatalf("WatchDeadline = %s, %v; want %s", d.Sub(t0), ok, tc.want)
 			}
-			r.sup.Tick(r.ctx, d.Add(-time.Millisecond))
-			if n := r.procs.signals(w0, supervisor.Kill); n != 0 {
-				t.Fatalf("killed a millisecond before the deadline")
-			}
-			r.sup.Tick(r.ctx, d)
-			if n := r.procs.signals(w0, supervisor.Kill); n != 1 {
-				t.Fatalf("kills at the deadline = %d, want 1", n)
-			}
+			r.killedExactlyAt(w0, d)
 			if k := r.ev.of("kill", w0); len(k) != 1 || !strings.Contains(k[0].Reason, tc.reason) {
 				t.Fatalf("kill events %+v, want one for %q", k, tc.reason)
 			}
