@@ -300,12 +300,17 @@ func BenchmarkCounts(b *testing.B) {
 // on benchFiles files, 10 % of them tagged, when the first files in key
 // order wait for a retry: where workers' transient failures pile up, since
 // they claim in key order. "all" has every pending file waiting: nothing
-// to discover. Reports p50 and p99 latency.
+// to discover. "ended-20%" has every fifth file's wait over (they ended
+// between two runs), before and after a cleanup settles them. Reports p50
+// and p99 latency.
 func BenchmarkDiscoverWaiting(b *testing.B) {
 	for _, tc := range []struct {
 		name    string
 		waiting float64 // share of the files, from the front
-	}{{"front-10%", 0.10}, {"front-50%", 0.50}, {"all", 1}} {
+		ended   bool    // every fifth file's wait ended instead (between two runs)
+		settled bool    // and a cleanup has settled them
+	}{{"front-10%", 0.10, false, false}, {"front-50%", 0.50, false, false}, {"all", 1, false, false},
+		{"ended-20%-unsettled", 0, true, false}, {"ended-20%-settled", 0, true, true}} {
 		b.Run(tc.name, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "waiting.db")
 			s := openT(b, path)
@@ -316,6 +321,8 @@ func BenchmarkDiscoverWaiting(b *testing.B) {
 					f.NeedsTagging, f.Tagged = false, true
 				} else if float64(i) < tc.waiting*float64(benchFiles) {
 					f.Attempts, f.NextRetryAt = 1, at(time.Hour)
+				} else if tc.ended && i%5 == 1 {
+					f.Attempts, f.NextRetryAt = 1, at(-time.Minute)
 				}
 				files = append(files, f)
 				if len(files) == cap(files) || i == benchFiles-1 {
@@ -323,6 +330,11 @@ func BenchmarkDiscoverWaiting(b *testing.B) {
 						b.Fatal(err)
 					}
 					files = files[:0]
+				}
+			}
+			if tc.settled {
+				if _, err := s.CleanupClaims(bg, t0); err != nil {
+					b.Fatal(err)
 				}
 			}
 			ds := make([]time.Duration, 0, b.N)
