@@ -23,12 +23,18 @@ import (
 // patches → ONNX backbone and heads → tags → crash-safe write into the file.
 // Its checkpoint after inference holds the derived tags, so a retry after a
 // failed write skips decoding and inference, as long as the model set is
-// the one that derived them.
+// the one that derived them; so does a file that already holds this model
+// set's tags (ReuseFileTags).
 type MusiCNN struct {
 	Models    *gpu.Models
 	Audio     audio.Options
 	Tags      tags.Options
 	WriteMode string // none | minimal | full
+	// ReuseFileTags (reuse_file_tags): a file that already holds a whole
+	// analysis by this model set, as tags.Reuse decides, is not decoded or
+	// analysed again; its tags are recorded (and the write mode applied)
+	// as if it had been.
+	ReuseFileTags bool
 
 	mu  sync.Mutex
 	ext *features.Extractor
@@ -54,6 +60,13 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 		if json.Unmarshal([]byte(job.Checkpoint), &cp) == nil && cp.Step == "tags" && len(cp.Tags) > 0 &&
 			cp.Tags[tags.KeyVersion] == m.Models.Version() {
 			all = cp.Tags
+		}
+	}
+	if all == nil && m.ReuseFileTags {
+		// A file TagLib cannot read is left to the decoder, whose error
+		// says what is wrong with it.
+		if held, err := tagwrite.Read(job.Path); err == nil {
+			all, _ = tags.Reuse(held, m.Models.Version(), m.Tags)
 		}
 	}
 	if all == nil {

@@ -131,10 +131,11 @@ func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver
 	threads, _ := strconv.Atoi(s.get("ort_threads"))
 	batch, _ := strconv.Atoi(s.get("batch_size"))
 	arena, _ := strconv.ParseBool(s.get("ort_cpu_arena"))
+	reuse, _ := strconv.ParseBool(s.get("reuse_file_tags"))
 	m.Spawner.Name = name
 	m.Spawner.Env = workerEnvironment(workerSpec{DB: s.get("db"), Config: s.core.Values(), Analyzer: s.get("analyzer"),
 		StateDir: filepath.Join(s.get("data_dir"), "analyzer-state"), ModelsDir: s.get("models_dir"),
-		OrtLib: s.get("onnxruntime_lib"), WriteMode: s.get("write_mode"), Threads: threads, BatchSize: batch, CPUArena: arena, UseGPU: s.core.GPU,
+		OrtLib: s.get("onnxruntime_lib"), WriteMode: s.get("write_mode"), Reuse: reuse, Threads: threads, BatchSize: batch, CPUArena: arena, UseGPU: s.core.GPU,
 		LogLevel: s.get("log_level")})
 	return m, nil
 }

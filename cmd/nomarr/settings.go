@@ -28,6 +28,7 @@ var appKeys = map[string]string{
 	"library_root":    "",
 	"models_dir":      "",
 	"write_mode":      "full",
+	"reuse_file_tags": "true",
 	"http_addr":       "127.0.0.1:8356",
 	"api_token":       "",
 	"node":            "", // host name
@@ -182,8 +183,10 @@ func (s *settings) finish() error {
 			return fmt.Errorf("%s: want a positive integer, got %q", k, s.app[k])
 		}
 	}
-	if _, err := strconv.ParseBool(s.app["ort_cpu_arena"]); err != nil {
-		return fmt.Errorf("ort_cpu_arena: want true or false, got %q", s.app["ort_cpu_arena"])
+	for _, k := range []string{"ort_cpu_arena", "reuse_file_tags"} {
+		if _, err := strconv.ParseBool(s.app[k]); err != nil {
+			return fmt.Errorf("%s: want true or false, got %q", k, s.app[k])
+		}
 	}
 	if s.app["node"] == "" {
 		h, err := os.Hostname()

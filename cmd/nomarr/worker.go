@@ -40,6 +40,7 @@ type workerSpec struct {
 	ModelsDir string `json:"models_dir,omitempty"`
 	OrtLib    string `json:"onnxruntime_lib,omitempty"`
 	WriteMode string `json:"write_mode,omitempty"`
+	Reuse     bool   `json:"reuse_file_tags,omitempty"`
 	Threads   int    `json:"ort_threads,omitempty"`
 	BatchSize int    `json:"batch_size,omitempty"`
 	CPUArena  bool   `json:"ort_cpu_arena,omitempty"`
@@ -165,7 +166,7 @@ func newAnalyzer(spec workerSpec) (worker.Analyzer, error) {
 		}
 		models := gpu.New(gpu.Config{LibraryPath: spec.OrtLib, ModelsDir: spec.ModelsDir, Threads: spec.Threads,
 			BatchSize: spec.BatchSize, CPUArena: spec.CPUArena, UseCUDA: spec.UseGPU})
-		return &analyzer.MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: spec.WriteMode}, nil
+		return &analyzer.MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: spec.WriteMode, ReuseFileTags: spec.Reuse}, nil
 	}
 	return nil, fmt.Errorf("analyzer: unknown analyzer %q (musicnn, noop, script:SCENARIO)", spec.Analyzer)
 }

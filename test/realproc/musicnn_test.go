@@ -3,9 +3,11 @@ package realproc
 import (
 	"bytes"
 	"database/sql"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,6 +86,47 @@ func TestTagMusicNNEndToEnd(t *testing.T) {
 		t.Errorf("tags stored for %d files (err %v), want 25", n, err)
 	}
 
+	// A fresh store over the files just tagged (a library moved, a store
+	// lost): each file already holds this model set's tags, so nothing is
+	// decoded again (ffmpeg, wrapped, counts its runs), the files stay
+	// byte for byte, and the store gets the same tags.
+	tagged := map[string][]byte{}
+	good, _ := filepath.Glob(filepath.Join(lib, "good", "*"))
+	for _, f := range good {
+		tagged[f], _ = os.ReadFile(f)
+	}
+	real, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, runs := t.TempDir(), filepath.Join(t.TempDir(), "ffmpeg-runs")
+	wrapper := "#!/bin/sh\necho run >> '" + runs + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "ffmpeg"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fresh := t.TempDir()
+	again := slices.Clone(args)
+	again[slices.Index(again, data)] = fresh
+	cmd = exec.Command(binary, again...)
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out.Reset()
+	errb.Reset()
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil || !strings.HasPrefix(out.String(), "tagged 25, failed 0, pending 0 of 25") {
+		t.Fatalf("nomarr tag with a fresh store: %v\n%s\n%s", err, out.String(), errb.String())
+	}
+	if b, err := os.ReadFile(runs); err == nil {
+		t.Errorf("files already tagged were decoded again: %d ffmpeg runs", bytes.Count(b, []byte("run")))
+	}
+	for f, b := range tagged {
+		if now, _ := os.ReadFile(f); !bytes.Equal(now, b) {
+			t.Errorf("%s changed when tagged again", f)
+		}
+	}
+	if first, second := storedTags(t, data), storedTags(t, fresh); !maps.Equal(first, second) || len(first) != 25 {
+		t.Errorf("tags stored from the files differ from the analysis:\n%v\n%v", first, second)
+	}
+
 	// Bad files fail permanently with a reason, untouched, and tag exits 1.
 	before := map[string][]byte{}
 	bad, _ := filepath.Glob(filepath.Join(lib, "bad", "*"))
@@ -104,4 +147,31 @@ func TestTagMusicNNEndToEnd(t *testing.T) {
 			t.Errorf("%s was modified", f)
 		}
 	}
+}
+
+// storedTags returns each stored file's tags (as stored, JSON) by path.
+func storedTags(t *testing.T, data string) map[string]string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "nomarr.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT f.path, t.tags FROM file_tags t JOIN library_files f ON f.key = t.file_key`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var p, tg string
+		if err := rows.Scan(&p, &tg); err != nil {
+			t.Fatal(err)
+		}
+		out[p] = tg
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

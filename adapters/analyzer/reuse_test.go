@@ -1,0 +1,131 @@
+package analyzer
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/nomarr/nomarr/adapters/audio"
+	"github.com/nomarr/nomarr/adapters/tagwrite"
+	"github.com/nomarr/nomarr/core/tags"
+	"github.com/nomarr/nomarr/core/worker"
+)
+
+// A file that already holds a whole analysis by the loaded model set is not
+// decoded again (the decoder here does not exist, so any decode shows as
+// service_down): its tags are the job's result and the write mode still
+// applies to the file. A file holding less (write_mode minimal), another
+// model set's tags, or tags edited by hand is analysed as usual, and so is
+// every file when the reuse is off.
+func TestFileTagsOfThisModelSetReused(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg not installed (scripts/deps.sh installs it)")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.flac")
+	if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=4", src).CombinedOutput(); err != nil {
+		t.Fatalf("make src.flac: %v %s", err, out)
+	}
+	models := stubModels(t, "")
+	full, err := tags.Derive(constPredictions(), models.Version(), tags.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// file returns a copy of src holding t.
+	n := 0
+	file := func(t0 map[string]string) string {
+		t.Helper()
+		n++
+		p := filepath.Join(dir, "f"+string(rune('a'+n))+".flac")
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := tagwrite.Write(p, t0); err != nil {
+			if err == tagwrite.ErrNoTagLib {
+				t.Skip("built without TagLib (cgo off or notaglib tag)")
+			}
+			t.Fatal(err)
+		}
+		return p
+	}
+	analyze := func(p, mode string, reuse bool) (worker.Result, []int64) {
+		t.Helper()
+		m := &MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: mode, ReuseFileTags: reuse,
+			Audio: audio.Options{FFmpeg: filepath.Join(dir, "no-ffmpeg")}}
+		var steps []int64
+		r := m.Analyze(context.Background(), worker.Job{FileKey: "k", Path: p, Fence: func() error { return nil }},
+			func(s int64) { steps = append(steps, s) })
+		return r, steps
+	}
+	decoded := func(what string, r worker.Result) {
+		t.Helper()
+		if r.Class != worker.ServiceDown || r.Dependency != worker.DepDecoder {
+			t.Errorf("%s: %+v, want a decode (service_down: no decoder)", what, r)
+		}
+	}
+
+	p := file(full)
+	before, _ := os.ReadFile(p)
+	r, steps := analyze(p, tags.ModeFull, true)
+	if r.Class != worker.OK || r.Version != models.Version() || !maps.Equal(r.Tags, full) {
+		t.Fatalf("reuse: %+v, want OK with the file's tags %v", r, full)
+	}
+	if !slices.Equal(steps, []int64{4}) {
+		t.Errorf("progress %v, want only the last step", steps)
+	}
+	if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
+		t.Error("a file already holding its tags was rewritten")
+	}
+
+	// The write mode still applies: minimal leaves only its keys in the
+	// file, while the store gets the whole analysis.
+	p = file(full)
+	r, _ = analyze(p, tags.ModeMinimal, true)
+	if r.Class != worker.OK || !maps.Equal(r.Tags, full) || r.Rewritten == nil {
+		t.Fatalf("reuse, write_mode minimal: %+v", r)
+	}
+	want, _ := tags.WriteSet(full, tags.ModeMinimal)
+	if got, err := tagwrite.Read(p); err != nil || !maps.Equal(got, want) {
+		t.Errorf("file after write_mode minimal: %v (%v), want %v", got, err, want)
+	}
+
+	decoded("reuse off", first(analyze(file(full), tags.ModeFull, false)))
+	minimal, _ := tags.WriteSet(full, tags.ModeMinimal)
+	decoded("a minimal set", first(analyze(file(minimal), tags.ModeFull, true)))
+	other := maps.Clone(full)
+	other[tags.KeyVersion] = "0123456789ab"
+	decoded("another model set", first(analyze(file(other), tags.ModeFull, true)))
+	edited := maps.Clone(full)
+	edited[tags.KeyMoodLoose] = "happy; sad"
+	decoded("edited lists", first(analyze(file(edited), tags.ModeFull, true)))
+	decoded("no tags at all", first(analyze(src, tags.ModeFull, true)))
+	junk := filepath.Join(dir, "junk.flac")
+	if err := os.WriteFile(junk, []byte("not audio"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	decoded("not an audio file", first(analyze(junk, tags.ModeFull, true)))
+}
+
+func first(r worker.Result, _ []int64) worker.Result { return r }
+
+// constPredictions is one patch where every head votes 0.8 for its first
+// class and the backbone scores rock 0.6.
+func constPredictions() tags.Predictions {
+	p := tags.Predictions{Heads: map[string][][]float32{}}
+	msd := make([]float32, len(tags.MSDTop50))
+	msd[0] = 0.6
+	p.MSD = [][]float32{msd}
+	for _, h := range tags.Heads {
+		p.Heads[h] = [][]float32{{0.8, 0.2}}
+	}
+	return p
+}

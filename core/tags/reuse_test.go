@@ -1,0 +1,115 @@
+package tags
+
+import (
+	"maps"
+	"strconv"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// drawPredictions draws n patches of scores, concentrated near the default
+// thresholds and the ends so that the mood lists take every shape.
+func drawPredictions(t *rapid.T) Predictions {
+	n := rapid.IntRange(1, 5).Draw(t, "patches")
+	score := rapid.OneOf(rapid.Float32Range(0, 1), rapid.SampledFrom([]float32{0, 0.1, 0.5, 0.6, 0.7, 1}))
+	p := Predictions{Heads: map[string][][]float32{}}
+	for i := range n {
+		p.MSD = append(p.MSD, rapid.SliceOfN(score, 50, 50).Draw(t, "msd"+strconv.Itoa(i)))
+	}
+	for _, h := range Heads {
+		for range n {
+			a := score.Draw(t, h)
+			p.Heads[h] = append(p.Heads[h], []float32{a, 1 - a})
+		}
+	}
+	return p
+}
+
+// Whatever Derive writes, Reuse takes back as it is; with another version,
+// or under mood thresholds that give other lists, it does not.
+func TestReuseTakesBackWhatDeriveWrote(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		opt := DefaultOptions()
+		got, err := Derive(drawPredictions(t), "v1", opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := maps.Clone(got)
+		file["some_other_key"] = "kept out" // a key not of Derive's
+		reused, ok := Reuse(file, "v1", opt)
+		if !ok || !maps.Equal(reused, got) {
+			t.Fatalf("Reuse(Derive) = %v, %v; want %v, true", reused, ok, got)
+		}
+		if _, ok := Reuse(file, "v2", opt); ok {
+			t.Fatal("reused the tags of another model set")
+		}
+	})
+}
+
+// Each way a file's tags can fall short of a whole analysis makes Reuse
+// refuse them.
+func TestReuseRefusesIncompleteOrEditedTags(t *testing.T) {
+	opt := DefaultOptions()
+	base, err := Derive(constPreds(2, 0.3, map[string]float32{"mood_happy": 0.8, "mood_sad": 0.9}), "v1", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base[KeyMoodStrict] != "happy" || base[KeyTopTags] == "" {
+		t.Fatalf("fixture: %v", base)
+	}
+	if _, ok := Reuse(base, "v1", opt); !ok {
+		t.Fatal("the fixture itself is refused")
+	}
+	lower := Options{TopThreshold: 0.1, TopMax: 5, MoodLoose: 0.3, MoodRegular: 0.4, MoodStrict: 0.45}
+	otherThresholds, err := Derive(constPreds(2, 0.3, map[string]float32{"mood_happy": 0.8, "mood_sad": 0.9}), "v1", lower)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := Reuse(otherThresholds, "v1", lower); !ok {
+		t.Fatal("refused the lists of its own thresholds")
+	}
+	minimal, err := WriteSet(base, ModeMinimal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]map[string]string{
+		"write_mode minimal":             minimal,
+		"no version":                     without(base, KeyVersion),
+		"a class number missing":         without(base, ClassKey("voice_instrumental", "voice")),
+		"a spread missing":               without(base, SpreadKey("gender")),
+		"a number above 1":               with(base, ClassKey("gender", "male"), "1.0001"),
+		"a number not as written":        with(base, ClassKey("gender", "male"), "0.5"),
+		"not a number":                   with(base, ClassKey("gender", "male"), "high"),
+		"a mood list edited":             with(base, KeyMoodStrict, "happy; sad"),
+		"a mood list removed":            without(base, KeyMoodLoose),
+		"a number edited under its list": with(base, ClassKey("mood_happy", "happy"), "0.1000"),
+		"an unknown top tag":             with(base, KeyTopTags, "rock; polka"),
+		"a top tag twice":                with(base, KeyTopTags, "rock; rock"),
+		"more top tags than TopMax":      with(base, KeyTopTags, "rock; pop; jazz; soul; funk; blues"),
+		"an empty top tags":              with(base, KeyTopTags, ""),
+	}
+	for name, file := range cases {
+		if got, ok := Reuse(file, "v1", opt); ok {
+			t.Errorf("%s: reused %v", name, got)
+		}
+	}
+	if _, ok := Reuse(base, "", opt); ok {
+		t.Error("reused for an empty version")
+	}
+	if _, ok := Reuse(base, "v1", Options{MoodStrict: 0.1, MoodRegular: 0.5}); ok {
+		t.Error("reused under invalid options")
+	}
+}
+
+func without(m map[string]string, k string) map[string]string {
+	out := maps.Clone(m)
+	delete(out, k)
+	return out
+}
+
+func with(m map[string]string, k, v string) map[string]string {
+	out := maps.Clone(m)
+	out[k] = v
+	return out
+}
