@@ -110,8 +110,12 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 		}()
 	}
 	if wio.Term != nil {
-		go func() {
-			<-wio.Term
+		go func() { // ends with RunWorker when no stop comes
+			select {
+			case <-wio.Term:
+			case <-stopFrames:
+				return
+			}
 			mu.Lock()
 			w.StopRequested()
 			mu.Unlock()

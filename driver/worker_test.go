@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -226,6 +227,37 @@ func TestRunWorkerControlEOFFinishesJob(t *testing.T) {
 	close(r.an.release)
 	r.exit(0)
 	r.finishedOnlyA()
+}
+
+// RunWorker leaves nothing running once it returns: a stop that never
+// came does not keep its watcher waiting (a process that runs workers in
+// turn, or a test, would gather one per worker).
+func TestRunWorkerLeavesNoGoroutine(t *testing.T) {
+	// Goroutines of RunWorker left by earlier tests on purpose (a frame
+	// write blocked forever) are counted out.
+	running := func() (int, string) {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		return strings.Count(stacks, "driver.RunWorker.func"), stacks
+	}
+	before, _ := running()
+	cr, cw := io.Pipe()
+	r := start(t, WorkerIO{Frames: io.Discard, Control: cr, Term: make(chan struct{})})
+	r.jobStarted()
+	cw.Close()
+	close(r.an.release)
+	r.exit(0)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, stacks := running()
+		if n <= before {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines of RunWorker still running after it returned:\n%s", stacks)
+		}
+		time.Sleep(frameEvery)
+	}
 }
 
 // An orphan whose job never returns (a hung inference call) and shows no
