@@ -149,6 +149,13 @@ func (h hostStore) MarkMissing(ctx context.Context, keys []string) (int, error) 
 	return h.w.Store.MarkMissing(ctx, keys)
 }
 
+func (h hostStore) ForgetMissing(ctx context.Context, keys []string) (int, error) {
+	if err := h.cut(); err != nil {
+		return 0, err
+	}
+	return h.w.Store.ForgetMissing(ctx, keys)
+}
+
 func (h hostStore) RetryFailed(ctx context.Context, keys []string) (int, error) {
 	if err := h.cut(); err != nil {
 		return 0, err

@@ -509,6 +509,18 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		func(d doc) doc {
 			return with(d, "failed", false, "attempts", 0, "crash_count", 0, "next_retry_at", 0, "skip_until", 0, "last_error", "")
 		}),
+	qForgetFiles: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		var out []any
+		for _, k := range b["keys"].([]any) {
+			if fd, ok := f.colls[colFiles][str(k)]; ok && fd["is_valid"] == false {
+				delete(f.colls[colFiles], str(k))
+				out = append(out, k)
+			}
+		}
+		return out, nil
+	},
+	qForgetTags:   keyedRemove(colTags),
+	qForgetClaims: keyedRemove(colClaims),
 	qDiscover: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		return f.discover(b, int(num(b["limit"]))), nil
 	},
@@ -826,6 +838,21 @@ func (f *fakeServer) indexCollection(w http.ResponseWriter, r *http.Request) (st
 // FOR is an index lookup that reads the query's snapshot, not its own
 // writes (only UPSERT's lookup reads them), so a key given twice is updated
 // and counted twice.
+// keyedRemove emulates a query that removes the documents of coll keyed
+// @keys, returning 1 for each.
+func keyedRemove(coll string) func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+	return func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		var out []any
+		for _, k := range b["keys"].([]any) {
+			if _, ok := f.colls[coll][str(k)]; ok {
+				delete(f.colls[coll], str(k))
+				out = append(out, 1)
+			}
+		}
+		return out, nil
+	}
+}
+
 func snapshotKeyedUpdate(cond func(doc) bool, set func(doc) doc) func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 	return func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		snap := maps.Clone(f.colls[colFiles])

@@ -504,9 +504,43 @@ func (s *Store) RetryFailed(ctx context.Context, keys []string) (int, error) {
 	return s.updateEach(ctx, qRetryFailed, "retry failed", keys)
 }
 
-// updateEach runs q, a statement over the files of @keys that returns how
-// many it changed, with each valid key once, and returns that count.
-func (s *Store) updateEach(ctx context.Context, q, op string, keys []string) (int, error) {
+// ForgetMissing implements store.Inventory, in one stream transaction: the
+// files first, then the tags and claims of those it deleted.
+func (s *Store) ForgetMissing(ctx context.Context, keys []string) (int, error) {
+	valid := fileKeys(keys)
+	if len(valid) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
+		return s.withTx(ctx, []string{colFiles, colTags, colClaims}, func(ctx context.Context, tx arangodb.Transaction) error {
+			gone, err := queryAll[string](ctx, tx, qForgetFiles, map[string]any{"keys": valid})
+			if err != nil {
+				return err
+			}
+			n = len(gone)
+			if n == 0 {
+				return nil
+			}
+			if _, err := queryAll[int](ctx, tx, qForgetTags, map[string]any{"keys": gone}); err != nil {
+				return err
+			}
+			claims := make([]string, len(gone))
+			for i, k := range gone {
+				claims[i] = claimPrefix + k
+			}
+			_, err = queryAll[int](ctx, tx, qForgetClaims, map[string]any{"keys": claims})
+			return err
+		})
+	})
+	if err != nil {
+		return 0, s.fail("forget missing", fmt.Sprintf("(%d files)", len(keys)), err)
+	}
+	return n, nil
+}
+
+// fileKeys returns the keys that can name a file, each once, sorted.
+func fileKeys(keys []string) []string {
 	valid := make([]string, 0, len(keys))
 	for _, k := range keys {
 		if validFileKey(k) { // no other key can name a file
@@ -514,7 +548,13 @@ func (s *Store) updateEach(ctx context.Context, q, op string, keys []string) (in
 		}
 	}
 	slices.Sort(valid)
-	valid = slices.Compact(valid) // the statement would count a repeat again
+	return slices.Compact(valid) // a statement would count a repeat again
+}
+
+// updateEach runs q, a statement over the files of @keys that returns how
+// many it changed, with each valid key once, and returns that count.
+func (s *Store) updateEach(ctx context.Context, q, op string, keys []string) (int, error) {
+	valid := fileKeys(keys)
 	if len(valid) == 0 {
 		return 0, nil
 	}

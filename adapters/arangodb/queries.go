@@ -74,6 +74,28 @@ const qRetryFailed = `LET n = (FOR k IN @keys
     RETURN 1)
 RETURN LENGTH(n)`
 
+// qForgetFiles deletes the files among @keys that are not valid and returns
+// their keys (primary-index lookups; @keys as for qMarkMissing).
+const qForgetFiles = `FOR k IN @keys
+  FOR f IN library_files
+    FILTER f._key == k AND f.is_valid == false
+    REMOVE f IN library_files
+    RETURN k`
+
+// qForgetTags deletes the stored tags of @keys (files just forgotten).
+const qForgetTags = `FOR k IN @keys
+  FOR t IN file_tags
+    FILTER t._key == k
+    REMOVE t IN file_tags
+    RETURN 1`
+
+// qForgetClaims deletes the claims @keys (of files just forgotten).
+const qForgetClaims = `FOR k IN @keys
+  FOR c IN worker_claims
+    FILTER c._key == k
+    REMOVE c IN worker_claims
+    RETURN 1`
+
 // qDiscover: eligible, unclaimed files after the cursor, in key order.
 //
 // How the index backs it: nomarr_discovery is a persistent index on

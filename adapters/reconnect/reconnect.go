@@ -177,6 +177,14 @@ func (s *Store) MarkMissing(ctx context.Context, keys []string) (int, error) {
 	return st.MarkMissing(ctx, keys)
 }
 
+func (s *Store) ForgetMissing(ctx context.Context, keys []string) (int, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return st.ForgetMissing(ctx, keys)
+}
+
 func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 	st, err := s.get(ctx)
 	if err != nil {

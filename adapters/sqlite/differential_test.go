@@ -208,6 +208,7 @@ var diffOps = []diffOp{
 	{"CleanupClaims", 2, (*diff).opCleanup},
 	{"MarkMissing", 2, (*diff).opMarkMissing},
 	{"RetryFailed", 2, (*diff).opRetryFailed},
+	{"ForgetMissing", 1, (*diff).opForgetMissing},
 	{"File", 1, (*diff).opFile},
 	{"ListFiles", 1, (*diff).opListFiles},
 	{"Counts", 1, (*diff).opCounts},
@@ -819,6 +820,10 @@ func (d *diff) opMarkMissing() {
 
 func (d *diff) opRetryFailed() {
 	d.opKeys("RetryFailed", "retryKeys", store.Store.RetryFailed)
+}
+
+func (d *diff) opForgetMissing() {
+	d.opKeys("ForgetMissing", "forgetKeys", store.Store.ForgetMissing)
 }
 
 // opKeys runs an operation over some lookup keys that returns a count.

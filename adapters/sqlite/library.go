@@ -608,6 +608,40 @@ func (s *Store) RetryFailed(ctx context.Context, keys []string) (int, error) {
 	return s.updateEach(ctx, sRetryFailed, "retry failed", keys)
 }
 
+// ForgetMissing implements store.Inventory, in one transaction.
+func (s *Store) ForgetMissing(ctx context.Context, keys []string) (int, error) {
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		n = 0
+		file, tags, claim := tx.StmtContext(ctx, s.ws[sForgetFile]), tx.StmtContext(ctx, s.ws[sForgetTags]), tx.StmtContext(ctx, s.ws[sForgetClaim])
+		for _, k := range keys {
+			res, err := file.ExecContext(ctx, k)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			if c, err := res.RowsAffected(); err != nil {
+				return err
+			} else if c == 0 {
+				continue
+			}
+			n++
+			for _, st := range []*sql.Stmt{tags, claim} {
+				if _, err := st.ExecContext(ctx, k); err != nil {
+					return fmt.Errorf("%s: %w", k, err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, s.fail("forget missing", fmt.Sprintf("(%d files)", len(keys)), err)
+	}
+	return n, nil
+}
+
 // updateEach runs the write statement id once per key in one transaction
 // and returns how many rows it changed.
 func (s *Store) updateEach(ctx context.Context, id int, op string, keys []string) (int, error) {

@@ -190,6 +190,9 @@ const (
 	sPruneHistory
 	sMarkMissing
 	sRetryFailed
+	sForgetFile
+	sForgetTags
+	sForgetClaim
 	// reads (query-only connections)
 	sDiscover
 	sFile
@@ -232,6 +235,11 @@ var writeSQL = map[int]string{
 	sMarkMissing: `UPDATE library_files SET is_valid = 0 WHERE key = ? AND is_valid = 1`,
 	sRetryFailed: `UPDATE library_files SET failed = 0, attempts = 0, crash_count = 0, next_retry_at = 0,
 			skip_until = 0, waiting = 0, last_error = '' WHERE key = ? AND failed = 1`,
+	// A file is forgotten only while it is not valid; its tags and claim go
+	// with it (ForgetMissing runs the last two only after the first).
+	sForgetFile:  `DELETE FROM library_files WHERE key = ? AND is_valid = 0`,
+	sForgetTags:  `DELETE FROM file_tags WHERE file_key = ?`,
+	sForgetClaim: `DELETE FROM worker_claims WHERE file_key = ?`,
 	// Claim = insert, only if the file is eligible at claimed_at; the primary
 	// key refuses a second claim.
 	sClaimInsert: `INSERT INTO worker_claims (file_key, worker_id, claimed_at, lease_until)

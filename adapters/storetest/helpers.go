@@ -210,6 +210,12 @@ func (l *locked) MarkMissing(ctx context.Context, keys []string) (int, error) {
 	return l.s.MarkMissing(ctx, keys)
 }
 
+func (l *locked) ForgetMissing(ctx context.Context, keys []string) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.ForgetMissing(ctx, keys)
+}
+
 func (l *locked) Counts(ctx context.Context) (store.Counts, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MissingAndBack", testMissingAndBack},
 		{"MissingAndChanged", testMissingAndChanged},
 		{"ReleaseMissing", testReleaseMissing},
+		{"ForgetMissing", testForgetMissing},
 		{"PathBytes", testPathBytes},
 	}
 	for _, tc := range tests {
@@ -1335,6 +1336,47 @@ func testMissingAndBack(h *h) {
 		h.Fatalf("pending file back = %+v", f)
 	}
 	h.wantDiscover(T0, "", 10, "held", "other", "pending")
+}
+
+// testForgetMissing: only files that are not valid are forgotten, with
+// their stored tags and their claims; one found again before the call is
+// kept, and a forgotten file that comes back is a new file.
+func testForgetMissing(h *h) {
+	h.upsertKeys("back", "gone", "held", "valid")
+	h.claim("gone", "i/w0", T0, time.Minute)
+	h.complete("gone", "i/w0", store.Completion{Tags: map[string]string{"k": "v"}, Version: "v1", At: At(time.Second)})
+	h.claim("held", "i/w1", T0, time.Minute)
+	if _, err := h.st.MarkMissing(h.Context(), []string{"back", "gone", "held"}); err != nil {
+		h.Fatal(err)
+	}
+	h.upsertKeys("back") // found again by a scan
+	n, err := h.st.ForgetMissing(h.Context(), []string{"gone", "held", "back", "valid", "unknown", "gone"})
+	if err != nil || n != 2 {
+		h.Fatalf("ForgetMissing = %d, %v; want 2 (gone and held; valid, unknown and repeated keys ignored)", n, err)
+	}
+	h.wantNoFile("gone")
+	h.wantNoFile("held")
+	for _, k := range []string{"back", "valid"} {
+		if f := h.file(k); !f.IsValid {
+			h.Fatalf("%s: %+v, want it kept valid", k, f)
+		}
+	}
+	if got, ok := tagsOf(h.T, h.st, "gone"); ok && len(got) != 0 {
+		h.Fatalf("tags of a forgotten file still stored: %v", got)
+	}
+	if c, err := h.st.Counts(h.Context()); err != nil || c.Total != 2 || c.Pending != 2 || c.Claimed != 0 {
+		h.Fatalf("Counts after ForgetMissing = %+v, %v; want 2 files, both pending, none claimed", c, err)
+	}
+	if n, err := h.st.ForgetMissing(h.Context(), []string{"gone", "held"}); err != nil || n != 0 {
+		h.Fatalf("ForgetMissing again = %d, %v; want 0", n, err)
+	}
+	// Back: new files, no claim left over to refuse a worker.
+	h.upsertKeys("gone", "held")
+	if f := h.file("gone"); f.Tagged || !f.NeedsTagging || f.TaggedVersion != "" {
+		h.Fatalf("forgotten file back = %+v, want a new file", f)
+	}
+	h.claim("held", "i/w2", T0, time.Minute)
+	h.wantDiscover(T0, "", 10, "back", "gone", "valid")
 }
 
 // testMissingAndChanged: a missing file that comes back changed needs

@@ -53,10 +53,17 @@ func runRetry(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
-// withFailed parses `nomarr NAME [DIR]`, opens the store, finds its failed
-// files (under DIR, as an absolute path) and runs do with them.
+// withFailed is withFiles picking the failed files.
 func withFailed(name string, args []string, stdout, stderr io.Writer,
 	do func(ctx context.Context, st store.Store, failed []store.File, where string) int) int {
+	return withFiles(name, func(page []store.File) []store.File { return inventory.Failed(page, "") }, args, stdout, stderr, do)
+}
+
+// withFiles parses `nomarr NAME [DIR]`, opens the store, picks files from
+// each page of the library (those under DIR, as an absolute path) and runs
+// do with them.
+func withFiles(name string, pick func(page []store.File) []store.File, args []string, stdout, stderr io.Writer,
+	do func(ctx context.Context, st store.Store, files []store.File, where string) int) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	s, rest, code, ok := commandSettings(name, fs, args, stdout, stderr)
@@ -82,16 +89,16 @@ func withFailed(name string, args []string, stdout, stderr io.Writer,
 	}
 	defer st.Close()
 	ctx := context.Background()
-	var failed []store.File
+	var picked []store.File
 	for after := ""; ; {
 		page, err := st.ListFiles(ctx, after, listBatch)
 		if err != nil {
 			fmt.Fprintf(stderr, "nomarr %s: store: %v\n", name, err)
 			return 1
 		}
-		for _, f := range inventory.Failed(page, "") {
+		for _, f := range pick(page) {
 			if match(f.Path) {
-				failed = append(failed, f)
+				picked = append(picked, f)
 			}
 		}
 		if len(page) < listBatch {
@@ -99,7 +106,7 @@ func withFailed(name string, args []string, stdout, stderr io.Writer,
 		}
 		after = page[len(page)-1].Key
 	}
-	return do(ctx, st, failed, where)
+	return do(ctx, st, picked, where)
 }
 
 // underDir matches the paths of dir's files, or dir itself, as the scan

@@ -21,23 +21,7 @@ func TestFailedAndRetry(t *testing.T) {
 	failing := write(t, fmt.Sprintf("name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 10ms\n  overrides:\n"+
 		"    %s: {error: permanent}\n    %s: {error: permanent}\n", library.Key(paths[0]), library.Key(paths[1])))
 	fine := write(t, "name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 10ms\n")
-	nomarr := func(wantCode int, args ...string) (stdout, stderr string) {
-		t.Helper()
-		var out, errb bytes.Buffer
-		cmd := exec.Command(bin, append(args, "--data-dir", data)...)
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != wantCode {
-			t.Fatalf("nomarr %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, wantCode, out.String(), errb.String())
-		}
-		return out.String(), errb.String()
-	}
+	nomarr := cli(t, bin, data)
 	nomarr(1, "tag", lib, "--workers", "1", "--analyzer", "script:"+failing)
 
 	out, errb := nomarr(0, "failed")
@@ -68,4 +52,26 @@ func TestFailedAndRetry(t *testing.T) {
 		t.Errorf("retry everything: %s", out)
 	}
 	nomarr(2, "retry", "a", "b")
+}
+
+// cli returns a runner of the nomarr binary with --data-dir data that
+// checks the exit code and returns stdout and stderr.
+func cli(t *testing.T, bin, data string) func(wantCode int, args ...string) (stdout, stderr string) {
+	return func(wantCode int, args ...string) (stdout, stderr string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		cmd := exec.Command(bin, append(args, "--data-dir", data)...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != wantCode {
+			t.Fatalf("nomarr %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, wantCode, out.String(), errb.String())
+		}
+		return out.String(), errb.String()
+	}
 }

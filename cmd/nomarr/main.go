@@ -55,6 +55,18 @@ var commands = []command{
 			"(a permission, a missing codec), retry clears its failure, attempts and crash\n" +
 			"count (a quarantined file too); `nomarr tag` or a running `nomarr serve` then\n" +
 			"tags it.\n"},
+	{"missing", "missing [DIR]",
+		"list the files (under DIR) the store keeps that are no longer on disk",
+		"A file a scan no longer finds is kept in the store, not valid, with its tagging\n" +
+			"state and tags, so that a library on a drive that was not mounted does not\n" +
+			"lose them. Prints the path of each such file still absent. Reads the store\n" +
+			"only.\n"},
+	{"forget", "forget [DIR]",
+		"delete the files (under DIR) no longer on disk from the store",
+		"For files that left the library for good (moved, renamed, deleted): the store\n" +
+			"forgets each file `nomarr missing` lists, with its stored tags. A file that a\n" +
+			"scan found again meanwhile is kept. If one comes back later, it is a new file\n" +
+			"(when it still holds this model set's tags, reuse_file_tags takes them).\n"},
 	{"sim", "sim SCENARIO [--seed N] [--json] [--no-check]",
 		"run a scenario in the deterministic simulator",
 		"Prints the JSONL trace (with --json) and a summary. Exit 1 when an expectation\n" +
@@ -110,6 +122,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runFailed(args[1:], stdout, stderr)
 	case "retry":
 		return runRetry(args[1:], stdout, stderr)
+	case "missing":
+		return runMissing(args[1:], stdout, stderr)
+	case "forget":
+		return runForget(args[1:], stdout, stderr)
 	case "worker": // hidden: started by a main process
 		return runWorker(args[1:], stderr)
 	case "drill": // hidden: real-process playback of a scenario

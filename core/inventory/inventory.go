@@ -66,6 +66,23 @@ func Failed(stored []store.File, root string) []store.File {
 	return out
 }
 
+// Gone returns the files among stored that lie under root, are not valid
+// and are not on disk now (onDisk reports whether a path is there): files
+// a scan did not find, or a job found gone, and still absent. They are the
+// files an operator may have the store forget once they left the library
+// for good (store.Inventory.ForgetMissing). An empty file is not valid
+// either, but it is on disk, so it is not gone; a file whose presence
+// cannot be told (onDisk answers true on any doubt) is kept too.
+func Gone(stored []store.File, root string, onDisk func(path string) bool) []store.File {
+	var out []store.File
+	for _, f := range stored {
+		if !f.IsValid && Under(root, f.Path) && !onDisk(f.Path) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // ScanRetry is the wait before the next scan after failures scans in a row
 // failed (the store down or locked, the library's drive not mounted): 5 s,
 // doubling up to 5 min, and never longer than the rescan interval (rescan

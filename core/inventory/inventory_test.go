@@ -68,6 +68,36 @@ func TestFailed(t *testing.T) {
 	}
 }
 
+// Gone: not valid, under the root and not on disk; a valid file, or one
+// on disk (an empty file, or one back since the last scan), is not.
+func TestGone(t *testing.T) {
+	stored := []store.File{
+		{Key: "a", Path: "/music/a.mp3"},                         // missing
+		{Key: "b", Path: "/music/sub/b.flac"},                    // missing
+		{Key: "c", Path: "/music/c.mp3", IsValid: true},          // valid
+		{Key: "d", Path: "/music/empty.mp3"},                     // empty: on disk
+		{Key: "e", Path: "/music/back.mp3"},                      // back since the scan
+		{Key: "f", Path: "/music-other/f.mp3"},                   // another root with the same prefix
+		{Key: "g", Path: "/music/gone-valid.mp3", IsValid: true}, // valid though absent: a scan decides
+	}
+	present := map[string]bool{"/music/c.mp3": true, "/music/empty.mp3": true, "/music/back.mp3": true}
+	onDisk := func(p string) bool { return present[p] }
+	for root, want := range map[string][]string{
+		"/music":     {"a", "b"},
+		"/music/sub": {"b"},
+		"":           {"a", "b", "f"},
+		"/nothing":   nil,
+	} {
+		var got []string
+		for _, f := range Gone(stored, root, onDisk) {
+			got = append(got, f.Key)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("Gone(%q) = %v, want %v", root, got, want)
+		}
+	}
+}
+
 func TestScanRetry(t *testing.T) {
 	for _, c := range []struct {
 		failures int

@@ -283,6 +283,13 @@ type Inventory interface {
 	// cleared; the checkpoint is kept. It returns how many it changed;
 	// unknown keys and files that are not failed are ignored.
 	RetryFailed(ctx context.Context, keys []string) (int, error)
+	// ForgetMissing deletes the files among keys that are not valid, with
+	// their stored tags and any claim on them, as the operator asks once
+	// files have left the library for good (moved, renamed, deleted). Each
+	// file is checked again in the same operation: one a scan found again
+	// meanwhile (valid) is kept. It returns how many files it deleted;
+	// unknown keys and valid files are ignored.
+	ForgetMissing(ctx context.Context, keys []string) (int, error)
 }
 
 // Store is the whole port.

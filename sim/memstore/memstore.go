@@ -417,6 +417,36 @@ func (s *Store) RetryFailed(_ context.Context, keys []string) (int, error) {
 	return n, nil
 }
 
+// ForgetMissing implements store.Inventory.
+func (s *Store) ForgetMissing(_ context.Context, keys []string) (int, error) {
+	if err := s.op(); err != nil {
+		return 0, err
+	}
+	gone := map[string]bool{}
+	for _, k := range keys {
+		if pos, ok := s.index[k]; ok && !s.files[pos].IsValid {
+			gone[k] = true
+		}
+	}
+	if len(gone) == 0 {
+		return 0, nil
+	}
+	s.files = slices.DeleteFunc(s.files, func(f *store.File) bool { return gone[f.Key] })
+	for k := range gone {
+		delete(s.index, k)
+		delete(s.claims, k)
+		delete(s.tags, k)
+	}
+	s.pending = s.pending[:0]
+	for i, f := range s.files {
+		s.index[f.Key] = i
+		if isPending(f) {
+			s.pending = append(s.pending, int32(i))
+		}
+	}
+	return len(gone), nil
+}
+
 // Counts implements store.Library.
 func (s *Store) Counts(_ context.Context) (store.Counts, error) {
 	if err := s.op(); err != nil {

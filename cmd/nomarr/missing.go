@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/nomarr/nomarr/core/inventory"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// runMissing implements `nomarr missing [DIR]`: the files the store keeps
+// that are no longer on disk (under DIR), one path per line, by path.
+func runMissing(args []string, stdout, stderr io.Writer) int {
+	return withGone("missing", args, stdout, stderr, func(_ context.Context, _ store.Store, gone []store.File, where string) int {
+		slices.SortFunc(gone, func(a, b store.File) int { return strings.Compare(a.Path, b.Path) })
+		for _, f := range gone {
+			fmt.Fprintln(stdout, f.Path)
+		}
+		fmt.Fprintf(stderr, "%d files no longer on disk%s", len(gone), where)
+		if len(gone) > 0 {
+			fmt.Fprint(stderr, "; once they left for good, `nomarr forget` deletes them from the store")
+		}
+		fmt.Fprintln(stderr)
+		return 0
+	})
+}
+
+// runForget implements `nomarr forget [DIR]`: the store forgets the files
+// that are no longer on disk (under DIR), with their stored tags.
+func runForget(args []string, stdout, stderr io.Writer) int {
+	return withGone("forget", args, stdout, stderr, func(ctx context.Context, st store.Store, gone []store.File, where string) int {
+		n := 0
+		for start := 0; start < len(gone); start += listBatch {
+			page := gone[start:min(start+listBatch, len(gone))]
+			keys := make([]string, len(page))
+			for i, f := range page {
+				keys[i] = f.Key
+			}
+			m, err := st.ForgetMissing(ctx, keys)
+			if err != nil {
+				fmt.Fprintf(stderr, "nomarr forget: %v (%d files forgotten before it)\n", err, n)
+				return 1
+			}
+			n += m
+		}
+		fmt.Fprintf(stdout, "%d files no longer on disk%s forgotten", n, where)
+		if skipped := len(gone) - n; skipped > 0 {
+			fmt.Fprintf(stdout, " (%d found again by a scan meanwhile: kept)", skipped)
+		}
+		fmt.Fprintln(stdout)
+		return 0
+	})
+}
+
+// withGone is withFiles picking the files that are not valid and not on
+// disk (inventory.Gone).
+func withGone(name string, args []string, stdout, stderr io.Writer,
+	do func(ctx context.Context, st store.Store, gone []store.File, where string) int) int {
+	return withFiles(name, func(page []store.File) []store.File { return inventory.Gone(page, "", onDisk) }, args, stdout, stderr, do)
+}
+
+// onDisk reports whether path is there; only "no such file" (or a parent
+// that is no longer a directory) says it is not: a path that cannot be
+// looked at (permissions, an I/O error) counts as there.
+func onDisk(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil || !(errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR))
+}
