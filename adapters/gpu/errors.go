@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/nomarr/nomarr/core/worker"
 )
@@ -39,6 +40,13 @@ type missingError struct {
 
 func (e *missingError) Error() string { return e.msg }
 func (e *missingError) Unwrap() error { return e.kind }
+
+// LibraryNotFoundIn is the error for an ONNX Runtime library looked for
+// in each of paths (the defaults, none set by the user) and found nowhere.
+func LibraryNotFoundIn(paths []string) error {
+	return &missingError{kind: ErrLibraryNotFound,
+		msg: fmt.Sprintf("ONNX Runtime library not found at any of %s; %s", strings.Join(paths, ", "), fetchHint)}
+}
 
 func libraryNotFound(path string, cause error) error {
 	msg := fmt.Sprintf("ONNX Runtime library not found at %s; %s", path, fetchHint)

@@ -50,6 +50,9 @@ func Scan(dir string) (files []store.File, skipped []string, err error) {
 // their keys stay put when the link is pointed elsewhere; links below dir
 // are not followed.
 //
+// A dir that is an audio file is scanned as a library of that one file;
+// any other file is an error.
+//
 // Hidden entries under dir (names beginning with ".") are not library
 // files: the tag writer's temporary copies (".nomarr-tmp-*.flac", which
 // keep the audio extension), macOS's "._*" resource forks beside each
@@ -64,6 +67,11 @@ func Walk(dir string, visit func(store.File) error) (skipped []string, err error
 		if target, err := filepath.EvalSymlinks(root); err == nil {
 			walkRoot = target
 		}
+	}
+	// A root that is a file is scanned as itself when it is an audio file
+	// (one track); anything else is a mistake to say, not an empty library.
+	if fi, err := os.Stat(walkRoot); err == nil && !fi.IsDir() && !Extensions[strings.ToLower(filepath.Ext(root))] {
+		return nil, fmt.Errorf("library: scan %s: not a folder (nor an audio file)", dir)
 	}
 	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if walkRoot != root { // named under root, as the user gave it

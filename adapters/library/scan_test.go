@@ -3,6 +3,7 @@ package library
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,6 +39,25 @@ func TestScanFindsAudioOnly(t *testing.T) {
 	}
 	if _, _, err := Scan(filepath.Join(dir, "missing")); err == nil {
 		t.Error("scanning a missing directory succeeded")
+	}
+}
+
+// A root that is a file: an audio file is a library of one track; any
+// other file is an error saying so, not an empty library.
+func TestScanRootThatIsAFile(t *testing.T) {
+	dir := t.TempDir()
+	song, readme := filepath.Join(dir, "song.mp3"), filepath.Join(dir, "README.md")
+	for _, p := range []string{song, readme} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _, err := Scan(song)
+	if err != nil || len(files) != 1 || files[0].Path != song {
+		t.Fatalf("Scan(song.mp3) = %+v, %v; want the one file", files, err)
+	}
+	if _, _, err := Scan(readme); err == nil || !strings.Contains(err.Error(), "not a folder") {
+		t.Fatalf("Scan(README.md) error = %v, want one saying it is not a folder", err)
 	}
 }
 

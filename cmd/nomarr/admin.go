@@ -79,7 +79,7 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr workers:", apiErr)
 		return 1
 	}
-	st, err := openForSettings(s)
+	st, err := openExisting(s)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr workers:", err)
 		return 1

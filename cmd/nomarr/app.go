@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -46,10 +48,18 @@ func checkAnalyzer(s *settings) error {
 		return nil
 	case name == "musicnn":
 		if err := gpu.CheckLibrary(s.get("onnxruntime_lib")); err != nil {
+			if looked := s.searched["onnxruntime_lib"]; len(looked) > 1 && errors.Is(err, gpu.ErrLibraryNotFound) {
+				return gpu.LibraryNotFoundIn(looked)
+			}
 			return err
 		}
 		for _, f := range gpu.ModelFiles() {
 			if _, err := os.Stat(filepath.Join(s.get("models_dir"), f)); err != nil {
+				if looked := s.searched["models_dir"]; len(looked) > 1 {
+					return fmt.Errorf("model %s not found: looked in %s; put the shared folder (with models/musicnn) "+
+						"beside the checkout, or set models_dir (NOMARR_MODELS_DIR) to the folder holding the MusiCNN ONNX models",
+						f, strings.Join(looked, ", "))
+				}
 				return fmt.Errorf("model %s not found in %s: set models_dir (NOMARR_MODELS_DIR) to the folder "+
 					"holding the MusiCNN ONNX models", f, s.get("models_dir"))
 			}
@@ -170,6 +180,28 @@ func ensureDataDir(s *settings) error {
 	if strings.HasPrefix(s.get("db"), "sqlite:") {
 		if err := os.MkdirAll(filepath.Dir(strings.TrimPrefix(s.get("db"), "sqlite:")), 0o755); err != nil {
 			return fmt.Errorf("data_dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// openExisting opens the store for a command that reads or changes it but
+// must not create it (failed, retry, missing, forget, workers without a
+// daemon): a store that is not there is an error (storeMissing).
+func openExisting(s *settings) (closer, error) {
+	if err := storeMissing(s); err != nil {
+		return nil, err
+	}
+	return openForSettings(s)
+}
+
+// storeMissing says when the configured store is a SQLite file that is not
+// there: most often a mistyped --db or another --data-dir than the one
+// scanned, so looking creates nothing and says where it looked.
+func storeMissing(s *settings) error {
+	if path, ok := sqlitePath(s.get("db")); ok {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("no store at %s (nothing scanned with this --db or --data-dir yet)", path)
 		}
 	}
 	return nil

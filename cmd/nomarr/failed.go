@@ -82,7 +82,7 @@ func withFiles(name string, pick func(page []store.File) []store.File, args []st
 		}
 		match, where = underDir(abs), " under "+abs
 	}
-	st, err := openForSettings(s)
+	st, err := openExisting(s)
 	if err != nil {
 		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
 		return 1

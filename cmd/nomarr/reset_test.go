@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,6 +21,9 @@ import (
 func TestOfflineResetRefusesUnknownID(t *testing.T) {
 	dir := t.TempDir()
 	base := []string{"--http-addr", "127.0.0.1:1", "--data-dir", dir, "--node", "n1", "--workers", "2"}
+	if rc := run(append([]string{"scan", t.TempDir()}, base...), io.Discard, io.Discard); rc != 0 {
+		t.Fatalf("scan to create the store: exit %d", rc)
+	}
 	reset := func(id string) (int, string) {
 		var out, errb bytes.Buffer
 		rc := run(append([]string{"workers", "reset", id}, base...), &out, &errb)
@@ -54,5 +60,25 @@ func TestOfflineResetRefusesUnknownID(t *testing.T) {
 	st.Close()
 	if rc, msg := reset("worker:discovery:5"); rc != 0 {
 		t.Errorf("workers reset worker:discovery:5 (stored state): exit %d, %q", rc, msg)
+	}
+}
+
+// TestOfflineCommandsNeedAStore: without a daemon, the commands that read
+// or change the store do not create one where none is (a mistyped --db, a
+// --data-dir other than the one scanned): they exit 1 naming the path
+// they looked at, and the path is still not there.
+func TestOfflineCommandsNeedAStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	for _, args := range [][]string{{"failed"}, {"retry"}, {"missing"}, {"forget"},
+		{"workers", "pause"}, {"workers", "resume"}, {"workers", "reset"}, {"status"}} {
+		var out, errb bytes.Buffer
+		rc := run(append(args, "--http-addr", "127.0.0.1:1", "--data-dir", dir), &out, &errb)
+		want := "no store at " + filepath.Join(dir, "nomarr.db")
+		if rc != 1 || !strings.Contains(errb.String(), want) {
+			t.Errorf("%v: exit %d, %q; want 1 saying %q", args, rc, errb.String(), want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("%v created %s (%v)", args, dir, err)
+		}
 	}
 }

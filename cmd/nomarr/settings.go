@@ -19,6 +19,10 @@ import (
 type settings struct {
 	core config.Config
 	app  map[string]string
+	// searched holds, for a path key left to its default, every place
+	// looked at when none of them had it (the last is the key's value), so
+	// that the message about the missing file can name them all.
+	searched map[string][]string
 }
 
 // appKeys are the application's keys with their defaults ("" = computed).
@@ -170,12 +174,12 @@ func (s *settings) finish() error {
 	checkout := checkoutOfBinary()
 	if s.app["models_dir"] == "" {
 		models := filepath.Join("..", "shared", "models", "musicnn")
-		s.app["models_dir"] = firstExisting(models, filepath.Join(checkout, models),
+		s.lookFor("models_dir", models, filepath.Join(checkout, models),
 			filepath.Join(s.app["data_dir"], "models", "musicnn"))
 	}
 	if s.app["onnxruntime_lib"] == "" {
 		lib := filepath.Join(".cache", "onnxruntime", "libonnxruntime.so.1")
-		s.app["onnxruntime_lib"] = firstExisting(lib, filepath.Join(checkout, lib),
+		s.lookFor("onnxruntime_lib", lib, filepath.Join(checkout, lib),
 			filepath.Join(s.app["data_dir"], "onnxruntime", "libonnxruntime.so.1"))
 	}
 	for _, k := range []string{"ort_threads", "batch_size"} {
@@ -224,6 +228,28 @@ func checkoutOfBinary() string {
 		exe = real
 	}
 	return filepath.Dir(filepath.Dir(exe))
+}
+
+// lookFor sets key to the first of paths that exists (firstExisting) and,
+// when none does, records them all, absolute and each once, in searched.
+func (s *settings) lookFor(key string, paths ...string) {
+	s.app[key] = firstExisting(paths...)
+	if _, err := os.Stat(s.app[key]); err == nil {
+		return
+	}
+	var looked []string
+	for _, p := range paths {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if !slices.Contains(looked, p) {
+			looked = append(looked, p)
+		}
+	}
+	if s.searched == nil {
+		s.searched = map[string][]string{}
+	}
+	s.searched[key] = looked
 }
 
 func firstExisting(paths ...string) string {

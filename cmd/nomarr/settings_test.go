@@ -191,3 +191,44 @@ func TestRuntimeAndModelsFoundFromTheBinarysCheckout(t *testing.T) {
 		t.Fatalf("bin/nomarr from another directory: %v\n%s", err, out)
 	}
 }
+
+// With models_dir and onnxruntime_lib left to their defaults, a runtime or
+// model found in none of the places looked at is one message naming them
+// all (a checkout without ../shared beside it, a binary copied elsewhere),
+// not only the last.
+func TestMissingRuntimeAndModelsNameEveryPlaceLooked(t *testing.T) {
+	bin := nomarrBinary(t)
+	work, data, lib := t.TempDir(), t.TempDir(), t.TempDir()
+	tag := func(extra ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"tag", lib, "--data-dir", data}, extra...)...)
+		cmd.Dir = work
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+			t.Fatalf("tag %v: %v, want exit 2\n%s", extra, err, out)
+		}
+		return string(out)
+	}
+	out := tag()
+	for _, p := range []string{filepath.Join(work, ".cache", "onnxruntime", "libonnxruntime.so.1"),
+		filepath.Join(data, "onnxruntime", "libonnxruntime.so.1"), "make deps"} {
+		if !strings.Contains(out, p) {
+			t.Errorf("missing runtime: %q does not name %s", out, p)
+		}
+	}
+	ort, err := filepath.Abs(filepath.Join("..", "..", ".cache", "onnxruntime", "libonnxruntime.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ort); err != nil {
+		t.Logf("models half not checked: no ONNX Runtime library at %s (make deps fetches it)", ort)
+		return
+	}
+	out = tag("--onnxruntime-lib", ort)
+	for _, p := range []string{filepath.Join(filepath.Dir(work), "shared", "models", "musicnn"),
+		filepath.Join(data, "models", "musicnn"), "set models_dir"} {
+		if !strings.Contains(out, p) {
+			t.Errorf("missing models: %q does not name %s", out, p)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,11 +34,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if err := apiCall(s, http.MethodGet, "/api/v1/info", &info); err != nil {
 		// Looking creates nothing: a SQLite store that is not there (a
 		// mistyped --db, another --data-dir) is said to be missing.
-		if path, ok := sqlitePath(s.get("db")); ok {
-			if _, serr := os.Stat(path); os.IsNotExist(serr) {
-				fmt.Fprintf(stderr, "nomarr status: %v; no store at %s (nothing scanned with this --db or --data-dir yet)\n", err, path)
-				return 1
-			}
+		if serr := storeMissing(s); serr != nil {
+			fmt.Fprintf(stderr, "nomarr status: %v; %v\n", err, serr)
+			return 1
 		}
 		st, serr := openForSettings(s)
 		if serr != nil {
