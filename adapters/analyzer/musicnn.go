@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"sync"
 	"syscall"
@@ -23,18 +24,21 @@ import (
 // patches → ONNX backbone and heads → tags → crash-safe write into the file.
 // Its checkpoint after inference holds the derived tags, so a retry after a
 // failed write skips decoding and inference, as long as the model set is
-// the one that derived them; so does a file that already holds this model
-// set's tags (ReuseFileTags).
+// the one that derived them; a file that already holds this model set's
+// tags skips inference (ReuseFileTags).
 type MusiCNN struct {
 	Models    *gpu.Models
 	Audio     audio.Options
 	Tags      tags.Options
 	WriteMode string // none | minimal | full
 	// ReuseFileTags (reuse_file_tags): a file that already holds a whole
-	// analysis by this model set, as tags.Reuse decides, is not decoded or
-	// analysed again; its tags are recorded (and the write mode applied)
-	// as if it had been.
+	// analysis by this model set, as tags.Reuse decides, is decoded (so a
+	// damaged or too short file fails as before) but not run through the
+	// models again; its tags are recorded, and the write mode applied, as
+	// if it had been.
 	ReuseFileTags bool
+	// Log, when set, gets a DEBUG line for each file whose tags are reused.
+	Log *slog.Logger
 
 	mu  sync.Mutex
 	ext *features.Extractor
@@ -62,13 +66,6 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 			all = cp.Tags
 		}
 	}
-	if all == nil && m.ReuseFileTags {
-		// A file TagLib cannot read is left to the decoder, whose error
-		// says what is wrong with it.
-		if held, err := tagwrite.Read(job.Path); err == nil {
-			all, _ = tags.Reuse(held, m.Models.Version(), m.Tags)
-		}
-	}
 	if all == nil {
 		samples, err := audio.Decode(ctx, job.Path, m.Audio)
 		if err != nil {
@@ -84,15 +81,20 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 			return worker.Result{Class: worker.Permanent, Reason: "too short for one patch"}
 		}
 		progress(2)
-		pred, err := m.Models.Predict(m.buf, n)
-		if err != nil {
-			class, dep := gpu.Classify(err)
-			return worker.Result{Class: class, Dependency: dep, Reason: "inference: " + err.Error()}
+		if m.ReuseFileTags {
+			all = m.reuse(ctx, job.Path)
 		}
-		progress(3)
-		all, err = tags.Derive(pred, m.Models.Version(), m.Tags)
-		if err != nil {
-			return worker.Result{Class: worker.Permanent, Reason: "derive tags: " + err.Error()}
+		if all == nil {
+			pred, err := m.Models.Predict(m.buf, n)
+			if err != nil {
+				class, dep := gpu.Classify(err)
+				return worker.Result{Class: class, Dependency: dep, Reason: "inference: " + err.Error()}
+			}
+			progress(3)
+			all, err = tags.Derive(pred, m.Models.Version(), m.Tags)
+			if err != nil {
+				return worker.Result{Class: worker.Permanent, Reason: "derive tags: " + err.Error()}
+			}
 		}
 	}
 	cp, _ := json.Marshal(checkpoint{Step: "tags", Tags: all})
@@ -116,6 +118,22 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 	}
 	progress(4)
 	return worker.Result{Tags: all, Version: m.Models.Version(), Rewritten: rewritten}
+}
+
+// reuse returns the tags of ours the file already holds when tags.Reuse
+// takes them as this model set's analysis, else nil. It runs once the audio
+// decoded into at least one patch: a file cut short or damaged after it
+// was tagged still fails as it would without the reuse.
+func (m *MusiCNN) reuse(ctx context.Context, path string) map[string]string {
+	held, err := tagwrite.Read(path)
+	if err != nil || ctx.Err() != nil {
+		return nil // TagLib's error, if it matters, comes back at the write
+	}
+	all, ok := tags.Reuse(held, m.Models.Version(), m.Tags)
+	if ok && m.Log != nil {
+		m.Log.Debug("the file already holds this model set's tags: inference skipped", "path", path)
+	}
+	return all
 }
 
 // statAsScanned is the file's size and mtime as a library scan records them

@@ -8,27 +8,29 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
-	"github.com/nomarr/nomarr/adapters/audio"
 	"github.com/nomarr/nomarr/adapters/tagwrite"
 	"github.com/nomarr/nomarr/core/tags"
 	"github.com/nomarr/nomarr/core/worker"
 )
 
-// A file that already holds a whole analysis by the loaded model set is not
-// decoded again (the decoder here does not exist, so any decode shows as
-// service_down): its tags are the job's result and the write mode still
-// applies to the file. A file holding less (write_mode minimal), another
-// model set's tags, or tags edited by hand is analysed as usual, and so is
-// every file when the reuse is off.
+// A file that already holds a whole analysis by the loaded model set is
+// decoded but not run through the models again (the stand-in models here
+// cannot run, so any inference shows as an "inference:" failure): its tags
+// are the job's result and the write mode still applies to the file. A
+// file holding less (write_mode minimal), another model set's tags, or
+// tags edited by hand goes through the models as usual, and so does every
+// file when the reuse is off. A tagged file cut short fails as it would
+// without the reuse.
 func TestFileTagsOfThisModelSetReused(t *testing.T) {
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Skip("ffmpeg not installed (scripts/deps.sh installs it)")
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.flac")
-	if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=4", src).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=20", src).CombinedOutput(); err != nil {
 		t.Fatalf("make src.flac: %v %s", err, out)
 	}
 	models := stubModels(t, "")
@@ -36,9 +38,10 @@ func TestFileTagsOfThisModelSetReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// file returns a copy of src holding t.
+	// file returns a copy of src (its first keep bytes; all when 0)
+	// holding t0.
 	n := 0
-	file := func(t0 map[string]string) string {
+	file := func(t0 map[string]string, keep int) string {
 		t.Helper()
 		n++
 		p := filepath.Join(dir, "f"+string(rune('a'+n))+".flac")
@@ -55,32 +58,36 @@ func TestFileTagsOfThisModelSetReused(t *testing.T) {
 			}
 			t.Fatal(err)
 		}
+		if keep > 0 {
+			if err := os.Truncate(p, int64(keep)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		return p
 	}
 	analyze := func(p, mode string, reuse bool) (worker.Result, []int64) {
 		t.Helper()
-		m := &MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: mode, ReuseFileTags: reuse,
-			Audio: audio.Options{FFmpeg: filepath.Join(dir, "no-ffmpeg")}}
+		m := &MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: mode, ReuseFileTags: reuse}
 		var steps []int64
 		r := m.Analyze(context.Background(), worker.Job{FileKey: "k", Path: p, Fence: func() error { return nil }},
 			func(s int64) { steps = append(steps, s) })
 		return r, steps
 	}
-	decoded := func(what string, r worker.Result) {
+	inferred := func(what string, r worker.Result) {
 		t.Helper()
-		if r.Class != worker.ServiceDown || r.Dependency != worker.DepDecoder {
-			t.Errorf("%s: %+v, want a decode (service_down: no decoder)", what, r)
+		if !strings.HasPrefix(r.Reason, "inference: ") {
+			t.Errorf("%s: %+v, want the models run (an inference failure)", what, r)
 		}
 	}
 
-	p := file(full)
+	p := file(full, 0)
 	before, _ := os.ReadFile(p)
 	r, steps := analyze(p, tags.ModeFull, true)
 	if r.Class != worker.OK || r.Version != models.Version() || !maps.Equal(r.Tags, full) {
 		t.Fatalf("reuse: %+v, want OK with the file's tags %v", r, full)
 	}
-	if !slices.Equal(steps, []int64{4}) {
-		t.Errorf("progress %v, want only the last step", steps)
+	if !slices.Equal(steps, []int64{1, 2, 4}) {
+		t.Errorf("progress %v, want decode, features, done", steps)
 	}
 	if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
 		t.Error("a file already holding its tags was rewritten")
@@ -88,7 +95,7 @@ func TestFileTagsOfThisModelSetReused(t *testing.T) {
 
 	// The write mode still applies: minimal leaves only its keys in the
 	// file, while the store gets the whole analysis.
-	p = file(full)
+	p = file(full, 0)
 	r, _ = analyze(p, tags.ModeMinimal, true)
 	if r.Class != worker.OK || !maps.Equal(r.Tags, full) || r.Rewritten == nil {
 		t.Fatalf("reuse, write_mode minimal: %+v", r)
@@ -98,21 +105,29 @@ func TestFileTagsOfThisModelSetReused(t *testing.T) {
 		t.Errorf("file after write_mode minimal: %v (%v), want %v", got, err, want)
 	}
 
-	decoded("reuse off", first(analyze(file(full), tags.ModeFull, false)))
+	inferred("reuse off", first(analyze(file(full, 0), tags.ModeFull, false)))
 	minimal, _ := tags.WriteSet(full, tags.ModeMinimal)
-	decoded("a minimal set", first(analyze(file(minimal), tags.ModeFull, true)))
+	inferred("a minimal set", first(analyze(file(minimal, 0), tags.ModeFull, true)))
 	other := maps.Clone(full)
 	other[tags.KeyVersion] = "0123456789ab"
-	decoded("another model set", first(analyze(file(other), tags.ModeFull, true)))
+	inferred("another model set", first(analyze(file(other, 0), tags.ModeFull, true)))
 	edited := maps.Clone(full)
 	edited[tags.KeyMoodLoose] = "happy; sad"
-	decoded("edited lists", first(analyze(file(edited), tags.ModeFull, true)))
-	decoded("no tags at all", first(analyze(src, tags.ModeFull, true)))
-	junk := filepath.Join(dir, "junk.flac")
-	if err := os.WriteFile(junk, []byte("not audio"), 0o644); err != nil {
+	inferred("edited lists", first(analyze(file(edited, 0), tags.ModeFull, true)))
+	inferred("no tags at all", first(analyze(src, tags.ModeFull, true)))
+
+	// Cut short after it was tagged (an interrupted copy keeps the tags at
+	// the front): the same permanent failure with the reuse on or off.
+	fi, err := os.Stat(src)
+	if err != nil {
 		t.Fatal(err)
 	}
-	decoded("not an audio file", first(analyze(junk, tags.ModeFull, true)))
+	cut := file(full, int(fi.Size()/20))
+	off, _ := analyze(cut, tags.ModeFull, false)
+	on, _ := analyze(cut, tags.ModeFull, true)
+	if off.Class != worker.Permanent || on.Class != off.Class || on.Reason != off.Reason {
+		t.Errorf("a tagged file cut short: reuse on %+v, off %+v; want the same permanent failure", on, off)
+	}
 }
 
 func first(r worker.Result, _ []int64) worker.Result { return r }

@@ -98,7 +98,7 @@ func runWorker(args []string, stderr io.Writer) int {
 	// framing), never a reason to exit and crash-loop.
 	st := lazyStore(spec.DB)
 	defer st.Close()
-	an, err := newAnalyzer(spec)
+	an, err := newAnalyzer(spec, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr worker:", err)
 		return 2
@@ -154,7 +154,7 @@ func workerLogSink(log *slog.Logger) event.Sink {
 	})
 }
 
-func newAnalyzer(spec workerSpec) (worker.Analyzer, error) {
+func newAnalyzer(spec workerSpec, log *slog.Logger) (worker.Analyzer, error) {
 	switch {
 	case spec.Analyzer == "" || spec.Analyzer == "noop":
 		return analyzer.Noop{}, nil
@@ -166,7 +166,7 @@ func newAnalyzer(spec workerSpec) (worker.Analyzer, error) {
 		}
 		models := gpu.New(gpu.Config{LibraryPath: spec.OrtLib, ModelsDir: spec.ModelsDir, Threads: spec.Threads,
 			BatchSize: spec.BatchSize, CPUArena: spec.CPUArena, UseCUDA: spec.UseGPU})
-		return &analyzer.MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: spec.WriteMode, ReuseFileTags: spec.Reuse}, nil
+		return &analyzer.MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: spec.WriteMode, ReuseFileTags: spec.Reuse, Log: log}, nil
 	}
 	return nil, fmt.Errorf("analyzer: unknown analyzer %q (musicnn, noop, script:SCENARIO)", spec.Analyzer)
 }

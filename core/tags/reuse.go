@@ -1,6 +1,7 @@
 package tags
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,8 +18,9 @@ import (
 //
 //   - nom_version is version (another model set's scores are not these);
 //   - both class numbers and the spread of every head are there, each a
-//     number in [0, 1] written as Num writes it (a set written by
-//     write_mode minimal lacks them, so it is analysed again);
+//     number in [0, 1] written as Num writes it, a spread at most 0.5 (a
+//     set written by write_mode minimal lacks them, so it is analysed
+//     again);
 //   - the three mood lists are the ones the numbers give under opt (absent
 //     means empty), so lists edited by hand, or derived under other
 //     thresholds, are not taken for this analysis;
@@ -45,7 +47,8 @@ func Reuse(file map[string]string, version string, opt Options) (map[string]stri
 			}
 			s[i].mean = v
 		}
-		if _, ok := written(file[SpreadKey(h)]); !ok {
+		// A standard deviation of scores in [0, 1] is at most 0.5.
+		if v, ok := written(file[SpreadKey(h)]); !ok || v > 0.5 {
 			return nil, false
 		}
 		heads[h] = s
@@ -77,10 +80,10 @@ func Reuse(file map[string]string, version string, opt Options) (map[string]stri
 }
 
 // written parses a score as Num writes it: a number in [0, 1] with exactly
-// 4 decimals.
+// 4 decimals (never NaN, never -0, which clamp01 turns into 0).
 func written(s string) (float64, bool) {
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 || v > 1 || Num(v) != s {
+	if err != nil || !(v >= 0 && v <= 1) || math.Signbit(v) || Num(v) != s {
 		return 0, false
 	}
 	return v, true

@@ -88,6 +88,9 @@ func TestReuseRefusesIncompleteOrEditedTags(t *testing.T) {
 		"a top tag twice":                with(base, KeyTopTags, "rock; rock"),
 		"more top tags than TopMax":      with(base, KeyTopTags, "rock; pop; jazz; soul; funk; blues"),
 		"an empty top tags":              with(base, KeyTopTags, ""),
+		"NaN":                            with(base, ClassKey("mood_happy", "happy"), "NaN"),
+		"minus zero":                     with(base, ClassKey("gender", "male"), "-0.0000"),
+		"a spread above 0.5":             with(base, SpreadKey("gender"), "0.5001"),
 	}
 	for name, file := range cases {
 		if got, ok := Reuse(file, "v1", opt); ok {
