@@ -84,6 +84,13 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 		if m.ReuseFileTags {
 			all = m.reuse(ctx, job.Path)
 		}
+		if all == nil && m.WriteMode != tags.ModeNone {
+			// The models are the expensive part: a file whose tags could
+			// not be written (a read-only library) fails before them.
+			if err := tagwrite.Writable(job.Path); errors.Is(err, tagwrite.ErrReadOnly) {
+				return writeError(err)
+			}
+		}
 		if all == nil {
 			pred, err := m.Models.Predict(m.buf, n)
 			if err != nil {
@@ -161,7 +168,9 @@ func writeError(err error) worker.Result {
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return worker.Result{Class: worker.Permanent, Reason: "missing", Missing: true}
-	case errors.Is(err, tagwrite.ErrReadOnly), errors.Is(err, tagwrite.ErrUnsupported), errors.Is(err, tagwrite.ErrInvalidTag):
+	case errors.Is(err, tagwrite.ErrReadOnly):
+		return worker.Result{Class: worker.Permanent, Reason: reason + " (write_mode: none keeps the tags in the store only)"}
+	case errors.Is(err, tagwrite.ErrUnsupported), errors.Is(err, tagwrite.ErrInvalidTag):
 		return worker.Result{Class: worker.Permanent, Reason: reason}
 	case errors.Is(err, tagwrite.ErrNoTagLib):
 		return worker.Result{Class: worker.ServiceDown, Dependency: worker.DepDecoder, Reason: err.Error()}

@@ -116,6 +116,24 @@ func TestFileTagsOfThisModelSetReused(t *testing.T) {
 	inferred("edited lists", first(analyze(file(edited, 0), tags.ModeFull, true)))
 	inferred("no tags at all", first(analyze(src, tags.ModeFull, true)))
 
+	// A read-only file fails before the models run, saying what to do; one
+	// that already holds the whole set it would get is fine as it is.
+	ro := file(map[string]string{}, 0)
+	held := file(full, 0)
+	for _, p := range []string{ro, held} {
+		if err := os.Chmod(p, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, _ := analyze(ro, tags.ModeFull, true); r.Class != worker.Permanent ||
+		!strings.Contains(r.Reason, "read-only") || !strings.Contains(r.Reason, "write_mode: none") {
+		t.Errorf("read-only file: %+v, want a permanent read-only failure before the models", r)
+	}
+	inferred("read-only, write_mode none", first(analyze(ro, tags.ModeNone, true)))
+	if r, _ := analyze(held, tags.ModeFull, true); r.Class != worker.OK || r.Rewritten == nil {
+		t.Errorf("read-only file holding its tags: %+v, want OK", r)
+	}
+
 	// Cut short after it was tagged (an interrupted copy keeps the tags at
 	// the front): the same permanent failure with the reuse on or off.
 	fi, err := os.Stat(src)

@@ -378,9 +378,6 @@ func Write(path string, t map[string]string) (err error) {
 	}
 	defer orig.Close()
 	dir := filepath.Dir(real)
-	if err := checkWritable(real, st, dir); err != nil {
-		return wrap(err)
-	}
 	format, err := detect(orig)
 	if err != nil {
 		return err
@@ -391,7 +388,10 @@ func Write(path string, t map[string]string) (err error) {
 	}
 	want := readForm(format, t)
 	if maps.Equal(cur, want) {
-		return nil
+		return nil // nothing to write: a read-only file that holds them is fine
+	}
+	if err := checkWritable(real, st, dir); err != nil {
+		return wrap(err)
 	}
 	if err := checkID3v2(orig); err != nil {
 		return wrap(err)
@@ -469,6 +469,27 @@ const wOK = 2 // access(2) W_OK
 // checkWritable fails with ErrReadOnly when the file or the directory has no
 // write permission bit at all, or access(2) says this process may not write
 // them (a read-only file system included).
+// Writable reports, without opening the file for writing, whether Write
+// could replace the file at path (through a symbolic link, its target):
+// an error matching ErrReadOnly when the file, its folder or the file
+// system is read-only, another error when the file cannot be looked at.
+// A job asks it before the expensive part of its work, so that a read-only
+// library fails each file at once instead of after its analysis.
+func Writable(path string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("tagwrite: %s: %w", path, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return fmt.Errorf("tagwrite: %s: %w", path, err)
+	}
+	if err := checkWritable(real, st, filepath.Dir(real)); err != nil {
+		return fmt.Errorf("tagwrite: write %s: %w", path, err)
+	}
+	return nil
+}
+
 func checkWritable(path string, st fs.FileInfo, dir string) error {
 	if st.Mode().Perm()&0o222 == 0 {
 		return fmt.Errorf("%w: file mode %v has no write permission", ErrReadOnly, st.Mode().Perm())

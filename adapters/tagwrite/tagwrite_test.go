@@ -524,7 +524,34 @@ func TestReadOnly(t *testing.T) {
 		if st, _ := os.Stat(path); st.Mode().Perm() != 0o444 {
 			t.Errorf("mode %v", st.Mode())
 		}
+		if err := Writable(path); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("Writable = %v, want ErrReadOnly", err)
+		}
 		noTemps(t, dir)
+	})
+	t.Run("already holding the tags", func(t *testing.T) {
+		dir := t.TempDir()
+		path := makeFile(t, dir, "ogg")
+		want := map[string]string{"nom_version": "v"}
+		if err := Writable(path); err != nil {
+			t.Fatalf("Writable before the chmod = %v", err)
+		}
+		if err := Write(path, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha(t, path)
+		if err := Write(path, want); err != nil {
+			t.Fatalf("Write of the tags the read-only file holds = %v, want nil: nothing to write", err)
+		}
+		if err := Write(path, map[string]string{"nom_version": "w"}); !errors.Is(err, ErrReadOnly) {
+			t.Fatalf("Write of other tags = %v, want ErrReadOnly", err)
+		}
+		if sha(t, path) != sum {
+			t.Error("read-only file changed")
+		}
 	})
 	t.Run("directory", func(t *testing.T) {
 		dir := t.TempDir()
