@@ -13,8 +13,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/process"
 	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/driver"
 )
@@ -50,6 +52,15 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	var forcing atomic.Pointer[driver.Main]
 	ctx, interrupted, release := stopSignals(forceOnSignal(log, &forcing))
 	defer release()
+	// A run beside another one under the same node name is refused before
+	// the scan, not after it (the start refuses it all the same).
+	nodeName := s.get("node")
+	if raw, _, err := st.GetMeta(ctx, node.NameKeyPrefix+nodeName); err == nil {
+		if why := node.Refusal(nodeName, raw, time.Now(), s.core.LeaseTTL, process.Liveness); why != "" {
+			fmt.Fprintln(stderr, "nomarr tag:", why)
+			return 1
+		}
+	}
 	scanned, err := scanLibrary(ctx, st, rest[0], log)
 	if sig := interrupted(); sig != nil {
 		fmt.Fprintf(stderr, "nomarr tag: interrupted during the scan of %s; run `nomarr tag` again to go on\n", rest[0])

@@ -160,11 +160,36 @@ func (n *Node) readName(ctx context.Context) (raw string, cur *NameHolder, err e
 	if err != nil {
 		return "", nil, err
 	}
+	return raw, parseHolder(raw), nil
+}
+
+// parseHolder reads a stored hold; nil when it is empty or unreadable.
+func parseHolder(raw string) *NameHolder {
 	var h NameHolder
 	if raw != "" && json.Unmarshal([]byte(raw), &h) == nil && h.Instance != "" {
-		cur = &h
+		return &h
 	}
-	return raw, cur, nil
+	return nil
+}
+
+// Refusal is why a main process starting now would be refused the node
+// name whose stored hold is raw (DecideName, before any earlier look),
+// known before it does anything else: `nomarr tag` asks it before its
+// scan, so that a second run beside a running one says so at once instead
+// of after scanning the library. "" when the start may go on (the name is
+// free or lapsed, its holder gone or elsewhere): the start itself then
+// decides, waiting as DecideName says. live tells whether a holder's
+// process runs (nil: unknown).
+func Refusal(name, raw string, now time.Time, ttl time.Duration, live func(NameHolder) Liveness) string {
+	cur := parseHolder(raw)
+	if cur == nil {
+		return ""
+	}
+	l := LivenessUnknown
+	if live != nil {
+		l = live(*cur)
+	}
+	return DecideName(name, cur, raw, nil, "", now, ttl, l).Refuse
 }
 
 // takeName looks at the name once and takes it if DecideName says so. A

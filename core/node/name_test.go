@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -246,4 +247,45 @@ func TestWorkersUnhealthyWhileNameUnreadable(t *testing.T) {
 	if s := a.Status("worker:discovery:0", at(time.Second)); s != health.Pending {
 		t.Fatalf("status once started = %s, want pending", s)
 	}
+}
+
+// node.Refusal answers, before a start, what its first look would: a hold of a
+// running process refuses; a free, lapsed, unreadable hold, or one whose
+// holder is gone or elsewhere (waited for by the start itself), does not.
+func TestRefusalBeforeTheStart(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	ttl := 30 * time.Second
+	hold := encodeHold(t, node.NameHolder{Instance: "n:1:2", Host: "h", PID: 42, UntilMs: now.Add(ttl).UnixMilli()})
+	lapsed := encodeHold(t, node.NameHolder{Instance: "n:1:2", PID: 42, UntilMs: now.Add(-2 * ttl).UnixMilli()})
+	alive := func(node.NameHolder) node.Liveness { return node.Alive }
+	for _, c := range []struct {
+		name, raw string
+		live      func(node.NameHolder) node.Liveness
+		refused   bool
+	}{
+		{"free", "", alive, false},
+		{"unreadable", "{not json", alive, false},
+		{"held by a running process", hold, alive, true},
+		{"held, lapsed, by a running process (stopped for a while)", lapsed, alive, true},
+		{"held by a process that is gone", hold, func(node.NameHolder) node.Liveness { return node.Gone }, false},
+		{"held elsewhere (the start waits)", hold, nil, false},
+		{"lapsed elsewhere", lapsed, nil, false},
+	} {
+		why := node.Refusal("n", c.raw, now, ttl, c.live)
+		if (why != "") != c.refused {
+			t.Errorf("%s: node.Refusal = %q, want refused %v", c.name, why, c.refused)
+		}
+		if c.refused && !strings.Contains(why, `node "n" is in use by main process n:1:2`) {
+			t.Errorf("%s: %q does not say who holds the name", c.name, why)
+		}
+	}
+}
+
+func encodeHold(t *testing.T, h node.NameHolder) string {
+	t.Helper()
+	b, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -12,8 +12,8 @@ import (
 
 // TestNodeNameHeldByOneMainProcess: while `nomarr serve` runs, a second
 // main process under the same node name on the same store (`nomarr tag`
-// with the defaults, on the same host) refuses to start, spawning nothing,
-// and says how to fix it. A serve killed with SIGKILL is known gone: the
+// with the defaults, on the same host) refuses to start, before its scan,
+// spawning nothing, and says once how to fix it. A serve killed with SIGKILL is known gone: the
 // next one takes the name at once and runs; after its graceful stop the
 // name is handed back and `tag` runs.
 func TestNodeNameHeldByOneMainProcess(t *testing.T) {
@@ -52,6 +52,9 @@ func TestNodeNameHeldByOneMainProcess(t *testing.T) {
 	}
 	if strings.Contains(out, "msg=spawn") || strings.Contains(out, "worker exiting") {
 		t.Fatalf("the refused main process spawned workers:\n%s", out)
+	}
+	if strings.Count(out, "is in use by") != 1 || strings.Contains(out, "audio files") {
+		t.Errorf("tag beside a running serve: want the refusal said once, before any scan:\n%s", out)
 	}
 
 	// SIGKILL: the next serve finds the holder gone and starts at once.
