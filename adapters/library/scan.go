@@ -40,6 +40,32 @@ func Scan(dir string) (files []store.File, skipped []string, err error) {
 	return files, skipped, nil
 }
 
+// CheckRoot says whether dir can be scanned: a folder (or a link to one),
+// or one audio file. Commands ask it before they open or create a store,
+// so that a mistyped path creates nothing.
+func CheckRoot(dir string) error {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("library: %w", err)
+	}
+	return checkRoot(dir, root, root)
+}
+
+// checkRoot is CheckRoot for dir, as an absolute path (root) and as walked
+// (through a link).
+func checkRoot(dir, root, walkRoot string) error {
+	fi, err := os.Stat(walkRoot)
+	if err != nil {
+		return fmt.Errorf("library: scan %s: %w", dir, err)
+	}
+	// A root that is a file is scanned as itself when it is an audio file
+	// (one track); anything else is a mistake to say, not an empty library.
+	if !fi.IsDir() && !Extensions[strings.ToLower(filepath.Ext(root))] {
+		return fmt.Errorf("library: scan %s: not a folder (nor an audio file)", dir)
+	}
+	return nil
+}
+
 // Walk walks dir and calls visit with one document per audio file, in
 // lexical order, without holding them: a library of a million files is
 // never in memory at once. Unreadable directories are reported in skipped
@@ -68,10 +94,8 @@ func Walk(dir string, visit func(store.File) error) (skipped []string, err error
 			walkRoot = target
 		}
 	}
-	// A root that is a file is scanned as itself when it is an audio file
-	// (one track); anything else is a mistake to say, not an empty library.
-	if fi, err := os.Stat(walkRoot); err == nil && !fi.IsDir() && !Extensions[strings.ToLower(filepath.Ext(root))] {
-		return nil, fmt.Errorf("library: scan %s: not a folder (nor an audio file)", dir)
+	if err := checkRoot(dir, root, walkRoot); err != nil {
+		return nil, err
 	}
 	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if walkRoot != root { // named under root, as the user gave it

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/nomarr/nomarr/adapters/library"
 	"io"
 	"net/http"
 	"strings"
@@ -121,6 +122,10 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(rest) != 1 {
 		return usageError(stderr, "scan")
+	}
+	if err := library.CheckRoot(rest[0]); err != nil {
+		fmt.Fprintln(stderr, "nomarr scan:", err)
+		return 1
 	}
 	st, err := openForSettings(s)
 	if err != nil {

@@ -82,3 +82,39 @@ func TestOfflineCommandsNeedAStore(t *testing.T) {
 		}
 	}
 }
+
+// TestMistakesCreateNothing: a library path that is not there or not a
+// folder, an unsupported store, a mistyped key in config.yaml or a bad
+// worker count are each one clear message, and no data dir is created.
+func TestMistakesCreateNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	readme, cfg := filepath.Join(t.TempDir(), "README.md"), filepath.Join(t.TempDir(), "config.yaml")
+	for _, f := range []struct{ path, body string }{{readme, "# notes"}, {cfg, "wrokers: 2\n"}} {
+		if err := os.WriteFile(f.path, []byte(f.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"tag", filepath.Join(lib, "nope")}, 1, "no such file or directory"},
+		{[]string{"scan", filepath.Join(lib, "nope")}, 1, "no such file or directory"},
+		{[]string{"tag", readme}, 1, "not a folder (nor an audio file)"},
+		{[]string{"scan", readme}, 1, "not a folder (nor an audio file)"},
+		{[]string{"tag", lib, "--db", "mysql://u@h/db"}, 2, `unsupported store "mysql://…"`},
+		{[]string{"tag", lib, "--config", cfg}, 2, `unknown key "wrokers" (did you mean workers?)`},
+		{[]string{"tag", lib, "--workers", "-1"}, 2, "want an integer in [1, 1024]"},
+	} {
+		var out, errb bytes.Buffer
+		rc := run(append(c.args, "--data-dir", dir, "--analyzer", "noop"), &out, &errb)
+		if rc != c.code || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want %d saying %q", c.args, rc, errb.String(), c.code, c.want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("%v created %s (%v)", c.args, dir, err)
+		}
+	}
+}

@@ -145,6 +145,9 @@ func (s *settings) set(key, value string) error {
 	if config.Known(key) {
 		return s.core.Set(key, value)
 	}
+	if k := closestKey(key); k != "" {
+		return fmt.Errorf("unknown key %q (did you mean %s?)", key, k)
+	}
 	return fmt.Errorf("unknown key %q (known: %s)", key, strings.Join(allKeys(), ", "))
 }
 
@@ -163,6 +166,9 @@ func (s *settings) finish() error {
 	}
 	if s.app["db"] == "" {
 		s.app["db"] = "sqlite:" + filepath.Join(s.app["data_dir"], "nomarr.db")
+	}
+	if scheme, _, ok := strings.Cut(s.app["db"], "://"); ok && scheme != "arangodb" && scheme != "arangodbs" {
+		return fmt.Errorf("db: unsupported store %q: want sqlite:PATH (or a path) or arangodb://USER:PASS@HOST:8529/DB", scheme+"://…")
 	}
 	if p, ok := strings.CutPrefix(s.app["db"], "sqlite:"); ok && strings.TrimSpace(p) == "" {
 		return fmt.Errorf("db: %q has an empty path: want sqlite:PATH, such as sqlite:%s", s.app["db"],

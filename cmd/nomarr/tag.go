@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/process"
 	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"github.com/nomarr/nomarr/core/health"
@@ -38,6 +39,10 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	s, rest, log, code, ok := startCommand("tag", args, 1, stdout, stderr)
 	if !ok {
 		return code
+	}
+	if err := library.CheckRoot(rest[0]); err != nil {
+		fmt.Fprintln(stderr, "nomarr tag:", err)
+		return 1
 	}
 	st, err := openForSettings(s)
 	if err != nil {
