@@ -28,16 +28,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	// The daemon starts even when the store is down (or its directory is not
-	// there yet); it retries and its workers back off meanwhile.
-	if err := ensureDataDir(s); err != nil {
-		log.Error("cannot create the store's directory; retrying the store", "err", err)
-	}
+	// The store is opened on first use, once the address is bound: a serve
+	// refused for its address creates nothing.
 	st := lazyStore(s.get("db"))
 	defer st.Close()
-	if _, err := st.Counts(context.Background()); err != nil {
-		log.Error("store unavailable; retrying", "db", redact(s.get("db")), "err", err)
-	}
 	m, err := newMain(s, st, log, logSink(log))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr serve:", err)
@@ -62,6 +56,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err := api.Listen(ctx); err != nil {
 		fmt.Fprintln(stderr, "nomarr serve:", err)
 		return 1
+	}
+	// The daemon starts even when the store is down (or its directory is not
+	// there yet); it retries and its workers back off meanwhile.
+	if err := ensureDataDir(s); err != nil {
+		log.Error("cannot create the store's directory; retrying the store", "err", err)
+	}
+	if _, err := st.Counts(context.Background()); err != nil {
+		log.Error("store unavailable; retrying", "db", redact(s.get("db")), "err", err)
 	}
 	log.Info("serving", "http", api.Addr(), "workers", s.core.Workers, "store", redact(s.get("db")), "node", s.get("node"))
 	if root := s.get("library_root"); root != "" {

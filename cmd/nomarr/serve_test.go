@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,8 @@ func TestServeExitsWhenAddressIsTaken(t *testing.T) {
 	}
 	defer ln.Close()
 	var logs bytes.Buffer
-	cmd := exec.Command(bin, "serve", "--analyzer", "noop", "--workers", "1", "--data-dir", t.TempDir(),
+	data := filepath.Join(t.TempDir(), "data")
+	cmd := exec.Command(bin, "serve", "--analyzer", "noop", "--workers", "1", "--data-dir", data,
 		"--http-addr", ln.Addr().String())
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -41,6 +43,9 @@ func TestServeExitsWhenAddressIsTaken(t *testing.T) {
 		}
 		if strings.Contains(logs.String(), "worker:discovery:0") {
 			t.Errorf("a worker was started:\n%s", logs.String())
+		}
+		if _, err := os.Stat(data); !os.IsNotExist(err) {
+			t.Errorf("the refused serve created its data dir %s (%v)", data, err)
 		}
 	case <-time.After(20 * time.Second):
 		_ = cmd.Process.Signal(os.Interrupt)
