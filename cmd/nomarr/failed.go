@@ -22,11 +22,7 @@ func runFailed(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stdout, "%s\t%s%s\n", f.Path, f.LastError, missing)
 		}
-		fmt.Fprintf(stderr, "%d failed files%s", len(failed), where)
-		if len(failed) > 0 {
-			fmt.Fprint(stderr, "; after fixing the cause, `nomarr retry` sends them back to work")
-		}
-		fmt.Fprintln(stderr)
+		printTally(stderr, len(failed), "failed files"+where, "after fixing the cause, `nomarr retry` sends them back to work")
 		return 0
 	})
 }
@@ -35,22 +31,42 @@ func runFailed(args []string, stdout, stderr io.Writer) int {
 // become work again; `nomarr tag`, or a running `nomarr serve`, tags them.
 func runRetry(args []string, stdout, stderr io.Writer) int {
 	return withFailed("retry", args, stdout, stderr, func(ctx context.Context, st store.Store, failed []store.File, where string) int {
-		keys := make([]string, len(failed))
-		for i, f := range failed {
-			keys[i] = f.Key
-		}
-		n := 0
-		for start := 0; start < len(keys); start += listBatch {
-			m, err := st.RetryFailed(ctx, keys[start:min(start+listBatch, len(keys))])
-			if err != nil {
-				fmt.Fprintf(stderr, "nomarr retry: %v (%d files sent back to work before it)\n", err, n)
-				return 1
-			}
-			n += m
+		n, err := inBatches(ctx, failed, st.RetryFailed)
+		if err != nil {
+			fmt.Fprintf(stderr, "nomarr retry: %v (%d files sent back to work before it)\n", err, n)
+			return 1
 		}
 		fmt.Fprintf(stdout, "%d failed files%s sent back to work; `nomarr tag`, or a running `nomarr serve`, tags them\n", n, where)
 		return 0
 	})
+}
+
+// inBatches runs op over the keys of files, listBatch at a time, and
+// returns the sum of its counts (up to a failure, with its error).
+func inBatches(ctx context.Context, files []store.File, op func(context.Context, []string) (int, error)) (int, error) {
+	n := 0
+	for start := 0; start < len(files); start += listBatch {
+		page := files[start:min(start+listBatch, len(files))]
+		keys := make([]string, len(page))
+		for i, f := range page {
+			keys[i] = f.Key
+		}
+		m, err := op(ctx, keys)
+		if err != nil {
+			return n, err
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// printTally writes "N what" as one line, followed by hint when N > 0.
+func printTally(w io.Writer, n int, what, hint string) {
+	fmt.Fprintf(w, "%d %s", n, what)
+	if n > 0 {
+		fmt.Fprint(w, "; "+hint)
+	}
+	fmt.Fprintln(w)
 }
 
 // withFailed is withFiles picking the failed files.

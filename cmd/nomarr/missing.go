@@ -23,11 +23,7 @@ func runMissing(args []string, stdout, stderr io.Writer) int {
 		for _, f := range gone {
 			fmt.Fprintln(stdout, f.Path)
 		}
-		fmt.Fprintf(stderr, "%d files no longer on disk%s", len(gone), where)
-		if len(gone) > 0 {
-			fmt.Fprint(stderr, "; once they left for good, `nomarr forget` deletes them from the store")
-		}
-		fmt.Fprintln(stderr)
+		printTally(stderr, len(gone), "files no longer on disk"+where, "once they left for good, `nomarr forget` deletes them from the store")
 		return 0
 	})
 }
@@ -36,19 +32,10 @@ func runMissing(args []string, stdout, stderr io.Writer) int {
 // that are no longer on disk (under DIR), with their stored tags.
 func runForget(args []string, stdout, stderr io.Writer) int {
 	return withGone("forget", args, stdout, stderr, func(ctx context.Context, st store.Store, gone []store.File, where string) int {
-		n := 0
-		for start := 0; start < len(gone); start += listBatch {
-			page := gone[start:min(start+listBatch, len(gone))]
-			keys := make([]string, len(page))
-			for i, f := range page {
-				keys[i] = f.Key
-			}
-			m, err := st.ForgetMissing(ctx, keys)
-			if err != nil {
-				fmt.Fprintf(stderr, "nomarr forget: %v (%d files forgotten before it)\n", err, n)
-				return 1
-			}
-			n += m
+		n, err := inBatches(ctx, gone, st.ForgetMissing)
+		if err != nil {
+			fmt.Fprintf(stderr, "nomarr forget: %v (%d files forgotten before it)\n", err, n)
+			return 1
 		}
 		fmt.Fprintf(stdout, "%d files no longer on disk%s forgotten", n, where)
 		if skipped := len(gone) - n; skipped > 0 {

@@ -259,23 +259,7 @@ func TestDeriveProperties(t *testing.T) {
 			TopMax:       rapid.IntRange(0, 60).Draw(t, "max"),
 			MoodLoose:    ths[0], MoodRegular: ths[1], MoodStrict: ths[2],
 		}
-		n := rapid.IntRange(1, 6).Draw(t, "patches")
-		// Scores concentrated near the thresholds and the ends.
-		score := rapid.OneOf(rapid.Float32Range(0, 1), rapid.SampledFrom([]float32{0, 0.5, 0.6, 0.7, 1}))
-		p := Predictions{Heads: map[string][][]float32{}}
-		for i := range n {
-			p.MSD = append(p.MSD, rapid.SliceOfN(score, 50, 50).Draw(t, "msd"+strconv.Itoa(i)))
-		}
-		for _, h := range Heads {
-			for range n {
-				a := score.Draw(t, h)
-				if rapid.Bool().Draw(t, "softmax") {
-					p.Heads[h] = append(p.Heads[h], []float32{a, 1 - a})
-				} else {
-					p.Heads[h] = append(p.Heads[h], []float32{a, score.Draw(t, h+"2")})
-				}
-			}
-		}
+		p := drawPredictions(t, 6, true)
 		got, err := Derive(p, "ver", o)
 		if err != nil {
 			t.Fatal(err)
@@ -332,7 +316,7 @@ func TestDeriveProperties(t *testing.T) {
 			for _, r := range p.MSD {
 				s += float64(r[j])
 			}
-			return round4(clamp01(s / float64(n)))
+			return round4(clamp01(s / float64(len(p.MSD))))
 		}
 		seen := map[string]bool{}
 		for i, tag := range top {

@@ -8,10 +8,12 @@ import (
 	"pgregory.net/rapid"
 )
 
-// drawPredictions draws n patches of scores, concentrated near the default
-// thresholds and the ends so that the mood lists take every shape.
-func drawPredictions(t *rapid.T) Predictions {
-	n := rapid.IntRange(1, 5).Draw(t, "patches")
+// drawPredictions draws 1 to maxPatches patches of scores, concentrated
+// near the default thresholds and the ends so that the mood lists take
+// every shape. Each head scores [a, 1-a] as a softmax does, or, with
+// anyHeads, sometimes two unrelated scores.
+func drawPredictions(t *rapid.T, maxPatches int, anyHeads bool) Predictions {
+	n := rapid.IntRange(1, maxPatches).Draw(t, "patches")
 	score := rapid.OneOf(rapid.Float32Range(0, 1), rapid.SampledFrom([]float32{0, 0.1, 0.5, 0.6, 0.7, 1}))
 	p := Predictions{Heads: map[string][][]float32{}}
 	for i := range n {
@@ -20,7 +22,11 @@ func drawPredictions(t *rapid.T) Predictions {
 	for _, h := range Heads {
 		for range n {
 			a := score.Draw(t, h)
-			p.Heads[h] = append(p.Heads[h], []float32{a, 1 - a})
+			if !anyHeads || rapid.Bool().Draw(t, "softmax") {
+				p.Heads[h] = append(p.Heads[h], []float32{a, 1 - a})
+			} else {
+				p.Heads[h] = append(p.Heads[h], []float32{a, score.Draw(t, h+"2")})
+			}
 		}
 	}
 	return p
@@ -31,7 +37,7 @@ func drawPredictions(t *rapid.T) Predictions {
 func TestReuseTakesBackWhatDeriveWrote(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		opt := DefaultOptions()
-		got, err := Derive(drawPredictions(t), "v1", opt)
+		got, err := Derive(drawPredictions(t, 5, false), "v1", opt)
 		if err != nil {
 			t.Fatal(err)
 		}
