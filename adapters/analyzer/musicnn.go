@@ -86,8 +86,10 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 		}
 		if all == nil && m.WriteMode != tags.ModeNone {
 			// The models are the expensive part: a file whose tags could
-			// not be written (a read-only library) fails before them.
-			if err := tagwrite.Writable(job.Path); errors.Is(err, tagwrite.ErrReadOnly) {
+			// not be written (a read-only library) fails before them,
+			// unless it holds this model set's tags already (then the
+			// write may find nothing to change).
+			if err := tagwrite.Writable(job.Path); errors.Is(err, tagwrite.ErrReadOnly) && !m.holdsVersion(job.Path) {
 				return writeError(err)
 			}
 		}
@@ -141,6 +143,13 @@ func (m *MusiCNN) reuse(ctx context.Context, path string) map[string]string {
 		m.Log.Debug("the file already holds this model set's tags: inference skipped", "path", path)
 	}
 	return all
+}
+
+// holdsVersion reports whether the file's tags of ours name the loaded
+// model set (nom_version).
+func (m *MusiCNN) holdsVersion(path string) bool {
+	held, err := tagwrite.Read(path)
+	return err == nil && held[tags.KeyVersion] == m.Models.Version()
 }
 
 // statAsScanned is the file's size and mtime as a library scan records them

@@ -130,6 +130,11 @@ func TestFileTagsOfThisModelSetReused(t *testing.T) {
 		t.Errorf("read-only file: %+v, want a permanent read-only failure before the models", r)
 	}
 	inferred("read-only, write_mode none", first(analyze(ro, tags.ModeNone, true)))
+	// Holding this model set's tags, it goes on to the models even when
+	// they cannot be reused (minimal, or reuse off): the write may find
+	// nothing to change.
+	inferred("read-only holding this model set's tags, reuse off", first(analyze(held, tags.ModeFull, false)))
+	inferred("read-only holding this model set's tags, write_mode minimal", first(analyze(held, tags.ModeMinimal, false)))
 	if r, _ := analyze(held, tags.ModeFull, true); r.Class != worker.OK || r.Rewritten == nil {
 		t.Errorf("read-only file holding its tags: %+v, want OK", r)
 	}

@@ -212,7 +212,7 @@ func openForSettings(s *settings) (closer, error) {
 	if err := ensureDataDir(s); err != nil {
 		return nil, err
 	}
-	return openStore(s.get("db"))
+	return openStore(context.Background(), s.get("db"))
 }
 
 // scanInto scans dir, upserts what it finds and marks missing the stored

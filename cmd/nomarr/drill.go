@@ -79,7 +79,7 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 		*stateDir = filepath.Join(filepath.Dir(trimScheme(*db)), "drill-state")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := openStore(*db)
+	st, err := openStore(context.Background(), *db)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr drill:", err)
 		return 2

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -214,7 +215,7 @@ func TestEmptySQLitePath(t *testing.T) {
 			t.Errorf("--db %q: %q", db, errb.String())
 		}
 	}
-	if _, err := openStore("sqlite:"); err == nil || !strings.Contains(err.Error(), "empty path") {
+	if _, err := openStore(context.Background(), "sqlite:"); err == nil || !strings.Contains(err.Error(), "empty path") {
 		t.Errorf("openStore(sqlite:) = %v", err)
 	}
 }

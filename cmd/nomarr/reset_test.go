@@ -118,3 +118,17 @@ func TestMistakesCreateNothing(t *testing.T) {
 		}
 	}
 }
+
+// --db sqlite://PATH (sqlite: and an absolute path) is a SQLite store, not
+// an unsupported scheme.
+func TestSQLiteURLForm(t *testing.T) {
+	data := t.TempDir()
+	db := filepath.Join(data, "x.db")
+	var out, errb bytes.Buffer
+	if rc := run([]string{"scan", t.TempDir(), "--db", "sqlite://" + db}, &out, &errb); rc != 0 {
+		t.Fatalf("scan --db sqlite://%s: exit %d, %s", db, rc, errb.String())
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Fatalf("no store at %s: %v", db, err)
+	}
+}

@@ -57,12 +57,20 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr serve:", err)
 		return 1
 	}
+	// Served at once: a store that hangs at start must not leave a bound
+	// port that answers nothing (clients would wait out their timeout
+	// instead of being refused or answered).
+	httpDone := make(chan error, 1)
+	httpCtx, stopHTTP := context.WithCancel(context.Background())
+	defer stopHTTP()
+	go func() { httpDone <- api.ListenAndServe(httpCtx) }()
 	// The daemon starts even when the store is down (or its directory is not
-	// there yet); it retries and its workers back off meanwhile.
+	// there yet); it retries and its workers back off meanwhile. A stop
+	// signal cuts the first look short.
 	if err := ensureDataDir(s); err != nil {
 		log.Error("cannot create the store's directory; retrying the store", "err", err)
 	}
-	if _, err := st.Counts(context.Background()); err != nil {
+	if _, err := st.Counts(ctx); err != nil && ctx.Err() == nil {
 		log.Error("store unavailable; retrying", "db", redact(s.get("db")), "err", err)
 	}
 	log.Info("serving", "http", api.Addr(), "workers", s.core.Workers, "store", redact(s.get("db")), "node", s.get("node"))
@@ -103,10 +111,6 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			}
 		}()
 	}
-	httpDone := make(chan error, 1)
-	httpCtx, stopHTTP := context.WithCancel(context.Background())
-	defer stopHTTP()
-	go func() { httpDone <- api.ListenAndServe(httpCtx) }()
 	if s.core.GPU {
 		go m.ProbeGPU(ctx, s.core.GPUProbeInterval, func(ctx context.Context) (bool, string) {
 			return gpu.Probe(ctx, "nvidia-smi", gpuhealth.ProbeTimeout)

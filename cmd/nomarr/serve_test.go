@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
 // TestServeExitsWhenAddressIsTaken guards that `nomarr serve` whose
@@ -51,5 +54,68 @@ func TestServeExitsWhenAddressIsTaken(t *testing.T) {
 		_ = cmd.Process.Signal(os.Interrupt)
 		<-done
 		t.Errorf("serve with http_addr %s already in use was still running after 20 s; log:\n%s", ln.Addr(), logs.String())
+	}
+}
+
+// A store that accepts connections and never answers, at start: serve's
+// API answers at once all the same (it used to bind, then wait out the
+// store's first look before serving, so clients waited out their own
+// timeout on a port that answered nothing), and a SIGINT stops it at once.
+func TestServeAnswersWhileTheStoreHangs(t *testing.T) {
+	bin := nomarrBinary(t)
+	blackhole, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blackhole.Close()
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := blackhole.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c) // never answered
+		}
+	}()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var logs syncbuf.Buffer
+	cmd := exec.Command(bin, "serve", "--analyzer", "noop", "--workers", "1", "--data-dir", t.TempDir(),
+		"--http-addr", addr, "--db", "arangodb://u:p@"+blackhole.Addr().String()+"/nomarr")
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never bound %s; log:\n%s", addr, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	client := http.Client{Timeout: 3 * time.Second}
+	resp, err := client.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatalf("the dashboard did not answer while the store hangs: %v; log:\n%s", err, logs.String())
+	}
+	resp.Body.Close()
+	_ = cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-done:
+	case <-time.After(8 * time.Second):
+		t.Fatalf("serve still running 8 s after SIGINT while the store hangs; log:\n%s", logs.String())
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -94,7 +95,7 @@ func TestRedact(t *testing.T) {
 }
 
 func TestUnreachableArangoDBNeverShowsThePassword(t *testing.T) {
-	_, err := openStore("arangodb://nomarr:s3cret-pw@127.0.0.1:1/nomarr")
+	_, err := openStore(context.Background(), "arangodb://nomarr:s3cret-pw@127.0.0.1:1/nomarr")
 	if err == nil {
 		t.Fatal("opening an unreachable ArangoDB succeeded")
 	}

@@ -22,7 +22,7 @@ type closer interface {
 // openStore opens the store named by a --db value: sqlite:PATH (or a bare
 // path) or arangodb://USER:PASS@HOST:8529/DB. The error never contains a
 // password.
-func openStore(db string) (closer, error) {
+func openStore(ctx context.Context, db string) (closer, error) {
 	path, isSQLite := sqlitePath(db)
 	switch {
 	case strings.TrimSpace(path) == "" && isSQLite:
@@ -30,7 +30,7 @@ func openStore(db string) (closer, error) {
 	case strings.HasPrefix(db, "sqlite:"):
 		return sqlite.Open(path)
 	case strings.HasPrefix(db, "arangodb://"), strings.HasPrefix(db, "arangodbs://"):
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
 		return arangodb.Open(ctx, db)
 	case strings.Contains(db, "://"):
@@ -56,5 +56,5 @@ func sqlitePath(db string) (path string, ok bool) {
 // lazyStore opens db on first use and retries every 2 s while it fails; until
 // then every call fails as service_down.
 func lazyStore(db string) *reconnect.Store {
-	return reconnect.New(func(context.Context) (store.Store, error) { return openStore(db) }, 2*time.Second)
+	return reconnect.New(func(ctx context.Context) (store.Store, error) { return openStore(ctx, db) }, 2*time.Second)
 }
