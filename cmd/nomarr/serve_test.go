@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -28,14 +29,7 @@ func TestServeExitsWhenAddressIsTaken(t *testing.T) {
 	defer ln.Close()
 	var logs bytes.Buffer
 	data := filepath.Join(t.TempDir(), "data")
-	cmd := exec.Command(bin, "serve", "--analyzer", "noop", "--workers", "1", "--data-dir", data,
-		"--http-addr", ln.Addr().String())
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd, done := startServe(t, bin, &logs, "--data-dir", data, "--http-addr", ln.Addr().String())
 	select {
 	case <-done:
 		if code := cmd.ProcessState.ExitCode(); code != 1 {
@@ -85,14 +79,8 @@ func TestServeAnswersWhileTheStoreHangs(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	var logs syncbuf.Buffer
-	cmd := exec.Command(bin, "serve", "--analyzer", "noop", "--workers", "1", "--data-dir", t.TempDir(),
-		"--http-addr", addr, "--db", "arangodb://u:p@"+blackhole.Addr().String()+"/nomarr")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd, done := startServe(t, bin, &logs, "--data-dir", t.TempDir(), "--http-addr", addr,
+		"--db", "arangodb://u:p@"+blackhole.Addr().String()+"/nomarr")
 	defer func() { _ = cmd.Process.Kill() }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -118,4 +106,18 @@ func TestServeAnswersWhileTheStoreHangs(t *testing.T) {
 	case <-time.After(8 * time.Second):
 		t.Fatalf("serve still running 8 s after SIGINT while the store hangs; log:\n%s", logs.String())
 	}
+}
+
+// startServe starts `nomarr serve` with the noop analyzer, one worker and
+// args, its output to logs; done receives its exit.
+func startServe(t *testing.T, bin string, logs io.Writer, args ...string) (*exec.Cmd, chan error) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--analyzer", "noop", "--workers", "1"}, args...)...)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, done
 }
