@@ -196,9 +196,6 @@ func (c *Config) Set(key, value string) error {
 	case *int:
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 0 {
-			if key == "workers" || key == "tagger_worker_count" {
-				return fmt.Errorf("config: %s: want an integer in [1, %d], got %q", key, MaxWorkers, value)
-			}
 			return fmt.Errorf("config: %s: want a non-negative integer, got %q", key, value)
 		}
 		*p = n

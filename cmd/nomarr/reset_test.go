@@ -106,7 +106,7 @@ func TestMistakesCreateNothing(t *testing.T) {
 		{[]string{"scan", readme}, 1, "not a folder (nor an audio file)"},
 		{[]string{"tag", lib, "--db", "mysql://u@h/db"}, 2, `unsupported store "mysql://…"`},
 		{[]string{"tag", lib, "--config", cfg}, 2, `unknown key "wrokers" (did you mean workers?)`},
-		{[]string{"tag", lib, "--workers", "-1"}, 2, "want an integer in [1, 1024]"},
+		{[]string{"tag", lib, "--workers", "0"}, 2, "workers must be in [1, 1024]"},
 	} {
 		var out, errb bytes.Buffer
 		rc := run(append(c.args, "--data-dir", dir, "--analyzer", "noop"), &out, &errb)

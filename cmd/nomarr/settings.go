@@ -167,9 +167,8 @@ func (s *settings) finish() error {
 	if s.app["db"] == "" {
 		s.app["db"] = "sqlite:" + filepath.Join(s.app["data_dir"], "nomarr.db")
 	}
-	if scheme, _, ok := strings.Cut(s.app["db"], "://"); ok && !strings.HasPrefix(s.app["db"], "sqlite:") &&
-		scheme != "arangodb" && scheme != "arangodbs" {
-		return fmt.Errorf("db: unsupported store %q: want sqlite:PATH (or a path) or arangodb://USER:PASS@HOST:8529/DB", scheme+"://…")
+	if err := unsupportedStore(s.app["db"]); err != nil {
+		return err
 	}
 	if p, ok := strings.CutPrefix(s.app["db"], "sqlite:"); ok && strings.TrimSpace(p) == "" {
 		return fmt.Errorf("db: %q has an empty path: want sqlite:PATH, such as sqlite:%s", s.app["db"],

@@ -33,12 +33,22 @@ func openStore(ctx context.Context, db string) (closer, error) {
 		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
 		return arangodb.Open(ctx, db)
-	case strings.Contains(db, "://"):
-		scheme, _, _ := strings.Cut(db, "://")
-		return nil, fmt.Errorf("db: unsupported store %q (supported: sqlite:PATH, arangodb://USER:PASS@HOST:8529/DB)", scheme+"://…")
 	default:
+		if err := unsupportedStore(db); err != nil {
+			return nil, err
+		}
 		return sqlite.Open(db)
 	}
+}
+
+// unsupportedStore is the error for a --db value with a scheme other than
+// sqlite: (its path may start with //) and arangodb(s)://; nil otherwise.
+func unsupportedStore(db string) error {
+	scheme, _, ok := strings.Cut(db, "://")
+	if !ok || strings.HasPrefix(db, "sqlite:") || scheme == "arangodb" || scheme == "arangodbs" {
+		return nil
+	}
+	return fmt.Errorf("db: unsupported store %q (supported: sqlite:PATH, arangodb://USER:PASS@HOST:8529/DB)", scheme+"://…")
 }
 
 // sqlitePath is the file of a SQLite --db value (sqlite:PATH, or a bare
