@@ -466,9 +466,6 @@ func tempExt(path string) string {
 
 const wOK = 2 // access(2) W_OK
 
-// checkWritable fails with ErrReadOnly when the file or the directory has no
-// write permission bit at all, or access(2) says this process may not write
-// them (a read-only file system included).
 // Writable reports, without opening the file for writing, whether Write
 // could replace the file at path (through a symbolic link, its target):
 // an error matching ErrReadOnly when the file, its folder or the file
@@ -490,6 +487,9 @@ func Writable(path string) error {
 	return nil
 }
 
+// checkWritable fails with ErrReadOnly when the file or the directory has no
+// write permission bit at all, or access(2) says this process may not write
+// them (a read-only file system included).
 func checkWritable(path string, st fs.FileInfo, dir string) error {
 	if st.Mode().Perm()&0o222 == 0 {
 		return fmt.Errorf("%w: file mode %v has no write permission", ErrReadOnly, st.Mode().Perm())
