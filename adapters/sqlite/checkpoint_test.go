@@ -70,13 +70,21 @@ func TestCheckpointBackOffBehindAHeldSnapshot(t *testing.T) {
 	// Another handle (another process's) writes too: its writes wait for
 	// the write lock that each failing TRUNCATE attempt holds.
 	other := openT(t, path)
-	otherMax := make(chan time.Duration, 1)
+	// The other handle's two longest writes: one may be a stall of this
+	// loaded VM (a 1.4 s pause under -race was seen once); attempts that
+	// hold the lock too long would make every write wait, the second
+	// longest too.
+	otherMax := make(chan [2]time.Duration, 1)
 	go func() {
-		var mx time.Duration
+		var mx [2]time.Duration
 		for st := time.Now(); time.Since(st) < 5900*time.Millisecond; time.Sleep(5 * time.Millisecond) {
 			t0 := time.Now()
 			_ = other.SetMeta(bg, "other", "x")
-			mx = max(mx, time.Since(t0))
+			if d := time.Since(t0); d > mx[0] {
+				mx = [2]time.Duration{d, mx[0]}
+			} else if d > mx[1] {
+				mx[1] = d
+			}
 		}
 		otherMax <- mx
 	}()
@@ -95,7 +103,8 @@ func TestCheckpointBackOffBehindAHeldSnapshot(t *testing.T) {
 	}
 	total := time.Since(start)
 	longest := <-otherMax
-	t.Logf("%.0f%% of %s of writing in checkpoint attempts; another handle's longest write %s", 100*float64(slow)/float64(total), total.Round(time.Millisecond), longest)
+	t.Logf("%.0f%% of %s of writing in checkpoint attempts; another handle's longest writes %s, %s",
+		100*float64(slow)/float64(total), total.Round(time.Millisecond), longest[0], longest[1])
 	// The storm this guards against took 98 %; backed off, runs measure
 	// 5–40 % (the other handle's own attempts and a busy machine make
 	// writes slow too).
@@ -103,8 +112,8 @@ func TestCheckpointBackOffBehindAHeldSnapshot(t *testing.T) {
 		t.Errorf("with a reader holding a snapshot, %.0f%% of %s of writing (%d writes) went to checkpoint attempts bound to fail",
 			100*frac, total.Round(time.Millisecond), writes)
 	}
-	if longest > 2*walCheckpointWait+300*time.Millisecond {
-		t.Errorf("another handle's write waited %s, want about one attempt (%s) at most", longest, walCheckpointWait)
+	if longest[1] > 2*walCheckpointWait+300*time.Millisecond {
+		t.Errorf("another handle's writes waited %s and %s, want about one attempt (%s) at most", longest[0], longest[1], walCheckpointWait)
 	}
 	if s.WALTruncations() != 0 {
 		t.Fatalf("%d truncations behind a held snapshot", s.WALTruncations())
