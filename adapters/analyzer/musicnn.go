@@ -81,15 +81,30 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 			return worker.Result{Class: worker.Permanent, Reason: "too short for one patch"}
 		}
 		progress(2)
+		// The file's tags of ours, read at most once, when a decision below
+		// needs them (empty when TagLib cannot read them: its error, if it
+		// matters, comes back at the write).
+		var held map[string]string
+		fileTags := func() map[string]string {
+			if held == nil {
+				if held, _ = tagwrite.Read(job.Path); held == nil {
+					held = map[string]string{}
+				}
+			}
+			return held
+		}
 		if m.ReuseFileTags {
-			all = m.reuse(ctx, job.Path)
+			if ft := fileTags(); ctx.Err() == nil {
+				all = m.reuse(ft, job.Path)
+			}
 		}
 		if all == nil && m.WriteMode != tags.ModeNone {
 			// The models are the expensive part: a file whose tags could
 			// not be written (a read-only library) fails before them,
 			// unless it holds this model set's tags already (then the
 			// write may find nothing to change).
-			if err := tagwrite.Writable(job.Path); errors.Is(err, tagwrite.ErrReadOnly) && !m.holdsVersion(job.Path) {
+			if err := tagwrite.Writable(job.Path); errors.Is(err, tagwrite.ErrReadOnly) &&
+				fileTags()[tags.KeyVersion] != m.Models.Version() {
 				return writeError(err)
 			}
 		}
@@ -129,27 +144,16 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 	return worker.Result{Tags: all, Version: m.Models.Version(), Rewritten: rewritten}
 }
 
-// reuse returns the tags of ours the file already holds when tags.Reuse
+// reuse returns held, the tags of ours the file holds, when tags.Reuse
 // takes them as this model set's analysis, else nil. It runs once the audio
 // decoded into at least one patch: a file cut short or damaged after it
 // was tagged still fails as it would without the reuse.
-func (m *MusiCNN) reuse(ctx context.Context, path string) map[string]string {
-	held, err := tagwrite.Read(path)
-	if err != nil || ctx.Err() != nil {
-		return nil // TagLib's error, if it matters, comes back at the write
-	}
+func (m *MusiCNN) reuse(held map[string]string, path string) map[string]string {
 	all, ok := tags.Reuse(held, m.Models.Version(), m.Tags)
 	if ok && m.Log != nil {
 		m.Log.Debug("the file already holds this model set's tags: inference skipped", "path", path)
 	}
 	return all
-}
-
-// holdsVersion reports whether the file's tags of ours name the loaded
-// model set (nom_version).
-func (m *MusiCNN) holdsVersion(path string) bool {
-	held, err := tagwrite.Read(path)
-	return err == nil && held[tags.KeyVersion] == m.Models.Version()
 }
 
 // statAsScanned is the file's size and mtime as a library scan records them
