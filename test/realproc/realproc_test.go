@@ -11,6 +11,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -466,7 +467,7 @@ func TestPoisonFileQuarantined(t *testing.T) {
 func TestLockedStoreKillsNoWorker(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "nomarr.db")
 	locked := make(chan error, 1)
-	go func() { locked <- holdWriteLock(db, 1500*time.Millisecond, 6*time.Second) }()
+	go func() { locked <- holdWriteLock(db, 6*time.Second) }()
 	r := drill(t, scenario("locked-store.yaml"), db)
 	if err := <-locked; err != nil {
 		t.Fatalf("holding the write lock: %v", err)
@@ -490,19 +491,29 @@ func TestLockedStoreKillsNoWorker(t *testing.T) {
 	}
 }
 
-// holdWriteLock waits until the database at path exists, after from, then
-// holds its write lock (BEGIN IMMEDIATE) for hold.
-func holdWriteLock(path string, from, hold time.Duration) error {
-	time.Sleep(from)
-	if _, err := os.Stat(path); err != nil {
-		return err
-	}
+// holdWriteLock waits until the drill's workers claim their first file in
+// the database at path (its start, scan included, is over: on a loaded
+// machine that takes from one to several seconds, and a lock taken at a
+// fixed time met either the start's scan, which then failed the drill, or
+// too little of the main loop), then holds its write lock (BEGIN
+// IMMEDIATE) for hold.
+func holdWriteLock(path string, hold time.Duration) error {
 	// Wait for the lock as long as it takes the drill's own writes to end.
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var n int
+		if _, serr := os.Stat(path); serr == nil &&
+			db.QueryRow(`SELECT count(*) FROM worker_claims`).Scan(&n) == nil && n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return errors.New("no claim in the drill's store within 30 s")
+		}
+	}
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
 	if err != nil {
