@@ -23,6 +23,13 @@ type countsCache struct {
 	sem    chan struct{}
 	pacer  pace.Pacer
 	counts store.Counts
+	// warm: the last read was good. The first good read, and the first
+	// after a failed one, do not pace the next: their time may be the
+	// store's (re)opening (a connection, a schema check waiting on a
+	// scan's write lock: seconds on a loaded machine), which the reads
+	// after it do not pay. Pacing by it kept the counts of a library just
+	// scanned at zero for 20 s and more.
+	warm bool
 }
 
 func newCountsCache() *countsCache {
@@ -31,7 +38,8 @@ func newCountsCache() *countsCache {
 
 // LibraryCounts returns the library counts for a display: read from the
 // store when a read is due (pace.Pacer), else the last good read's; fresh
-// tells which. Only good reads are kept and paced: a failed read (a store
+// tells which. Only good reads are kept and paced (see countsCache.warm
+// for the first of them): a failed read (a store
 // that timed out, a caller that went away) is the caller's error alone,
 // and the next call reads again, so counts come back as soon as the store
 // does.
@@ -49,9 +57,15 @@ func (m *Main) LibraryCounts(ctx context.Context) (c store.Counts, fresh bool, e
 	}
 	c, err = m.Store.Counts(ctx)
 	if err != nil {
+		cc.warm = false
 		return store.Counts{}, true, err
 	}
 	cc.counts = c
-	cc.pacer.Read(start, m.Clock.Now())
+	if cc.warm {
+		cc.pacer.Read(start, m.Clock.Now())
+	} else {
+		cc.pacer.Read(start, start)
+		cc.warm = true
+	}
 	return c, true, nil
 }

@@ -36,7 +36,8 @@ func (s *slowCounts) Counts(ctx context.Context) (store.Counts, error) {
 
 // The counts shown on the progress line and the dashboard are read again
 // only CountsFactor × the last read's duration after it started: a store
-// that takes 1 s to count is asked every 20 s, not at every poll, and the
+// that takes 1 s to count is asked every 20 s after its first two reads,
+// not at every poll, and the
 // polls between get the last counts, marked not fresh. A store that counts
 // at once is asked at every poll.
 func TestLibraryCountsPacedByTheirCost(t *testing.T) {
@@ -45,7 +46,7 @@ func TestLibraryCountsPacedByTheirCost(t *testing.T) {
 		cost      time.Duration
 		wantReads int // over 60 s of polls every 500 ms
 	}{
-		{"a count of a second", time.Second, 3},
+		{"a count of a second", time.Second, 4}, // at 0 s (not pacing: it may be the open), 1.5 s, 21.5 s, 41.5 s
 		{"a count that costs nothing", 0, 120},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,5 +161,82 @@ func TestLibraryCountsFailuresAreNotKept(t *testing.T) {
 	clk.Add(2 * time.Second)
 	if c, fresh, err := m.LibraryCounts(context.Background()); err != nil || !fresh || c.Pending != 1 {
 		t.Fatalf("next caller after one went away = %+v, %v, %v; want fresh counts", c, fresh, err)
+	}
+}
+
+// reopening answers its first good count after open on the mock clock (a
+// store opened again: a connection, a schema check waiting on a scan's
+// write lock), its later ones after cost; down fails every count.
+type reopening struct {
+	store.Store
+	clk        *clock.Mock
+	down       bool
+	open, cost time.Duration
+	opened     bool
+	calls      int
+}
+
+func (s *reopening) Counts(ctx context.Context) (store.Counts, error) {
+	s.calls++
+	if s.down {
+		s.opened = false
+		return store.Counts{}, errors.New("store unavailable")
+	}
+	if !s.opened {
+		s.opened = true
+		s.clk.Add(s.open)
+	} else {
+		s.clk.Add(s.cost)
+	}
+	return s.Store.Counts(ctx)
+}
+
+// The first good read, and the first after a failed one, do not pace the
+// next: their time is the store's opening. A scan that lands meanwhile
+// shows at the next poll, not 20 × the opening's 5 s later; the reads
+// after are paced by their own cost again.
+func TestLibraryCountsNotPacedByTheStoresOpening(t *testing.T) {
+	clk := clock.NewMock()
+	mem := memstore.New(1)
+	st := &reopening{Store: mem, clk: clk, open: 5 * time.Second, cost: time.Second}
+	m, err := NewMain(node.DefaultConfig("i:1:1", "n", 1), st, clk, slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
+		func(string, uint64) (string, []string) { return "true", nil }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan := func(key string) {
+		t.Helper()
+		if err := mem.UpsertFiles(context.Background(), []store.File{{Key: key, NeedsTagging: true, IsValid: true}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll := func(want int) {
+		t.Helper()
+		clk.Add(500 * time.Millisecond)
+		c, fresh, err := m.LibraryCounts(context.Background())
+		if err != nil || !fresh || c.Total != want {
+			t.Fatalf("poll at %s = %+v, fresh %v, %v; want a fresh read of %d files", clk.Now().Format("15:04:05.0"), c, fresh, err, want)
+		}
+	}
+	for round, files := range []string{"a", "b"} {
+		poll(round) // the opening read, before the scan lands
+		scan(files)
+		poll(round + 1) // the scan shows at the next poll
+		calls := st.calls
+		for range 30 { // then 1 s reads, paced: one in 20 s
+			clk.Add(500 * time.Millisecond)
+			if _, _, err := m.LibraryCounts(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := st.calls - calls; n != 0 {
+			t.Fatalf("round %d: %d reads in the 15 s after a read of 1 s; want none", round, n)
+		}
+		st.down = true
+		clk.Add(time.Minute)
+		if _, _, err := m.LibraryCounts(context.Background()); err == nil {
+			t.Fatal("a store that is down answered")
+		}
+		st.down = false
 	}
 }
