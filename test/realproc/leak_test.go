@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,12 +37,19 @@ func leakServe(t *testing.T, lib string, extra ...string) (pid int, addr, data s
 	}
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "GOTRACEBACK=all")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
+		// A failed test ends serve with SIGQUIT: the Go runtime writes
+		// every goroutine's stack to the log, summarised below.
+		sig := syscall.SIGTERM
+		if t.Failed() {
+			sig = syscall.SIGQUIT
+		}
+		_ = cmd.Process.Signal(sig)
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()
 		select {
@@ -52,15 +60,60 @@ func leakServe(t *testing.T, lib string, extra ...string) (pid int, addr, data s
 		}
 		logf.Close()
 		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
+			raw, _ := os.ReadFile(logf.Name())
+			b, dump, _ := strings.Cut(string(raw), "SIGQUIT: quit")
 			if len(b) > 4000 {
 				b = b[len(b)-4000:]
 			}
 			t.Logf("serve log (tail):\n%s", b)
+			t.Logf("serve's goroutines at the end (SIGQUIT), by state and first frame of ours:\n%s", goroutineSummary(dump))
 		}
 	})
 	waitFor(t, "the API", 15*time.Second, func() bool { _, ok := getInfo(t, addr); return ok })
 	return cmd.Process.Pid, addr, data
+}
+
+// goroutineSummary counts the goroutines of a Go stack dump by state and
+// by the first frame in this module's code (else the top frame).
+func goroutineSummary(dump string) string {
+	counts := map[string]int{}
+	for _, block := range strings.Split(dump, "\n\n") {
+		head, rest, ok := strings.Cut(strings.TrimSpace(block), "\n")
+		if !ok || !strings.HasPrefix(head, "goroutine ") {
+			continue
+		}
+		state := head
+		if i := strings.Index(head, "["); i >= 0 {
+			state = strings.TrimSuffix(head[i:], ":")
+		}
+		frame := ""
+		for _, l := range strings.Split(rest, "\n") {
+			if strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "created by") {
+				continue
+			}
+			if frame == "" {
+				frame = l
+			}
+			if strings.HasPrefix(l, "github.com/nomarr/") {
+				frame = l
+				break
+			}
+		}
+		if i := strings.LastIndex(frame, "("); i > 0 {
+			frame = frame[:i]
+		}
+		counts[state+" "+frame]++
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&out, "%4d %s\n", counts[k], k)
+	}
+	return out.String()
 }
 
 // procChildren lists the children of pid.
@@ -157,21 +210,28 @@ func sampleProc(t *testing.T, pid int, addr string) procSample {
 	return s
 }
 
-// sampleSettled is the smallest of five samples (field by field; RSS and
+// sampleSettled is the smallest of the samples (field by field; RSS and
 // heap from the last) taken at least 100 ms apart while all of the main
-// process's worker processes are live: what is transient (a request's
-// goroutine, a worker being started or reaped) drops out, a leak stays. A
-// sample taken while a worker is down (on a loaded machine a worker can be
-// killed as hung between two samples) is passed over, not counted: its
+// process's worker processes are live: at least five, and more until
+// within (when not nil) holds for the smallest, for up to 30 s. What is
+// transient (a request's goroutine, a worker being started or reaped, a
+// burst of restarts still being handled on a loaded machine) drops out; a
+// leak stays. A sample taken while a worker is down (on a loaded machine a
+// worker can be killed as hung between two samples) is passed over: its
 // spawn's goroutines and missing fds are not the steady state. After 30 s
 // without five such samples the test fails.
-func sampleSettled(t *testing.T, pid int, addr string, workers int) procSample {
+func sampleSettled(t *testing.T, pid int, addr string, workers int, within func(procSample) bool) procSample {
 	t.Helper()
 	var m procSample
 	got, skipped := 0, 0
-	for deadline := time.Now().Add(30 * time.Second); got < 5; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of 5 samples in 30 s with %d live workers (%d passed over)", got, workers, skipped)
+	start := time.Now()
+	for ; got < 5 || (within != nil && !within(m)); time.Sleep(100 * time.Millisecond) {
+		if time.Since(start) > 30*time.Second {
+			if got < 5 {
+				t.Fatalf("only %d of 5 samples in 30 s with %d live workers (%d passed over)", got, workers, skipped)
+			}
+			t.Logf("still out of bounds after 30 s and %d samples: %s", got, m)
+			break
 		}
 		if liveChildren(pid) != workers {
 			skipped++
@@ -190,8 +250,8 @@ func sampleSettled(t *testing.T, pid int, addr string, workers int) procSample {
 		m.rssKB, m.heapKB = s.rssKB, s.heapKB
 		got++
 	}
-	if skipped > 0 {
-		t.Logf("settled sample: %d samples passed over while a worker was down", skipped)
+	if skipped > 0 || got > 5 {
+		t.Logf("settled after %s: %d samples, %d passed over while a worker was down", time.Since(start).Round(100*time.Millisecond), got, skipped)
 	}
 	return m
 }
@@ -347,7 +407,7 @@ func TestRestartsLeakNothing(t *testing.T) {
 		}
 		waitChildren(t, pid, 3, 10*time.Second)
 		time.Sleep(300 * time.Millisecond)
-		samples[mark] = sampleSettled(t, pid, addr, 3)
+		samples[mark] = sampleSettled(t, pid, addr, 3, steady(samples[50]))
 		t.Logf("after %d SIGKILLs: %s", kills, samples[mark])
 	}
 	checkInheritance(t, pid, "after 400 SIGKILLs")
@@ -365,7 +425,7 @@ func TestRestartsLeakNothing(t *testing.T) {
 	}
 	waitChildren(t, pid, 3, 10*time.Second)
 	time.Sleep(300 * time.Millisecond)
-	after := sampleSettled(t, pid, addr, 3)
+	after := sampleSettled(t, pid, addr, 3, steady(samples[50]))
 	t.Logf("after %d SIGSTOPs (hang kills): %s", hangs, after)
 	restarts := 0
 	if resp, err := http.Get("http://" + addr + "/api/v1/info"); err == nil {
@@ -388,16 +448,26 @@ func TestRestartsLeakNothing(t *testing.T) {
 	t.Logf("restarts recorded by the supervisor: %d; WAL %d bytes", restarts, walSize)
 	base := samples[50]
 	for _, s := range []procSample{samples[200], samples[400], after} {
-		// One fd of slack: the store's read pool opens and closes a
-		// connection now and then (a store call cut short by its deadline,
-		// node.StoreCallDeadline, drops its connection); a leak per restart
-		// would grow by hundreds.
-		if s.fds > base.fds+1 || s.children != 3 || s.zombies != 0 || s.goroutines > base.goroutines+2 || s.threads > base.threads+4 {
+		if !steady(base)(s) {
 			t.Errorf("grew since the 50th SIGKILL: %s, then %s", base, s)
 		}
 	}
 	if after.rssKB > base.rssKB+32<<10 {
 		t.Errorf("RSS grew by %d KiB", after.rssKB-base.rssKB)
+	}
+}
+
+// steady is the leak test's bound against base, the sample after the 50th
+// SIGKILL (nil before it is taken: no bound). One fd of slack: the store's
+// read pool opens and closes a connection now and then (a store call cut
+// short by its deadline, node.StoreCallDeadline, drops its connection); a
+// leak per restart would grow by hundreds.
+func steady(base procSample) func(procSample) bool {
+	if base == (procSample{}) {
+		return nil
+	}
+	return func(s procSample) bool {
+		return s.fds <= base.fds+1 && s.children == 3 && s.zombies == 0 && s.goroutines <= base.goroutines+2 && s.threads <= base.threads+4
 	}
 }
 
