@@ -53,19 +53,36 @@ func (s *Store) maybeCheckpoint(ctx context.Context) {
 	if st, err := os.Stat(s.path + "-wal"); err != nil || st.Size() < walCheckpointAt {
 		return
 	}
+	s.walAttempts.Add(1)
 	done, ok := s.checkpoint(context.WithoutCancel(ctx))
 	if ok {
 		s.walTruncations.Add(1)
 		s.walFails.Store(0)
 		return
 	}
-	wait := walCheckpointRetry
-	if done == s.walDone.Swap(done) { // pinned: the same frame as last time
-		wait = walCheckpointPinned << min(s.walFails.Add(1)-1, 20)
-	} else {
-		s.walFails.Store(0)
+	wait, last, fails := checkpointRetry(s.walDone.Load(), done, s.walFails.Load())
+	s.walDone.Store(last)
+	s.walFails.Store(fails)
+	s.walRetryAt.Store(time.Now().Add(wait).UnixNano())
+}
+
+// checkpointRetry is when to try again after an attempt that did not get
+// through, from the frames copied by the last failed attempt (last), this
+// attempt's (done: -1 when it did not run at all) and the failures in a
+// row so far; it returns the wait, and last and fails to keep. An attempt
+// that copied further is progress: soon again (walCheckpointRetry). One
+// that stopped at the same frame, or did not run (the write lock or the
+// checkpoint lock not had within walCheckpointWait: another handle's
+// write or attempt), backs off, doubling, and leaves last as it was: an
+// attempt that did not run must not pass for progress when the next one
+// stops at the pinned frame again, or two handles taking turns would retry
+// every 100 ms behind a reader that never lets go.
+func checkpointRetry(last, done, fails int64) (wait time.Duration, keep, failsNow int64) {
+	if done >= 0 && done != last {
+		return walCheckpointRetry, done, 0
 	}
-	s.walRetryAt.Store(time.Now().Add(min(wait, walCheckpointRetryMax)).UnixNano())
+	wait = walCheckpointPinned << min(fails, 20)
+	return min(wait, walCheckpointRetryMax), last, fails + 1
 }
 
 // checkpoint runs one TRUNCATE checkpoint and reports whether it got

@@ -112,6 +112,7 @@ type Store struct {
 	walFails       atomic.Int64 // attempts that failed in a row at one frame
 	walDone        atomic.Int64 // frames copied when the last attempt failed
 	walTruncations atomic.Int64
+	walAttempts    atomic.Int64 // checkpoint attempts made (tests)
 
 	holders holders // who has the file open, for "database is locked" (holders.go)
 }
