@@ -115,19 +115,27 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 		}
 		m.noteStoreWait(now)
 		sctx, cancel := m.storeContext(now)
-		wait := m.Node.NextWake().Sub(now)
-		if wait < 0 {
-			wait = 0
+		// The loop means to run again at wake at the latest: an event may
+		// come first. Waking later than that, the process was stopped or
+		// starved (Node.Woke); wake counts from now, after this turn's
+		// store calls, which the pipe readers do not wait for.
+		now = m.Clock.Now()
+		wake := m.Node.NextWake()
+		if wake.Before(now) {
+			wake = now
 		}
-		timer.Reset(wait)
+		timer.Reset(wake.Sub(now))
 		select {
 		case ev := <-m.events:
+			m.Node.Woke(wake, m.Clock.Now())
 			m.handle(sctx, ev)
 		case <-timer.C:
+			m.Node.Woke(wake, m.Clock.Now())
 			m.drain(sctx)
 			m.noteStoreWait(m.Clock.Now()) // an exit just drained may begin the wait: before a tick's store calls
 			m.Node.Tick(sctx, m.Clock.Now())
 		case f := <-m.cmds:
+			m.Node.Woke(wake, m.Clock.Now())
 			f(sctx, m.Clock.Now())
 		case <-cancelled:
 			cancelled = nil

@@ -29,8 +29,10 @@ import (
 //     first process is alive, not stopped and still holds the job, is a
 //     violation — unless the claim was taken by a cleanup (lease_expired)
 //     while the first worker's host was cut off from the store (a
-//     partition), or within lease_ttl after it got back (before its owner's
-//     next renewal): such a host cannot be told from a dead one.
+//     partition) or its main process was stopped (`main: hang`: nothing
+//     renews its workers' leases), or within lease_ttl after it got back
+//     (before its owner's next renewal): such a host cannot be told from a
+//     dead one.
 //   - Tags are written into a file only by the worker that holds its claim
 //     in the store at that moment (the fake analyzer reports each write),
 //     whatever partitions, outages and main deaths came before.
@@ -243,14 +245,14 @@ func (c *checker) onEvent(r *Rec) {
 	}
 }
 
-// onHeal: host reaches the store again.
+// onHeal: host reaches the store again, or its main process continues.
 func (c *checker) onHeal(host string) { c.healedAt[host] = c.w.now }
 
-// cutOffNow reports whether the host of workerID is cut off from the store,
-// or got back less than lease_ttl ago.
+// cutOffNow reports whether the host of workerID is cut off from the store
+// or has its main process stopped, or got back less than lease_ttl ago.
 func (c *checker) cutOffNow(workerID string) bool {
 	host, _, _ := strings.Cut(workerID, ":")
-	if c.w.partitioned[host] {
+	if c.w.partitioned[host] || c.w.mainStopped(host) {
 		return true
 	}
 	h, ok := c.healedAt[host]
@@ -463,10 +465,11 @@ func (c *checker) afterEvent() {
 	c.storeDown, c.storeFaults = down, w.Store.Faults
 	// A dead worker's claims are released within lease_ttl + cleanup period
 	// (plus one check interval) of the latest of its death, a main process
-	// being there to do it, and the store's last recovery.
+	// being there to do it (alive and not stopped: main: hang), and the
+	// store's last recovery.
 	up := false
 	for _, in := range w.Instances {
-		up = up || in.alive
+		up = up || (in.alive && !w.now.Before(in.loop.stopped))
 	}
 	if up && !c.mainUp {
 		c.mainUpAt = w.now

@@ -103,6 +103,12 @@ func (w *World) apply(f *Fault) {
 			})
 		}
 	case "main":
+		if f.Main == "hang" {
+			ev.Detail = "stopped for " + f.For.D().String()
+			w.record(ev)
+			in.hangMain(f.For.D())
+			return
+		}
 		in.mainDeath("main process died")
 	case "kill_instance":
 		in.killTree()

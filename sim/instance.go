@@ -112,18 +112,19 @@ func (in *Instance) reschedule() {
 
 // tick is one tick of the main loop; a loop held up by a store call ticks
 // once it is free, after the events that came meanwhile (storelock.go).
-func (in *Instance) tick() {
-	in.enterTick(func() {
-		in.node.Tick(in.w.ctx, in.w.now)
-		in.stopIfHalted()
-		if in.node.Sup.Done() {
-			// A stopped main process exits once its workers are gone, and
-			// hands its node name back (a failed write leaves it to lapse).
-			_ = in.node.ReleaseName(in.w.ctx, in.w.now)
-			in.alive = false
-			in.w.record(event.Event{Event: event.WorkerExit, Instance: in.ID, Reason: "main process stopped", Code: event.IntPtr(0)})
-		}
-	})
+func (in *Instance) tick() { in.enterTick(in.tickNow) }
+
+// tickNow is the tick itself.
+func (in *Instance) tickNow() {
+	in.node.Tick(in.w.ctx, in.w.now)
+	in.stopIfHalted()
+	if in.node.Sup.Done() {
+		// A stopped main process exits once its workers are gone, and
+		// hands its node name back (a failed write leaves it to lapse).
+		_ = in.node.ReleaseName(in.w.ctx, in.w.now)
+		in.alive = false
+		in.w.record(event.Event{Event: event.WorkerExit, Instance: in.ID, Reason: "main process stopped", Code: event.IntPtr(0)})
+	}
 }
 
 // Spawn implements supervisor.Processes.

@@ -70,6 +70,7 @@ const (
 	kRestartMain
 	kInject
 	kPartition
+	kMainHang
 	kReset
 	kMainDie
 	kKillInstance
@@ -315,6 +316,9 @@ func genFaults(t *rapid.T, c *genCase, insts []string, d time.Duration) []sim.Fa
 		case kPartition:
 			a, f := span(2 * time.Minute)
 			fs = append(fs, sim.Fault{At: dur(a), For: dur(f), Partition: true, Instance: inst()})
+		case kMainHang:
+			a, f := span(2 * time.Minute)
+			fs = append(fs, sim.Fault{At: dur(a), For: dur(f), Main: "hang", Instance: inst()})
 		case kReset:
 			fs = append(fs, sim.Fault{At: dur(at("at")), Instance: inst(), Reset: worker()})
 		case kMainDie, kKillInstance:
@@ -893,6 +897,65 @@ faults:
   - {at: 14s, crash: "worker:discovery:0"}
   - {at: 18s, restart_main: true, for: 1s}
   - {at: 2m, crash: "worker:discovery:0"}
+`,
+	},
+	{
+		id: "lease-grace-after-lock-wait",
+		why: "core/node: the cleanup's grace after a store failure counted from the failing call's turn start. b's " +
+			"release and restart-state write waited on a lock held by a's hung worker from 2 s to its kill at 31 s, " +
+			"stamped 12 s; at 31 s b's cleanup took the grace (lease_ttl 10 s) as over and expired a's lease " +
+			"that no one could renew meanwhile, and a's restarted worker claimed the file beside the worker still " +
+			"on it. Now a failure counts until the next tick begins",
+		yaml: `name: lease-grace-after-lock-wait
+seed: 1
+duration: 3m
+config: {lease_ttl: 10s, workers: 2}
+instances: [a, b]
+library:
+  files: 7
+  job_time: 1m1s
+faults:
+  - {at: 1s, instance: a, hang: "worker:discovery:0", holds_lock: true}
+  - {at: 2s, instance: b, crash: "worker:discovery:1"}
+`,
+	},
+	{
+		id: "main-hang-lapsed-leases",
+		why: "sim/check.go: b's main process stopped for 61 s, so nothing renewed its workers' leases; a's cleanup " +
+			"expired b's claim at 60 s while b's worker, discounted rather than killed as hung, stayed on the " +
+			"(stalled) job, and b's other worker claimed it at 75 s. A stopped main process cannot be told from a " +
+			"dead one: the checker now treats it as a host cut off (and as no main process there to release claims)",
+		yaml: `name: main-hang-lapsed-leases
+seed: 1
+duration: 20m
+config: {workers: 2}
+instances: [a, b]
+library:
+  files: 3
+  job_time: 1s
+  overrides:
+    f0002: {stall: true}
+faults:
+  - {at: 0s, instance: b, main: hang, for: 1m1s}
+  - {at: 16m0s, instance: a, stop: true}
+`,
+	},
+	{
+		id: "main-hang-orphan-claims",
+		why: "sim/check.go: a's main process and worker died at 1 s, b's main process was stopped from 26 s to 66 s: " +
+			"no main process was there to release a's claims, which the checker required by 62 s",
+		yaml: `name: main-hang-orphan-claims
+seed: 1
+duration: 5m
+config: {workers: 1}
+instances: [a, b]
+library:
+  files: 1
+  job_time: 1s
+faults:
+  - {at: 1s, instance: a, main: die}
+  - {at: 1s, instance: a, crash: "worker:discovery:0"}
+  - {at: 26s, instance: b, main: hang, for: 40s}
 `,
 	},
 }

@@ -65,7 +65,7 @@ type Fault struct {
 	Store        string  `yaml:"store"`         // down | slow
 	ErrorRate    float64 `yaml:"error_rate"`    // store operations fail with this probability
 	Partition    bool    `yaml:"partition"`     // the instance's host cannot reach the store (partition.go)
-	Main         string  `yaml:"main"`          // die: the main process dies, workers remain
+	Main         string  `yaml:"main"`          // die: the main process dies, workers remain; hang: it stops (SIGSTOP) for `for`, workers run on
 	KillInstance bool    `yaml:"kill_instance"` // SIGKILL the main process and all its workers
 	RestartMain  bool    `yaml:"restart_main"`  // kill the process tree, start a new main after `for` (default 1 s)
 	Stop         bool    `yaml:"stop"`          // graceful stop (SIGTERM to the main process)
@@ -290,8 +290,11 @@ func (sc *Scenario) validate() error {
 				return fmt.Errorf("scenario: line %d: error_rate must be in [0, 1]", f.Line)
 			}
 		case "main":
-			if f.Main != "die" {
-				return fmt.Errorf("scenario: line %d: main: want die, got %q", f.Line, f.Main)
+			if f.Main != "die" && f.Main != "hang" {
+				return fmt.Errorf("scenario: line %d: main: want die or hang, got %q", f.Line, f.Main)
+			}
+			if f.Main == "hang" && f.For <= 0 {
+				return fmt.Errorf("scenario: line %d: main: hang needs a positive `for` (how long the main process stays stopped)", f.Line)
 			}
 		case "inject":
 			switch f.Frame {

@@ -60,6 +60,8 @@ func (h hostStore) locked() error {
 // it up.
 type loopTurns struct {
 	busyUntil   time.Time // the loop is inside a store call until then
+	stopped     time.Time // the main process is stopped until then (mainhang.go)
+	asked       time.Time // when the stopped loop meant to run; zero: not stopped
 	bound       time.Time // the current turn's store calls give up then (zero: no bound)
 	queue       []func()  // entries that came while busy, in order
 	tickWaiting bool      // a tick came while busy
@@ -89,7 +91,16 @@ func (l *loopTurns) wait(now time.Time) time.Duration {
 // waiting from one.
 func (in *Instance) busy() bool {
 	l := &in.loop
-	return in.w.now.Before(l.busyUntil) || len(l.queue) > 0 || l.tickWaiting
+	return in.w.now.Before(l.heldUntil()) || len(l.queue) > 0 || l.tickWaiting
+}
+
+// heldUntil is when the loop can run again: the end of its store call or
+// of its process's stop, whichever is later.
+func (l *loopTurns) heldUntil() time.Time {
+	if l.stopped.After(l.busyUntil) {
+		return l.stopped
+	}
+	return l.busyUntil
 }
 
 // turn runs f as one turn of the main loop, with its store calls bounded
@@ -141,10 +152,10 @@ func (in *Instance) enterTick(f func()) {
 // resumeLater schedules the loop's resumption when it is held up.
 func (in *Instance) resumeLater() {
 	l := &in.loop
-	if !in.w.now.Before(l.busyUntil) && len(l.queue) == 0 && !l.tickWaiting {
+	if !in.w.now.Before(l.heldUntil()) && len(l.queue) == 0 && !l.tickWaiting && l.asked.IsZero() {
 		return
 	}
-	at := l.busyUntil
+	at := l.heldUntil()
 	if at.Before(in.w.now) {
 		at = in.w.now
 	}
@@ -165,6 +176,13 @@ func (in *Instance) resumeLater() {
 // call holds the loop up again.
 func (in *Instance) resume() {
 	l := &in.loop
+	if in.w.now.Before(l.stopped) {
+		in.resumeLater()
+		return
+	}
+	if !l.asked.IsZero() && in.continueMain() {
+		return
+	}
 	for len(l.queue) > 0 {
 		if in.w.now.Before(l.busyUntil) {
 			in.resumeLater()

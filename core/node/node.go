@@ -62,7 +62,11 @@ type Node struct {
 	sink  event.Sink
 	// troubleAt is the time of the last store failure this main process
 	// saw (a lease renewal, a cleanup, a restart-state write…); zero: none.
+	// A failure counts until the tick after it begins (troubled): a call
+	// stamped with its turn's start may have waited long on a held lock
+	// before it failed, and the store was no more reachable meanwhile.
 	troubleAt time.Time
+	troubled  bool
 	name      nameState
 	started   bool // Start was called
 }
@@ -79,8 +83,11 @@ func New(cfg Config, procs supervisor.Processes, st store.Store, sink event.Sink
 	// Every event of the node and its parts passes here, so that every store
 	// failure counts for the cleanup's grace (cleanup).
 	watched := event.SinkFunc(func(e event.Event) {
-		if e.Event == event.StoreError && e.T.After(n.troubleAt) {
-			n.troubleAt = e.T
+		if e.Event == event.StoreError {
+			n.troubled = true
+			if e.T.After(n.troubleAt) {
+				n.troubleAt = e.T
+			}
 		}
 		sink.Emit(e)
 	})
@@ -128,6 +135,12 @@ func (n *Node) step(ctx context.Context, now time.Time) {
 // they need no store, and a store call can wait on a lock that a hung
 // worker holds until it is killed.
 func (n *Node) Tick(ctx context.Context, now time.Time) {
+	if n.troubled {
+		n.troubled = false
+		if now.After(n.troubleAt) {
+			n.troubleAt = now
+		}
+	}
 	if n.holding() {
 		n.Sup.Watch(now)
 		n.renewName(ctx, now)
@@ -136,6 +149,31 @@ func (n *Node) Tick(ctx context.Context, now time.Time) {
 		n.step(ctx, now)
 	}
 	n.Mon.Tick(ctx, now)
+}
+
+// Woke tells the node that its loop, which meant to run again at asked
+// (the wake time NextWake gave it, or the moment it began to wait if that
+// was later), runs at now. A loop late by LateAfter or more lost that
+// time: the process was stopped or starved of CPU, and read no frame
+// meanwhile; its workers' death rules do not count it
+// (Supervisor.Discount). A loop held up by its own store call is not late:
+// its pipe readers ran on, and it drains what they read before it ticks;
+// the driver measures from the end of the call.
+func (n *Node) Woke(asked, now time.Time) {
+	if late := now.Sub(asked); late >= n.LateAfter() {
+		n.Sup.Discount(late, now)
+	}
+}
+
+// LateAfter is how late the loop must wake for Woke to discount the time:
+// a quarter of hang_after, and at least a check_interval. Shorter delays
+// are the scheduler's and the timers' own, and cannot make a worker look
+// hung (a frame is never older than frame_interval + the delay +
+// check_interval at a tick, well under hang_after with the defaults: 5 s
+// + 7.5 s + 1 s against 30 s); leaving them out keeps a loaded machine's
+// timings those of the rules.
+func (n *Node) LateAfter() time.Duration {
+	return max(n.cfg.Monitor.CheckInterval, n.cfg.Supervisor.HangAfter/4)
 }
 
 // Status is the owner status of DESIGN §4 (the supervisor's), except that

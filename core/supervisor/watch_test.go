@@ -58,3 +58,50 @@ func TestWatchDeadlineIsWhenTheKillComes(t *testing.T) {
 		})
 	}
 }
+
+// Discount moves every death rule's deadline on by exactly the time the
+// main process lost, and the kill comes at the new deadline, no sooner and
+// no later; the stop grace, the workers' own time to finish, stays.
+func TestDiscountMovesEveryDeathRuleByTheTimeLost(t *testing.T) {
+	short := func(c *supervisor.Config) {
+		c.StartupTimeout, c.ColdStartMax, c.StallAfter, c.HangAfter = 5*time.Second, 7*time.Second, 9*time.Second, 30*time.Second
+		c.StopGrace = 4 * time.Second
+	}
+	const lost = 20 * time.Second
+	cases := []struct {
+		name string
+		set  func(r *rig)
+		want time.Duration // after the discount
+	}{
+		{"no first frame", func(r *rig) {}, 5*time.Second + lost},
+		{"hang", func(r *rig) { r.frame(w0, at(time.Second), health.Idle, "", 0) }, 31*time.Second + lost},
+		{"cold start", func(r *rig) { r.frame(w0, at(time.Second), health.LoadingModels, "", 0) }, 7*time.Second + lost},
+		{"stall", func(r *rig) { r.frame(w0, at(2*time.Second), health.Processing, "f1", 3) }, 11*time.Second + lost},
+		{"pipe closed", func(r *rig) {
+			r.frame(w0, at(time.Second), health.Idle, "", 0)
+			r.sup.PipeClosed(w0, r.gen(w0), at(3*time.Second))
+		}, 4*time.Second + lost},
+		{"stop grace", func(r *rig) {
+			r.frame(w0, at(time.Second), health.Idle, "", 0)
+			r.sup.Stop(at(2 * time.Second))
+		}, 6 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, 1, short)
+			r.sup.Discount(lost, t0) // before Start: nothing to move
+			r.sup.Start(r.ctx, t0)
+			tc.set(r)
+			before, _ := r.sup.WatchDeadline()
+			r.sup.Discount(lost, before.Add(-time.Millisecond))
+			d, ok := r.sup.WatchDeadline()
+			if !ok || !d.Equal(at(tc.want)) {
+				t.Fatalf("WatchDeadline after a discount of %s = %s, %v; want %s (it was %s)", lost, d.Sub(t0), ok, tc.want, before.Sub(t0))
+			}
+			r.killedExactlyAt(w0, d)
+			if p := r.ev.of("main_paused", ""); len(p) != 1 || p[0].Count != 1 || !strings.Contains(p[0].Reason, "20s") {
+				t.Fatalf("main_paused events %+v; want one, for one live worker", p)
+			}
+		})
+	}
+}

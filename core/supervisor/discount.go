@@ -1,0 +1,53 @@
+package supervisor
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nomarr/nomarr/core/event"
+)
+
+// Time the main process did not run. A main process that is stopped
+// (Ctrl-Z on `nomarr tag` stops it alone: its workers run in their own
+// process group; a debugger; a VM whose vCPU was not scheduled) or starved
+// of CPU reads no frame meanwhile, though its workers go on framing into
+// their pipes. When it runs again, its first Watch would see every live
+// worker's last frame, spawn, cold start and progress as old by that time,
+// and kill them all as hung before the frames waiting in the pipes are
+// read; each kill counts against the restart limits, which outlive the
+// app. Discount takes that time off.
+
+// Discount moves every live worker's death-rule clock (last frame, spawn,
+// pipe close, cold start, job progress: deathRules) on by lost, the time
+// the main process did not run (node.Woke measures it), so a worker is
+// judged on the time the main process was there to read it. The stop
+// grace is not discounted: it is the workers' time to finish, and they ran.
+//
+// Invariant: the discount is the time lost, never more. A worker that did
+// hang meanwhile is killed once hang_after of the main's running time has
+// passed without a frame, so a main process late at every tick cannot
+// postpone a kill by more than the time it lost.
+func (s *Supervisor) Discount(lost time.Duration, now time.Time) {
+	if lost <= 0 || !s.started {
+		return
+	}
+	n := 0
+	for _, c := range s.comps {
+		if c.running && !c.killing {
+			c.discount(lost)
+			n++
+		}
+	}
+	s.sink.Emit(event.Event{T: now, Event: event.MainPaused, Instance: s.cfg.Instance, Count: n,
+		Reason: fmt.Sprintf("the main process did not run for %s (stopped, or starved of CPU): not counted against its workers", lost)})
+}
+
+// discount moves c's death-rule clocks on by d; a zero time (a rule that
+// does not apply) stays zero.
+func (c *component) discount(d time.Duration) {
+	for _, t := range []*time.Time{&c.spawnedAt, &c.pipeClosedAt, &c.lastFrameAt, &c.progressAt, &c.pendingSince} {
+		if !t.IsZero() {
+			*t = t.Add(d)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package sim
+
+import "time"
+
+// A main process can stop while its workers run on: fault `{main: hang,
+// for: D}` (SIGSTOP, then SIGCONT D later; Ctrl-Z on `nomarr tag` stops
+// the main process alone, since its workers run in their own process
+// group). Nothing of its loop runs meanwhile: the frames, exits and ticks
+// that come wait (storelock.go's queue). When it continues, the loop first
+// tells the node how late it woke (node.Woke, as the production loop does
+// at every wake), then ticks, then handles what waited: a stopped process's
+// pipe readers were stopped too, so the tick may well come before the
+// frames they have yet to read, and that is the order that must not kill.
+// Its workers' store calls go on (they are other processes).
+
+// hangMain stops the main process's loop for d from now.
+func (in *Instance) hangMain(d time.Duration) {
+	if !in.alive {
+		return
+	}
+	l := &in.loop
+	if l.asked.IsZero() {
+		// The loop meant to run at its next wake, or at once, or when its
+		// store call ends, whichever is last.
+		asked := in.node.NextWake()
+		if asked.Before(in.w.now) {
+			asked = in.w.now
+		}
+		if l.busyUntil.After(asked) {
+			asked = l.busyUntil
+		}
+		l.asked = asked
+	}
+	if until := in.w.now.Add(d); until.After(l.stopped) {
+		l.stopped = until
+	}
+	in.resumeLater()
+}
+
+// continueMain is the first turn of a loop whose process continues: Woke,
+// then the tick, if one came meanwhile. It reports whether the loop is
+// held up again (a store call of the tick on a held lock).
+func (in *Instance) continueMain() bool {
+	l := &in.loop
+	asked := l.asked
+	l.asked = time.Time{}
+	if !in.alive {
+		return false
+	}
+	if in.w.check != nil {
+		in.w.check.onHeal(in.Name) // its workers' leases are renewed from now on
+	}
+	in.node.Woke(asked, in.w.now)
+	if l.tickWaiting {
+		l.tickWaiting = false
+		in.turn(in.tickNow)
+	}
+	if in.w.now.Before(l.heldUntil()) {
+		in.resumeLater()
+		return true
+	}
+	return false
+}
+
+// mainStopped reports whether the live main process of host is stopped now.
+func (w *World) mainStopped(host string) bool {
+	for _, in := range w.Instances {
+		if in.Name == host && in.alive && w.now.Before(in.loop.stopped) {
+			return true
+		}
+	}
+	return false
+}
