@@ -57,7 +57,9 @@ func (m *Main) LibraryCounts(ctx context.Context) (c store.Counts, fresh bool, e
 	}
 	c, err = m.Store.Counts(ctx)
 	if err != nil {
-		cc.warm = false
+		if ctx.Err() == nil { // the store failed, not the caller: it may be opened again
+			cc.warm = false
+		}
 		return store.Counts{}, true, err
 	}
 	cc.counts = c

@@ -102,6 +102,13 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	m.Node.Start(m.calls.current(), m.Clock.Now())
 	timer := m.Clock.Timer(time.Hour)
 	defer timer.Stop()
+	// The time the process does not run, wherever the loop is then
+	// (stall.go), is reported to the node before each turn looks at its
+	// workers (Node.Woke).
+	stalls := newStallClock(m.Node.LateAfter()/2, m.Clock.Now())
+	stallCtx, stopStalls := context.WithCancel(context.Background())
+	defer stopStalls()
+	go stalls.run(stallCtx, m.Clock)
 	cancelled := ctx.Done()
 	for {
 		now := m.Clock.Now()
@@ -114,29 +121,23 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 			break
 		}
 		m.noteStoreWait(now)
-		sctx, cancel := m.storeContext(now)
-		// The loop means to run again at wake at the latest: an event may
-		// come first. Waking later than that, the process was stopped or
-		// starved (Node.Woke); wake counts from now, after this turn's
-		// store calls, which the pipe readers do not wait for.
-		now = m.Clock.Now()
-		wake := m.Node.NextWake()
-		if wake.Before(now) {
-			wake = now
+		wait := m.Node.NextWake().Sub(now)
+		if wait < 0 {
+			wait = 0
 		}
-		timer.Reset(wake.Sub(now))
+		timer.Reset(wait)
+		var (
+			ev   process.Event
+			cmd  func(context.Context, time.Time)
+			turn int // 1 an event, 2 the timer, 3 a command
+		)
 		select {
-		case ev := <-m.events:
-			m.Node.Woke(wake, m.Clock.Now())
-			m.handle(sctx, ev)
+		case ev = <-m.events:
+			turn = 1
 		case <-timer.C:
-			m.Node.Woke(wake, m.Clock.Now())
-			m.drain(sctx)
-			m.noteStoreWait(m.Clock.Now()) // an exit just drained may begin the wait: before a tick's store calls
-			m.Node.Tick(sctx, m.Clock.Now())
-		case f := <-m.cmds:
-			m.Node.Woke(wake, m.Clock.Now())
-			f(sctx, m.Clock.Now())
+			turn = 2
+		case cmd = <-m.cmds:
+			turn = 3
 		case <-cancelled:
 			cancelled = nil
 			if !m.Node.Sup.Stopping() {
@@ -146,6 +147,28 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 		case <-stop:
 			stop = nil
 			m.Node.Stop(m.Clock.Now())
+		}
+		if turn == 0 {
+			continue
+		}
+		// The turn's store calls are bounded from now, after any stall
+		// is discounted: a bound set before the wait may have passed
+		// during a stop.
+		m.noteStall(stalls)
+		sctx, cancel := m.storeContext(m.Clock.Now())
+		switch turn {
+		case 1:
+			m.handle(sctx, ev)
+		case 2:
+			m.drain(sctx)
+			if m.noteStall(stalls) { // stopped while draining
+				cancel()
+				sctx, cancel = m.storeContext(m.Clock.Now())
+			}
+			m.noteStoreWait(m.Clock.Now()) // an exit just drained may begin the wait: before a tick's store calls
+			m.Node.Tick(sctx, m.Clock.Now())
+		case 3:
+			cmd(sctx, m.Clock.Now())
 		}
 		cancel()
 	}
@@ -164,6 +187,16 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	close(m.events)
 	<-drained
 	return m.Node.Halted()
+}
+
+// noteStall reports a stall of the process seen since the last turn to
+// the node (Node.Woke), and whether there was one.
+func (m *Main) noteStall(s *stallClock) bool {
+	asked, at, ok := s.take(m.Clock.Now())
+	if ok {
+		m.Node.Woke(asked, at)
+	}
+	return ok
 }
 
 // storeContext is the context of one loop turn's store calls: that of

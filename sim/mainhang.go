@@ -7,8 +7,8 @@ import "time"
 // the main process alone, since its workers run in their own process
 // group). Nothing of its loop runs meanwhile: the frames, exits and ticks
 // that come wait (storelock.go's queue). When it continues, the loop first
-// tells the node how late it woke (node.Woke, as the production loop does
-// at every wake), then ticks, then handles what waited: a stopped process's
+// tells the node how long it did not run (node.Woke, as the production
+// loop does at every turn), then ticks, then handles what waited: a stopped process's
 // pipe readers were stopped too, so the tick may well come before the
 // frames they have yet to read, and that is the order that must not kill.
 // Its workers' store calls go on (they are other processes).
@@ -20,16 +20,12 @@ func (in *Instance) hangMain(d time.Duration) {
 	}
 	l := &in.loop
 	if l.asked.IsZero() {
-		// The loop meant to run at its next wake, or at once, or when its
-		// store call ends, whichever is last.
-		asked := in.node.NextWake()
-		if asked.Before(in.w.now) {
-			asked = in.w.now
-		}
-		if l.busyUntil.After(asked) {
-			asked = l.busyUntil
-		}
-		l.asked = asked
+		// The process was to run on from now, wherever its loop was
+		// (waiting for its wake, or inside a store call): the production
+		// loop's stall clock marks it every LateAfter/2 (driver/stall.go),
+		// so a stop is seen whatever the loop was doing; the simulator
+		// takes the exact start.
+		l.asked = in.w.now
 	}
 	if until := in.w.now.Add(d); until.After(l.stopped) {
 		l.stopped = until

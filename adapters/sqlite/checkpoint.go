@@ -69,20 +69,25 @@ func (s *Store) maybeCheckpoint(ctx context.Context) {
 // checkpointRetry is when to try again after an attempt that did not get
 // through, from the frames copied by the last failed attempt (last), this
 // attempt's (done: -1 when it did not run at all) and the failures in a
-// row so far; it returns the wait, and last and fails to keep. An attempt
-// that copied further is progress: soon again (walCheckpointRetry). One
-// that stopped at the same frame, or did not run (the write lock or the
-// checkpoint lock not had within walCheckpointWait: another handle's
-// write or attempt), backs off, doubling, and leaves last as it was: an
-// attempt that did not run must not pass for progress when the next one
-// stops at the pinned frame again, or two handles taking turns would retry
-// every 100 ms behind a reader that never lets go.
+// row so far at the pinned frame; it returns the wait, and last and fails
+// to keep. An attempt that copied further is progress: soon again
+// (walCheckpointRetry). One that stopped at the same frame backs off,
+// doubling. One that did not run (the write lock or the checkpoint lock
+// not had within walCheckpointWait: another handle's write, attempt or
+// automatic checkpoint) waits as long as the back-off stands, without
+// doubling it, and leaves last as it was: it must not pass for progress
+// when the next one stops at the pinned frame again, or two handles taking
+// turns would retry every 100 ms behind a reader that never lets go; nor
+// must collisions alone, in a write burst with no reader pinning anything,
+// push the back-off to its 30 s cap.
 func checkpointRetry(last, done, fails int64) (wait time.Duration, keep, failsNow int64) {
-	if done >= 0 && done != last {
+	switch {
+	case done < 0:
+		return min(walCheckpointPinned<<min(fails, 20), walCheckpointRetryMax), last, fails
+	case done != last:
 		return walCheckpointRetry, done, 0
 	}
-	wait = walCheckpointPinned << min(fails, 20)
-	return min(wait, walCheckpointRetryMax), last, fails + 1
+	return min(walCheckpointPinned<<min(fails, 20), walCheckpointRetryMax), last, fails + 1
 }
 
 // checkpoint runs one TRUNCATE checkpoint and reports whether it got

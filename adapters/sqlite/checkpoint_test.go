@@ -114,17 +114,10 @@ func TestCheckpointBackOffBehindAHeldSnapshot(t *testing.T) {
 	if attempts > 6 || otherAttempts > 6 {
 		t.Errorf("%d and %d checkpoint attempts in 6 s behind a held snapshot; want at most 6 each (1, 2, 4 s apart)", attempts, otherAttempts)
 	}
-	// The storm this guards against took 98 %; backed off, runs measure
-	// 5–40 % (the other handle's own attempts and a busy machine make
-	// writes slow too; one run beside every other package's tests saw 95 %
-	// with 2.4 s writes, the attempts within bounds being what tells).
-	if frac := float64(slow) / float64(total); frac > 0.6 && attempts > 6 {
-		t.Errorf("with a reader holding a snapshot, %.0f%% of %s of writing (%d writes) went to checkpoint attempts bound to fail",
-			100*frac, total.Round(time.Millisecond), writes)
-	}
-	if longest[1] > 2*walCheckpointWait+300*time.Millisecond && otherAttempts > 6 {
-		t.Errorf("another handle's writes waited %s and %s, want about one attempt (%s) at most", longest[0], longest[1], walCheckpointWait)
-	}
+	// The time shares are shown, not judged: the storm this guards against
+	// took 98 %; backed off, runs measure 5–40 %, but one run beside every
+	// other package's tests saw 95 % with 2.4 s writes and the attempts
+	// within bounds.
 	if s.WALTruncations() != 0 {
 		t.Fatalf("%d truncations behind a held snapshot", s.WALTruncations())
 	}
@@ -163,10 +156,11 @@ func TestCheckpointRetry(t *testing.T) {
 	}{
 		{"progress, then pinned", []step{{100, walCheckpointRetry, 0}, {250, walCheckpointRetry, 0}, {250, time.Second, 1},
 			{250, 2 * time.Second, 2}, {250, 4 * time.Second, 3}, {300, walCheckpointRetry, 0}}},
-		{"did not run, pinned, in turns", []step{{250, walCheckpointRetry, 0}, {-1, time.Second, 1}, {250, 2 * time.Second, 2},
-			{-1, 4 * time.Second, 3}, {250, 8 * time.Second, 4}}},
+		{"did not run, pinned, in turns", []step{{250, walCheckpointRetry, 0}, {-1, time.Second, 0}, {250, time.Second, 1},
+			{-1, 2 * time.Second, 1}, {250, 2 * time.Second, 2}, {-1, 4 * time.Second, 2}, {250, 4 * time.Second, 3}}},
+		{"collisions alone do not escalate", []step{{-1, time.Second, 0}, {-1, time.Second, 0}, {-1, time.Second, 0}, {40, walCheckpointRetry, 0}}},
 		{"up to the cap", []step{{7, walCheckpointRetry, 0}, {7, time.Second, 1}, {7, 2 * time.Second, 2}, {7, 4 * time.Second, 3},
-			{7, 8 * time.Second, 4}, {7, 16 * time.Second, 5}, {7, walCheckpointRetryMax, 6}, {-1, walCheckpointRetryMax, 7}}},
+			{7, 8 * time.Second, 4}, {7, 16 * time.Second, 5}, {7, walCheckpointRetryMax, 6}, {-1, walCheckpointRetryMax, 6}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var last, fails int64

@@ -151,14 +151,13 @@ func (n *Node) Tick(ctx context.Context, now time.Time) {
 	n.Mon.Tick(ctx, now)
 }
 
-// Woke tells the node that its loop, which meant to run again at asked
-// (the wake time NextWake gave it, or the moment it began to wait if that
-// was later), runs at now. A loop late by LateAfter or more lost that
-// time: the process was stopped or starved of CPU, and read no frame
-// meanwhile; its workers' death rules do not count it
-// (Supervisor.Discount). A loop held up by its own store call is not late:
-// its pipe readers ran on, and it drains what they read before it ticks;
-// the driver measures from the end of the call.
+// Woke tells the node that the main process, which was to run by asked,
+// did not until now (the driver's stall clock: a mark every LateAfter/2,
+// by a goroutine and by the loop, wherever the loop was). Late by
+// LateAfter or more, the process was stopped or starved of CPU and read
+// no frame meanwhile; its workers' death rules do not count that time
+// (Supervisor.Discount). A loop held up by its own store call is no stall:
+// the goroutine, like the pipe readers, runs on meanwhile.
 func (n *Node) Woke(asked, now time.Time) {
 	if late := now.Sub(asked); late >= n.LateAfter() {
 		n.Sup.Discount(late, now)
@@ -167,11 +166,11 @@ func (n *Node) Woke(asked, now time.Time) {
 
 // LateAfter is how late the loop must wake for Woke to discount the time:
 // a quarter of hang_after, and at least a check_interval. Shorter delays
-// are the scheduler's and the timers' own, and cannot make a worker look
-// hung (a frame is never older than frame_interval + the delay +
-// check_interval at a tick, well under hang_after with the defaults: 5 s
-// + 7.5 s + 1 s against 30 s); leaving them out keeps a loaded machine's
-// timings those of the rules.
+// are mostly the scheduler's and the timers' own; leaving them out keeps a
+// loaded machine's timings those of the rules. They cannot make a worker
+// look hung as long as frame_interval + LateAfter + check_interval stays
+// under hang_after (with the defaults 5 s + 7.5 s + 1 s against 30 s);
+// settings closer than that leave a shorter stop counted.
 func (n *Node) LateAfter() time.Duration {
 	return max(n.cfg.Monitor.CheckInterval, n.cfg.Supervisor.HangAfter/4)
 }
