@@ -99,16 +99,17 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	defer m.once.Do(func() { close(m.done) })
 	// The store calls use a context of their own, not ctx, so the graceful
 	// stop can still write; only ForceStop cuts them short.
-	m.Node.Start(m.calls.current(), m.Clock.Now())
-	timer := m.Clock.Timer(time.Hour)
-	defer timer.Stop()
 	// The time the process does not run, wherever the loop is then
 	// (stall.go), is reported to the node before each turn looks at its
-	// workers (Node.Woke).
+	// workers (Node.Woke); from before the start, whose store calls may
+	// wait too.
 	stalls := newStallClock(m.Node.LateAfter()/2, m.Clock.Now())
 	stallCtx, stopStalls := context.WithCancel(context.Background())
 	defer stopStalls()
 	go stalls.run(stallCtx, m.Clock)
+	m.Node.Start(m.calls.current(), m.Clock.Now())
+	timer := m.Clock.Timer(time.Hour)
+	defer timer.Stop()
 	cancelled := ctx.Done()
 	for {
 		now := m.Clock.Now()
@@ -189,14 +190,14 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	return m.Node.Halted()
 }
 
-// noteStall reports a stall of the process seen since the last turn to
-// the node (Node.Woke), and whether there was one.
+// noteStall reports the stalls of the process seen since the last turn to
+// the node (Node.Woke), oldest first, and whether there was one.
 func (m *Main) noteStall(s *stallClock) bool {
-	asked, at, ok := s.take(m.Clock.Now())
-	if ok {
-		m.Node.Woke(asked, at)
+	st := s.take(m.Clock.Now())
+	for _, x := range st {
+		m.Node.Woke(x.asked, x.at)
 	}
-	return ok
+	return len(st) > 0
 }
 
 // storeContext is the context of one loop turn's store calls: that of

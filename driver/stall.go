@@ -12,49 +12,63 @@ import (
 // Ctrl-Z, a debugger; or starved of CPU), wherever its loop was then:
 // waiting for its next wake, or inside a store call. A goroutine marks it
 // every period; the loop marks it at every turn, before it looks at its
-// workers. A mark that comes later than period after the previous one
-// (whoever made it) records the stall: the process was to run by then
-// and did not. Whoever runs first after the stall records it, so the loop
-// sees it even when its own timer or store call returns before the
-// goroutine is scheduled. What counts as a stall, and what it spares, the
-// node decides (node.Woke).
+// workers. A mark that comes well after the next one was due (by half a
+// period or more) records a stall, from when that mark was due until now:
+// the process was to run by then and did not. A tick a little late (the
+// scheduler's and the timers' own delay, which a ticker's fixed phase
+// shows on about every other tick) is none, so a long turn of the loop,
+// with the goroutine marking on meanwhile, adds up to nothing. Whoever
+// runs first after a stall records it, so the loop sees it even when its
+// own timer or store call returns before the goroutine is scheduled. What
+// counts as a stall, and what it spares, the node decides (node.Woke).
+//
+// Invariant: a stall recorded is never longer than the time between the
+// last mark before it and the first after it.
 type stallClock struct {
 	period time.Duration
 
-	mu    sync.Mutex
-	last  time.Time // the last mark
-	asked time.Time // the pending stall's start (when a mark was due); zero: none
-	at    time.Time // and its end
+	mu     sync.Mutex
+	last   time.Time // the last mark
+	stalls []stall   // recorded, not yet taken, oldest first
 }
 
+// stall is one interval the process did not run: from when it was due to
+// mark until it did.
+type stall struct{ asked, at time.Time }
+
+// maxStalls bounds the stalls kept between two takes (the loop takes them
+// at every turn); beyond it the two oldest merge.
+const maxStalls = 16
+
 func newStallClock(period time.Duration, now time.Time) *stallClock {
-	return &stallClock{period: period, last: now}
+	return &stallClock{period: max(period, time.Millisecond), last: now}
 }
 
 // mark records that the process runs at now.
 func (s *stallClock) mark(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if due := s.last.Add(s.period); now.After(due) {
-		if s.asked.IsZero() {
-			s.asked = due
+	if due := s.last.Add(s.period); now.Sub(due) >= s.period/2 {
+		if len(s.stalls) == maxStalls {
+			s.stalls[1].asked = s.stalls[0].asked
+			s.stalls = s.stalls[1:]
 		}
-		s.at = now
+		s.stalls = append(s.stalls, stall{asked: due, at: now})
 	}
 	if now.After(s.last) {
 		s.last = now
 	}
 }
 
-// take marks now and returns the stall seen since the last take, if any
-// (two stalls between takes merge into one).
-func (s *stallClock) take(now time.Time) (asked, at time.Time, ok bool) {
+// take marks now and returns the stalls recorded since the last take,
+// oldest first.
+func (s *stallClock) take(now time.Time) []stall {
 	s.mark(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	asked, at, ok = s.asked, s.at, !s.asked.IsZero()
-	s.asked, s.at = time.Time{}, time.Time{}
-	return asked, at, ok
+	out := s.stalls
+	s.stalls = nil
+	return out
 }
 
 // run marks the clock every period until ctx ends.

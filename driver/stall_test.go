@@ -5,10 +5,12 @@ import (
 	"time"
 )
 
-// The stall clock records a gap between two marks longer than its period,
-// from when the next mark was due to the mark that ended it, whoever made
-// that mark (its goroutine, or the loop taking it first), once; marks on
-// time record nothing, and the stall reported is never longer than the gap.
+// The stall clock records a gap between two marks that overran the
+// period by half a period or more, from when the next mark was due to the
+// mark that ended it, whoever made that mark (its goroutine, or the loop
+// taking it first), once. Marks on time record nothing, nor do ticks a
+// little late, however many: a long turn of the loop, the goroutine
+// marking on meanwhile, is no stall. A stall is never longer than the gap.
 func TestStallClock(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
@@ -16,28 +18,43 @@ func TestStallClock(t *testing.T) {
 	for _, d := range []time.Duration{900 * time.Millisecond, 1800 * time.Millisecond, 2700 * time.Millisecond} {
 		s.mark(at(d)) // the goroutine, on time
 	}
-	if _, _, ok := s.take(at(3 * time.Second)); ok {
-		t.Fatal("a stall reported for marks on time")
+	if st := s.take(at(3 * time.Second)); len(st) != 0 {
+		t.Fatalf("stalls %v for marks on time", st)
 	}
-	// Stopped from 3.2 s to 48 s: the loop takes it before the goroutine
-	// has marked.
-	asked, end, ok := s.take(at(48 * time.Second))
-	if !ok || !asked.Equal(at(4*time.Second)) || !end.Equal(at(48*time.Second)) {
-		t.Fatalf("take after a stop = %s..%s, %v; want 4s..48s (from when the next mark was due)", asked.Sub(t0), end.Sub(t0), ok)
+	// A 20 s turn of the loop inside a store call: the goroutine's ticks
+	// each come a little late, on a fixed phase.
+	mark := 3 * time.Second
+	for range 20 {
+		mark += time.Second + 30*time.Millisecond
+		s.mark(at(mark))
 	}
-	s.mark(at(48100 * time.Millisecond)) // the goroutine's late tick: nothing new
-	if _, _, ok := s.take(at(48200 * time.Millisecond)); ok {
-		t.Fatal("one stop reported twice")
+	if st := s.take(at(mark + 10*time.Millisecond)); len(st) != 0 {
+		t.Fatalf("stalls %v over a long turn with the goroutine ticking a little late", st)
 	}
-	// Stopped again, and the goroutine marks first: the loop still gets it.
-	s.mark(at(60 * time.Second))
-	asked, end, ok = s.take(at(60100 * time.Millisecond))
-	if !ok || !asked.Equal(at(49200*time.Millisecond)) || !end.Equal(at(60*time.Second)) {
-		t.Fatalf("take after the goroutine saw a stop = %s..%s, %v; want 49.2s..60s", asked.Sub(t0), end.Sub(t0), ok)
+	// Stopped from mark to mark+45 s: the loop takes it before the
+	// goroutine has marked.
+	base := mark + 10*time.Millisecond
+	st := s.take(at(base + 45*time.Second))
+	if len(st) != 1 || !st[0].asked.Equal(at(base+time.Second)) || !st[0].at.Equal(at(base+45*time.Second)) {
+		t.Fatalf("take after a stop = %v; want one stall from %s to %s", st, base+time.Second, base+45*time.Second)
+	}
+	s.mark(at(base + 45100*time.Millisecond)) // the goroutine's late tick: nothing new
+	if st := s.take(at(base + 45200*time.Millisecond)); len(st) != 0 {
+		t.Fatalf("one stop reported twice: %v", st)
+	}
+	// Two stops between takes, the goroutine marking each: two stalls,
+	// not one spanning the time between.
+	b := base + 45200*time.Millisecond
+	s.mark(at(b + 10*time.Second))
+	s.mark(at(b + 10500*time.Millisecond))
+	s.mark(at(b + 20*time.Second))
+	st = s.take(at(b + 20100*time.Millisecond))
+	if len(st) != 2 || st[0].at.Sub(st[0].asked) != 9*time.Second || st[1].at.Sub(st[1].asked) != 8500*time.Millisecond {
+		t.Fatalf("two stops = %v; want stalls of 9 s and 8.5 s", st)
 	}
 	// A mark from the past (a clock read before a later one) moves nothing back.
-	s.mark(at(59 * time.Second))
-	if _, _, ok := s.take(at(60500 * time.Millisecond)); ok {
-		t.Fatal("a stall reported after a mark out of order")
+	s.mark(at(b + 19*time.Second))
+	if st := s.take(at(b + 20500*time.Millisecond)); len(st) != 0 {
+		t.Fatalf("stalls %v after a mark out of order", st)
 	}
 }

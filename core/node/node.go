@@ -152,8 +152,8 @@ func (n *Node) Tick(ctx context.Context, now time.Time) {
 }
 
 // Woke tells the node that the main process, which was to run by asked,
-// did not until now (the driver's stall clock: a mark every LateAfter/2,
-// by a goroutine and by the loop, wherever the loop was). Late by
+// did not until now (the driver's stall clock: a goroutine marks it every
+// LateAfter/2, the loop at every turn, wherever the loop was). Late by
 // LateAfter or more, the process was stopped or starved of CPU and read
 // no frame meanwhile; its workers' death rules do not count that time
 // (Supervisor.Discount). A loop held up by its own store call is no stall:

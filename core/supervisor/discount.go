@@ -19,34 +19,36 @@ import (
 
 // Discount moves every live worker's death-rule clock (last frame, spawn,
 // pipe close, cold start, job progress: deathRules) on by lost, the time
-// the main process did not run (node.Woke measures it), so a worker is
-// judged on the time the main process was there to read it. The stop
-// grace is not discounted: it is the workers' time to finish, and they ran.
+// the main process did not run until end (node.Woke measures it), so a
+// worker is judged on the time the main process was there to read it.
+// Only clocks set before end move: a worker spawned, or a frame read,
+// after the process ran again lost nothing. The stop grace is not
+// discounted: it is the workers' time to finish, and they ran.
 //
 // Invariant: the discount is the time lost, never more. A worker that did
 // hang meanwhile is killed once hang_after of the main's running time has
 // passed without a frame, so a main process late at every tick cannot
 // postpone a kill by more than the time it lost.
-func (s *Supervisor) Discount(lost time.Duration, now time.Time) {
+func (s *Supervisor) Discount(lost time.Duration, end time.Time) {
 	if lost <= 0 || !s.started {
 		return
 	}
 	n := 0
 	for _, c := range s.comps {
 		if c.running && !c.killing {
-			c.discount(lost)
+			c.discount(lost, end)
 			n++
 		}
 	}
-	s.sink.Emit(event.Event{T: now, Event: event.MainPaused, Instance: s.cfg.Instance, Count: n,
+	s.sink.Emit(event.Event{T: end, Event: event.MainPaused, Instance: s.cfg.Instance, Count: n,
 		Reason: fmt.Sprintf("the main process did not run for %s (stopped, or starved of CPU): not counted against its workers", lost)})
 }
 
-// discount moves c's death-rule clocks on by d; a zero time (a rule that
-// does not apply) stays zero.
-func (c *component) discount(d time.Duration) {
+// discount moves c's death-rule clocks set before end on by d; a zero
+// time (a rule that does not apply) stays zero.
+func (c *component) discount(d time.Duration, end time.Time) {
 	for _, t := range []*time.Time{&c.spawnedAt, &c.pipeClosedAt, &c.lastFrameAt, &c.progressAt, &c.pendingSince} {
-		if !t.IsZero() {
+		if !t.IsZero() && t.Before(end) {
 			*t = t.Add(d)
 		}
 	}

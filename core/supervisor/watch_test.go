@@ -105,3 +105,16 @@ func TestDiscountMovesEveryDeathRuleByTheTimeLost(t *testing.T) {
 		})
 	}
 }
+
+// Only clocks set before the stall's end move: a frame read after the
+// main process ran again (drained once it continued) lost nothing.
+func TestDiscountLeavesClocksSetAfterTheStall(t *testing.T) {
+	r := newRig(t, 1, nil)
+	r.sup.Start(r.ctx, t0)
+	r.frame(w0, at(50*time.Second), health.Idle, "", 0)
+	before, _ := r.sup.WatchDeadline()
+	r.sup.Discount(45*time.Second, at(49*time.Second)) // stopped from 4 s to 49 s; the frame came at 50 s
+	if after, _ := r.sup.WatchDeadline(); !after.Equal(before) {
+		t.Fatalf("hang deadline %s after the discount of a stall that ended before the frame; want %s", after.Sub(t0), before.Sub(t0))
+	}
+}
