@@ -130,15 +130,15 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 		var (
 			ev   process.Event
 			cmd  func(context.Context, time.Time)
-			turn int // 1 an event, 2 the timer, 3 a command
+			turn loopTurn
 		)
 		select {
 		case ev = <-m.events:
-			turn = 1
+			turn = turnEvent
 		case <-timer.C:
-			turn = 2
+			turn = turnTick
 		case cmd = <-m.cmds:
-			turn = 3
+			turn = turnCommand
 		case <-cancelled:
 			cancelled = nil
 			if !m.Node.Sup.Stopping() {
@@ -149,7 +149,7 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 			stop = nil
 			m.Node.Stop(m.Clock.Now())
 		}
-		if turn == 0 {
+		if turn == turnNone {
 			continue
 		}
 		// The turn's store calls are bounded from now, after any stall
@@ -158,9 +158,9 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 		m.noteStall(stalls)
 		sctx, cancel := m.storeContext(m.Clock.Now())
 		switch turn {
-		case 1:
+		case turnEvent:
 			m.handle(sctx, ev)
-		case 2:
+		case turnTick:
 			m.drain(sctx)
 			if m.noteStall(stalls) { // stopped while draining
 				cancel()
@@ -168,7 +168,7 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 			}
 			m.noteStoreWait(m.Clock.Now()) // an exit just drained may begin the wait: before a tick's store calls
 			m.Node.Tick(sctx, m.Clock.Now())
-		case 3:
+		case turnCommand:
 			cmd(sctx, m.Clock.Now())
 		}
 		cancel()
@@ -189,6 +189,17 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	<-drained
 	return m.Node.Halted()
 }
+
+// loopTurn is what woke the loop: nothing to do with the store (a stop
+// signal), a pipe event, the timer, or a command (Do).
+type loopTurn uint8
+
+const (
+	turnNone loopTurn = iota
+	turnEvent
+	turnTick
+	turnCommand
+)
 
 // noteStall reports the stalls of the process seen since the last turn to
 // the node (Node.Woke), oldest first, and whether there was one.

@@ -37,7 +37,9 @@ type stallClock struct {
 type stall struct{ asked, at time.Time }
 
 // maxStalls bounds the stalls kept between two takes (the loop takes them
-// at every turn); beyond it the two oldest merge.
+// at every turn); beyond it the oldest is dropped. Merging two would count
+// the time the process ran between them; dropping one counts less than
+// was lost, which only leaves a worker less time.
 const maxStalls = 16
 
 func newStallClock(period time.Duration, now time.Time) *stallClock {
@@ -50,7 +52,6 @@ func (s *stallClock) mark(now time.Time) {
 	defer s.mu.Unlock()
 	if due := s.last.Add(s.period); now.Sub(due) >= s.period/2 {
 		if len(s.stalls) == maxStalls {
-			s.stalls[1].asked = s.stalls[0].asked
 			s.stalls = s.stalls[1:]
 		}
 		s.stalls = append(s.stalls, stall{asked: due, at: now})

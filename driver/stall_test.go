@@ -58,3 +58,26 @@ func TestStallClock(t *testing.T) {
 		t.Fatalf("stalls %v after a mark out of order", st)
 	}
 }
+
+// Past maxStalls between two takes the oldest stall is dropped, never
+// merged with the next: the stalls taken span no time the process ran.
+func TestStallClockDropsTheOldestPastItsBound(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := newStallClock(time.Second, t0)
+	now := t0
+	for range maxStalls + 3 {
+		now = now.Add(5 * time.Second) // each gap a stall of 4 s
+		s.mark(now)
+		now = now.Add(500 * time.Millisecond) // then the process runs
+		s.mark(now)
+	}
+	st := s.take(now)
+	if len(st) != maxStalls {
+		t.Fatalf("%d stalls taken, want %d", len(st), maxStalls)
+	}
+	for _, x := range st {
+		if x.at.Sub(x.asked) != 4*time.Second {
+			t.Fatalf("a stall of %s; want every one 4 s (none merged)", x.at.Sub(x.asked))
+		}
+	}
+}

@@ -523,7 +523,7 @@ func TestWALShrinksBackAfterScan(t *testing.T) {
 	// test fails when tagging stops moving for 30 s, or after 4 minutes.
 	var maxWAL int64
 	began := time.Now()
-	lastTagged, movedAt := -1, began // scanned + tagged, and when it last changed
+	seen, movedAt := -1, began // files scanned + tagged, and when that last changed
 	for i := 0; ; i++ {
 		if st, err := os.Stat(walPath); err == nil && st.Size() > maxWAL {
 			maxWAL = st.Size()
@@ -534,8 +534,8 @@ func TestWALShrinksBackAfterScan(t *testing.T) {
 				break
 			}
 			now := time.Now()
-			if ok && info.Library.Tagged+info.Library.Total != lastTagged {
-				lastTagged, movedAt = info.Library.Tagged+info.Library.Total, now
+			if ok && info.Library.Tagged+info.Library.Total != seen {
+				seen, movedAt = info.Library.Tagged+info.Library.Total, now
 			}
 			if now.Sub(movedAt) > 30*time.Second || now.Sub(began) > 4*time.Minute {
 				t.Fatalf("%d of %d files tagged (%d scanned) after %s; the last one %s ago",
