@@ -920,6 +920,32 @@ faults:
 `,
 	},
 	{
+		id: "main-hang-lock-lapsed-orphan",
+		why: "core/node: a's main process died at 3 s; its orphaned worker renewed its own lease until b's hung " +
+			"worker took the store's lock at 40 s. b's main process, stopped from 11 s to 77 s, never met the lock, " +
+			"so on resuming its cleanup expired a's lease at once, and b's restarted worker claimed the file while " +
+			"a's worker still held its job. A stall now counts as a store failure for the cleanup's grace",
+		yaml: `name: main-hang-lock-lapsed-orphan
+seed: 1
+duration: 1h1m
+config: {frame_interval: 1s, hang_after: 3s, lease_ttl: 10s, stale_after: 2s, stall_after: 1m, workers: 1}
+instances: [a, b]
+library:
+  files: 4
+  job_time: 38s
+  overrides:
+    f0001: {error: permanent, fail_times: 1}
+faults:
+  - {at: 0s, instance: b, hang: "worker:discovery:0"}
+  - {at: 1s, instance: a, pause: true}
+  - {at: 2s, instance: a, resume: true}
+  - {at: 3s, instance: a, main: die}
+  - {at: 11s, instance: b, main: hang, for: 1m6s}
+  - {at: 40s, instance: b, hang: "worker:discovery:0", holds_lock: true}
+  - {at: 1m17s, instance: b, crash: "worker:discovery:0"}
+`,
+	},
+	{
 		id: "main-hang-lapsed-leases",
 		why: "sim/check.go: b's main process stopped for 61 s, so nothing renewed its workers' leases; a's cleanup " +
 			"expired b's claim at 60 s while b's worker, discounted rather than killed as hung, stayed on the " +

@@ -158,9 +158,18 @@ func (n *Node) Tick(ctx context.Context, now time.Time) {
 // no frame meanwhile; its workers' death rules do not count that time
 // (Supervisor.Discount). A loop held up by its own store call is no stall:
 // the goroutine, like the pipe readers, runs on meanwhile.
+//
+// Nor could it see the store meanwhile: the leases that ran out during the
+// stall may be those of workers that could not renew them (a store outage,
+// or a lock held by a stopped worker, which this process, stopped itself,
+// never met). So a stall counts as a store failure at its end for the
+// cleanup's grace: no lease is expired for a lease_ttl after it (cleanup).
 func (n *Node) Woke(asked, now time.Time) {
 	if late := now.Sub(asked); late >= n.LateAfter() {
 		n.Sup.Discount(late, now)
+		if now.After(n.troubleAt) {
+			n.troubleAt = now
+		}
 	}
 }
 
@@ -231,7 +240,8 @@ func (n *Node) StoreCallDeadline(now time.Time) (time.Time, bool) {
 // cleanup deletes claims whose lease expired or whose file is no longer work.
 //
 // Leases are not expired while the store has lately been failing for this
-// main process, nor for a whole lease_ttl after its last failure: an outage
+// main process, nor for a whole lease_ttl after its last failure (or after
+// a stall of the process, which could not see the store meanwhile: Woke): an outage
 // that stops this process's renewals stops every other owner's too, and a
 // lease that ran out meanwhile may belong to a worker that is alive and
 // still on its job; its owner renews it within lease_ttl/3 of the store's

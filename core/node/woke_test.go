@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/node"
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // Woke discounts a loop's lateness from LateAfter on (a quarter of
@@ -50,5 +52,46 @@ func TestWokeDiscountsOnlyALateLoop(t *testing.T) {
 				t.Fatalf("killed on the tick after a discounted stop")
 			}
 		})
+	}
+}
+
+// A main process that was stopped could not see the store meanwhile: a
+// lease that ran out during the stall may be a worker's that could not
+// renew it (a store outage, a lock held by a stopped worker). So no lease
+// is expired for a lease_ttl after the stall, as after a store failure;
+// the abandoned lease goes at the first cleanup after that.
+func TestCleanupSparesLeasesAfterAStall(t *testing.T) {
+	ctx := context.Background()
+	n, st, _, ev := newNode(t, 1, nil)
+	if err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+		t.Fatal(err)
+	}
+	other := "inst-b/worker:discovery:0"
+	if _, err := st.Claim(ctx, store.Claim{FileKey: "f1", WorkerID: other, ClaimedAt: t0, LeaseUntil: at(30 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	n.Start(ctx, t0)
+	for d := time.Second; d <= 20*time.Second; d += time.Second {
+		n.Tick(ctx, at(d))
+	}
+	// Stopped from 20 s to 80 s: b's lease ran out at 30 s, and the
+	// cleanup due at 60 s runs at 80 s.
+	n.Woke(at(21*time.Second), at(80*time.Second))
+	for d := 80 * time.Second; d <= 100*time.Second; d += time.Second {
+		n.Tick(ctx, at(d))
+	}
+	if _, ok := st.ClaimOf("f1"); !ok {
+		t.Fatal("a lease that ran out while the main process was stopped was expired as soon as it ran again")
+	}
+	for d := 101 * time.Second; d <= 120*time.Second; d += time.Second {
+		n.Tick(ctx, at(d))
+	}
+	if _, ok := st.ClaimOf("f1"); ok {
+		t.Fatal("the abandoned lease was not expired after the grace")
+	}
+	// The cleanups ran at 80 s (due at 60 s) and 110 s, a lease_ttl after
+	// the stall's end.
+	if le := ev.of(event.LeaseExpired); len(le) != 1 || !le[0].T.Equal(at(110*time.Second)) {
+		t.Fatalf("lease_expired events %+v, want one at 110 s", le)
 	}
 }
