@@ -73,11 +73,11 @@ type checker struct {
 	deaths    []death
 	seen      map[string]bool // instance ids seen in the trace
 
-	storeFaults int64     // injected store failures seen so far
-	storeDown   bool      // the store was down (or slow) after the last event
-	faultAt     time.Time // last time the store was seen failing, or its recovery
-	mainUp      bool      // some main process was alive after the last event
-	mainUpAt    time.Time // since when some main process has been alive
+	storeFaults int64                   // injected store failures seen so far
+	storeDown   bool                    // the store was down (or slow) after the last event
+	faultAt     time.Time               // last time the store was seen failing, or its recovery
+	upSince     map[*Instance]time.Time // main process → since when it has been alive and not stopped
+	mainUpAt    time.Time               // the earliest upSince of the main processes up now
 }
 
 type death struct {
@@ -96,7 +96,8 @@ type healthRun struct {
 func newChecker(w *World) *checker {
 	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, cutOff: map[string]bool{}, healedAt: map[string]time.Time{}, tagged: map[string]int{},
 		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
-		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{}}
+		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{},
+		upSince: map[*Instance]time.Time{}}
 }
 
 func (c *checker) violate(format string, a ...any) {
@@ -466,15 +467,27 @@ func (c *checker) afterEvent() {
 	// A dead worker's claims are released within lease_ttl + cleanup period
 	// (plus one check interval) of the latest of its death, a main process
 	// being there to do it (alive and not stopped: main: hang), and the
-	// store's last recovery.
+	// store's last recovery. A main process runs its first cleanup a period
+	// after it starts, and expires no lease for a lease_ttl after it starts
+	// or resumes (it cannot know the store's recent past), so "there" is
+	// counted from the start, or the end of the last stop, of the main
+	// process up the longest.
 	up := false
 	for _, in := range w.Instances {
-		up = up || (in.alive && !w.now.Before(in.loop.stopped))
+		if !in.alive || w.now.Before(in.loop.stopped) {
+			delete(c.upSince, in)
+			continue
+		}
+		since, ok := c.upSince[in]
+		if !ok {
+			since = w.now
+			c.upSince[in] = since
+		}
+		if !up || since.Before(c.mainUpAt) {
+			c.mainUpAt = since
+		}
+		up = true
 	}
-	if up && !c.mainUp {
-		c.mainUpAt = w.now
-	}
-	c.mainUp = up
 	limit := w.cfg.LeaseTTL + w.cfg.CleanupPeriod + w.cfg.CheckInterval
 	keep := c.deaths[:0]
 	for _, d := range c.deaths {

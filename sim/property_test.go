@@ -946,6 +946,30 @@ faults:
 `,
 	},
 	{
+		id: "dead-claims-after-main-restarts",
+		why: "sim/check.go: a's worker died with its main process at 2 s holding a claim whose lease ran to 31 s; " +
+			"b's main process, up since 0 s, died at 35 s, before its cleanup at 60 s. The main processes up then " +
+			"(a:2 from 34 s, b:2 from 36 s) run their first cleanup a period after they start, and a:2 released " +
+			"the claim at 64 s. The checker counted a main process as there since 0 s (some main process was " +
+			"always up) and wanted the claim gone by 63 s; it now counts from the start of the one up the longest",
+		yaml: `name: dead-claims-after-main-restarts
+seed: 1
+duration: 20m
+config: {workers: 1}
+instances: [a, b]
+library:
+  files: 2
+  job_time: 1s
+faults:
+  - {at: 0s, instance: a, crash: "worker:discovery:0"}
+  - {at: 0s, instance: a, crash: "worker:discovery:0"}
+  - {at: 0s, gpu: down, for: 1s}
+  - {at: 2s, instance: a, kill_instance: true}
+  - {at: 27s, instance: a, restart_main: true, for: 7s}
+  - {at: 35s, instance: b, restart_main: true, for: 1s}
+`,
+	},
+	{
 		id: "main-hang-lapsed-leases",
 		why: "sim/check.go: b's main process stopped for 61 s, so nothing renewed its workers' leases; a's cleanup " +
 			"expired b's claim at 60 s while b's worker, discounted rather than killed as hung, stayed on the " +

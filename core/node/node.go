@@ -115,6 +115,10 @@ func New(cfg Config, procs supervisor.Processes, st store.Store, sink event.Sink
 // main process halts the node (Halted).
 func (n *Node) Start(ctx context.Context, now time.Time) {
 	n.started = true
+	// The store's past is unknown to a process that just started, as to
+	// one that was stopped (Woke): a lease that ran out just before may be
+	// a live worker's that an outage kept from its renewal.
+	n.troubleAt = now
 	n.step(ctx, now)
 	n.Mon.Tick(ctx, now)
 }
@@ -240,8 +244,9 @@ func (n *Node) StoreCallDeadline(now time.Time) (time.Time, bool) {
 // cleanup deletes claims whose lease expired or whose file is no longer work.
 //
 // Leases are not expired while the store has lately been failing for this
-// main process, nor for a whole lease_ttl after its last failure (or after
-// a stall of the process, which could not see the store meanwhile: Woke): an outage
+// main process, nor for a whole lease_ttl after its last failure, its
+// start or a stall (it could not see the store before or meanwhile: Start,
+// Woke): an outage
 // that stops this process's renewals stops every other owner's too, and a
 // lease that ran out meanwhile may belong to a worker that is alive and
 // still on its job; its owner renews it within lease_ttl/3 of the store's

@@ -95,3 +95,32 @@ func TestCleanupSparesLeasesAfterAStall(t *testing.T) {
 		t.Fatalf("lease_expired events %+v, want one at 110 s", le)
 	}
 }
+
+// Nor can a main process that just started know the store's recent past: a
+// lease that ran out just before may be a worker's that an outage kept from
+// renewing it. With a cleanup period shorter than lease_ttl, the first
+// cleanups spare it; the first a lease_ttl after the start expires it.
+func TestCleanupSparesLeasesAfterStart(t *testing.T) {
+	ctx := context.Background()
+	n, st, _, ev := newNode(t, 1, func(c *node.Config) { c.CleanupPeriod = 10 * time.Second })
+	if err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+		t.Fatal(err)
+	}
+	other := "inst-b/worker:discovery:0"
+	if _, err := st.Claim(ctx, store.Claim{FileKey: "f1", WorkerID: other, ClaimedAt: at(-40 * time.Second), LeaseUntil: at(-time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	n.Start(ctx, t0)
+	for d := time.Second; d <= 29*time.Second; d += time.Second {
+		n.Tick(ctx, at(d))
+	}
+	if _, ok := st.ClaimOf("f1"); !ok {
+		t.Fatal("a lease that ran out before the main process started was expired within lease_ttl of its start")
+	}
+	for d := 30 * time.Second; d <= 40*time.Second; d += time.Second {
+		n.Tick(ctx, at(d))
+	}
+	if le := ev.of(event.LeaseExpired); len(le) != 1 || !le[0].T.Equal(at(30*time.Second)) {
+		t.Fatalf("lease_expired events %+v, want one at 30 s", le)
+	}
+}
