@@ -293,3 +293,69 @@ library: {files: 0}
 		}
 	}
 }
+
+// A dead worker's claims are awaited from the start of the main process up
+// the longest: one that started later runs its first cleanup a period after
+// its start, whatever main processes came and went before it.
+func TestCheckerDeadClaimBoundFromTheMainUpLongest(t *testing.T) {
+	w := checkedWorld(t, `name: dead-claim-restarts
+seed: 1
+duration: 5s
+config: {workers: 1}
+instances: [a, b]
+library: {files: 1, job_time: 10m}
+`)
+	w.Run()
+	var holder, other *Instance
+	for _, in := range w.Instances {
+		if p := in.procs["worker:discovery:0"]; p != nil && p.busy == running {
+			holder = in
+		} else {
+			other = in
+		}
+	}
+	if holder == nil || other == nil {
+		t.Fatal("setup: want one instance's worker on the file, the other's idle")
+	}
+	// The holder's worker dies, and its claim stays (as if nobody released it).
+	holder.procs["worker:discovery:0"].exit(-1, "SIGKILL")
+	w.check.afterEvent()
+	died := w.now
+	step := func(d time.Duration, set func()) {
+		w.now = died.Add(d)
+		if set != nil {
+			set()
+		}
+		w.check.afterEvent()
+	}
+	// The other main process restarts at +10 s (down, then up at +15 s), and
+	// the holder's main process, up since the start, dies at +20 s.
+	step(10*time.Second, func() { other.alive = false })
+	step(15*time.Second, func() { other.alive = true })
+	step(20*time.Second, func() { holder.alive = false })
+	limit := w.cfg.LeaseTTL + w.cfg.CleanupPeriod + w.cfg.CheckInterval
+	step(limit+5*time.Second, nil)
+	if len(w.check.violations) != 0 {
+		t.Fatalf("flagged within the bound counted from the restart of the main process up now: %v", w.check.violations)
+	}
+	step(15*time.Second+limit+time.Second, nil)
+	if !hasViolation(w.check.violations, "not released") {
+		t.Errorf("claim held past the bound counted from the restart: %v", w.check.violations)
+	}
+}
+
+// A run with safety violations fails, expect block or not (so `nomarr sim`
+// exits 1 on it), unless the block says how many it expects.
+func TestViolationsFailARunWithoutExpect(t *testing.T) {
+	for _, expect := range []string{"", "expect: {all_tagged: true}\n", "expect: {violations: 1}\n"} {
+		w := checkedWorld(t, "name: v\nseed: 1\nduration: 1m\nconfig: {workers: 1}\nlibrary: {files: 1, job_time: 1s}\n"+expect)
+		if res := w.Run(); len(res.Violations) != 0 || (len(res.Failures) != 0) != strings.Contains(expect, "violations") {
+			t.Fatalf("setup (%q): violations %v, failures %v", expect, res.Violations, res.Failures)
+		}
+		w.check.violate("a test violation")
+		res := w.result()
+		if want := expect != "expect: {violations: 1}\n"; (len(res.Failures) > 0) != want {
+			t.Errorf("expect %q: failures %v, want failing %v", expect, res.Failures, want)
+		}
+	}
+}

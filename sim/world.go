@@ -257,7 +257,9 @@ func (w *World) result() *Result {
 	}
 	if w.sc.Expect != nil && w.retain {
 		res.Failures = w.sc.Expect.check(res)
-	} else if w.sc.Expect != nil && len(res.Violations) > 0 {
+	} else if len(res.Violations) > 0 {
+		// With or without an expect block, a run expects no violations
+		// unless it says how many (expect.violations).
 		res.Failures = []string{fmt.Sprintf("violations: %v", first(res.Violations, 5))}
 	}
 	return res
