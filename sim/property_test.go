@@ -970,6 +970,29 @@ faults:
 `,
 	},
 	{
+		id: "main-hang-healthy-reset",
+		why: "core/supervisor: the worker's healthy run began at a tick at 7 s, and the main process was stopped " +
+			"from 7 s to 9 s before its monitor reported the health; the backoff reset came at 307 s, 298 s after " +
+			"the health was seen. Discount now moves the healthy run's start too: health the main process did not " +
+			"see is not counted toward healthy_reset",
+		yaml: `name: main-hang-healthy-reset
+seed: 1
+duration: 20m
+config: {frame_interval: 1s, hang_after: 3s, lease_ttl: 10s, stale_after: 2s, stall_after: 1m, workers: 1}
+instances: [a]
+library:
+  files: 2
+  job_time: 1s
+  overrides:
+    f0000: {error: permanent, fail_times: 0}
+faults:
+  - {at: 0s, crash: "worker:discovery:0"}
+  - {at: 2s, crash: "worker:discovery:0"}
+  - {at: 7s, main: hang, for: 2s}
+  - {at: 16m, stop: true}
+`,
+	},
+	{
 		id: "main-hang-lapsed-leases",
 		why: "sim/check.go: b's main process stopped for 61 s, so nothing renewed its workers' leases; a's cleanup " +
 			"expired b's claim at 60 s while b's worker, discounted rather than killed as hung, stayed on the " +

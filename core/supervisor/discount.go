@@ -20,7 +20,9 @@ import (
 // Discount moves every live worker's death-rule clock (last frame, spawn,
 // pipe close, cold start, job progress: deathRules) on by lost, the time
 // the main process did not run until end (node.Woke measures it), so a
-// worker is judged on the time the main process was there to read it.
+// worker is judged on the time the main process was there to read it. The
+// start of its healthy run moves too: health is counted toward
+// healthy_reset and the lifetime reset only while the main process saw it.
 // Only clocks set before end move: a worker spawned, or a frame read,
 // after the process ran again lost nothing. The stop grace is not
 // discounted: it is the workers' time to finish, and they ran.
@@ -44,10 +46,12 @@ func (s *Supervisor) Discount(lost time.Duration, end time.Time) {
 		Reason: fmt.Sprintf("the main process did not run for %s (stopped, or starved of CPU): not counted against its workers", lost)})
 }
 
-// discount moves c's death-rule clocks set before end on by d; a zero
+// discount moves c's death-rule clocks set before end on by d, and the
+// start of its healthy run (healthy_reset, the lifetime reset: health the
+// main process did not see is not counted for a worker either); a zero
 // time (a rule that does not apply) stays zero.
 func (c *component) discount(d time.Duration, end time.Time) {
-	for _, t := range []*time.Time{&c.spawnedAt, &c.pipeClosedAt, &c.lastFrameAt, &c.progressAt, &c.pendingSince} {
+	for _, t := range []*time.Time{&c.spawnedAt, &c.pipeClosedAt, &c.lastFrameAt, &c.progressAt, &c.pendingSince, &c.healthySince} {
 		if !t.IsZero() && t.Before(end) {
 			*t = t.Add(d)
 		}

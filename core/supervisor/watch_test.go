@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/supervisor"
 )
@@ -116,5 +117,31 @@ func TestDiscountLeavesClocksSetAfterTheStall(t *testing.T) {
 	r.sup.Discount(45*time.Second, at(49*time.Second)) // stopped from 4 s to 49 s; the frame came at 50 s
 	if after, _ := r.sup.WatchDeadline(); !after.Equal(before) {
 		t.Fatalf("hang deadline %s after the discount of a stall that ended before the frame; want %s", after.Sub(t0), before.Sub(t0))
+	}
+}
+
+// Health the main process did not see is not counted toward healthy_reset:
+// a stall within a healthy run moves the run's start on by the time lost,
+// so the backoff reset comes that much later.
+func TestDiscountDelaysTheBackoffReset(t *testing.T) {
+	for _, lost := range []time.Duration{0, 20 * time.Second} {
+		r := newRig(t, 1, nil)
+		r.sup.Start(r.ctx, t0)
+		r.exit(w0, 1, at(time.Second))
+		r.sup.Tick(r.ctx, at(2*time.Second)) // respawned; the healthy run starts at 3 s
+		var resetAt time.Duration
+		for d := 3 * time.Second; d <= 6*time.Minute && resetAt == 0; d += time.Second {
+			r.frame(w0, at(d), health.Idle, "", 0)
+			if d == time.Minute && lost > 0 {
+				r.sup.Discount(lost, at(d)) // stopped until 60 s, then the frame
+			}
+			r.sup.Tick(r.ctx, at(d))
+			if len(r.ev.of(event.BackoffReset, w0)) > 0 {
+				resetAt = d
+			}
+		}
+		if want := 3*time.Second + 5*time.Minute + lost; resetAt != want {
+			t.Errorf("lost %s: backoff reset at %s, want %s", lost, resetAt, want)
+		}
 	}
 }
