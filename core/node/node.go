@@ -246,14 +246,13 @@ func (n *Node) StoreCallDeadline(now time.Time) (time.Time, bool) {
 // Leases are not expired while the store has lately been failing for this
 // main process, nor for a whole lease_ttl after its last failure, its
 // start or a stall (it could not see the store before or meanwhile: Start,
-// Woke): an outage
-// that stops this process's renewals stops every other owner's too, and a
-// lease that ran out meanwhile may belong to a worker that is alive and
-// still on its job; its owner renews it within lease_ttl/3 of the store's
-// return. Expiring it first would hand the file to a second worker while
-// the first still works on it. Claims whose file is no longer work are
-// removed all the same; a truly abandoned lease is removed by the first
-// cleanup after the grace.
+// Woke): an outage that stops this process's renewals stops every other
+// owner's too, and a lease that ran out meanwhile may belong to a worker
+// that is alive and still on its job; its owner renews it within
+// lease_ttl/3 of the store's return. Expiring it first would hand the file
+// to a second worker while the first still works on it. Claims whose file
+// is no longer work are removed all the same; a truly abandoned lease is
+// removed by the first cleanup after the grace.
 func (n *Node) cleanup(ctx context.Context, now time.Time) error {
 	expiredBefore := now
 	if !n.troubleAt.IsZero() && now.Sub(n.troubleAt) < n.cfg.Supervisor.LeaseTTL {
