@@ -103,7 +103,7 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	// (stall.go), is reported to the node before each turn looks at its
 	// workers (Node.Woke); from before the start, whose store calls may
 	// wait too.
-	stalls := newStallClock(m.Node.LateAfter()/2, m.Clock.Now())
+	stalls := newStallClock(m.Node.StallResolution()/2, m.Clock.Now())
 	stallCtx, stopStalls := context.WithCancel(context.Background())
 	defer stopStalls()
 	go stalls.run(stallCtx, m.Clock)
@@ -162,12 +162,16 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 			m.handle(sctx, ev)
 		case turnTick:
 			m.drain(sctx)
-			if m.noteStall(stalls) { // stopped while draining
+			// One instant for the stall report and the tick: a stop
+			// after it is reported at the next turn, and this tick
+			// judges nothing by the time it lost.
+			now := m.Clock.Now()
+			if m.noteStallAt(stalls, now) { // stopped while draining
 				cancel()
-				sctx, cancel = m.storeContext(m.Clock.Now())
+				sctx, cancel = m.storeContext(now)
 			}
-			m.noteStoreWait(m.Clock.Now()) // an exit just drained may begin the wait: before a tick's store calls
-			m.Node.Tick(sctx, m.Clock.Now())
+			m.noteStoreWait(now) // an exit just drained may begin the wait: before a tick's store calls
+			m.Node.Tick(sctx, now)
 		case turnCommand:
 			cmd(sctx, m.Clock.Now())
 		}
@@ -203,8 +207,11 @@ const (
 
 // noteStall reports the stalls of the process seen since the last turn to
 // the node (Node.Woke), oldest first, and whether there was one.
-func (m *Main) noteStall(s *stallClock) bool {
-	st := s.take(m.Clock.Now())
+func (m *Main) noteStall(s *stallClock) bool { return m.noteStallAt(s, m.Clock.Now()) }
+
+// noteStallAt is noteStall with the time of the turn.
+func (m *Main) noteStallAt(s *stallClock, now time.Time) bool {
+	st := s.take(now)
 	for _, x := range st {
 		m.Node.Woke(x.asked, x.at)
 	}

@@ -53,7 +53,8 @@ import (
 //     stalled for stall_after.
 //   - A dead worker's claims are released within lease_ttl + cleanup period
 //     (+ one check interval) of the latest of its death, a main process
-//     being alive to do it, and the store's last recovery.
+//     being up to do it (counted from the start, or the end of the last
+//     stop, of the one up the longest), and the store's last recovery.
 type checker struct {
 	w          *World
 	violations []string
@@ -469,8 +470,9 @@ func (c *checker) afterEvent() {
 	// being there to do it (alive and not stopped: main: hang), and the
 	// store's last recovery. A main process runs its first cleanup a period
 	// after it starts, and expires no lease for a lease_ttl after it starts
-	// or resumes (it cannot know the store's recent past), so "there" is
-	// counted from the start, or the end of the last stop, of the main
+	// or resumes from a stall of node.GraceAfter or more (it cannot know
+	// the store's recent past), so "there" is counted from the start, or
+	// the end of the last stop (any stop: the lenient side), of the main
 	// process up the longest.
 	up := false
 	for _, in := range w.Instances {

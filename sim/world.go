@@ -258,8 +258,9 @@ func (w *World) result() *Result {
 	if w.sc.Expect != nil && w.retain {
 		res.Failures = w.sc.Expect.check(res)
 	} else if len(res.Violations) > 0 {
-		// With or without an expect block, a run expects no violations
-		// unless it says how many (expect.violations).
+		// With or without an expect block, a run expects no violations,
+		// unless its block, checked above when the run keeps its events,
+		// says how many.
 		res.Failures = []string{fmt.Sprintf("violations: %v", first(res.Violations, 5))}
 	}
 	return res

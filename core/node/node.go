@@ -61,7 +61,10 @@ type Node struct {
 	store store.Store
 	sink  event.Sink
 	// troubleAt is the time of the last store failure this main process
-	// saw (a lease renewal, a cleanup, a restart-state write…); zero: none.
+	// saw (a lease renewal, a cleanup, a restart-state write…), or of its
+	// start, or of the end of its last stall of GraceAfter or more (it
+	// could not see the store before or meanwhile): the cleanup's grace
+	// runs a lease_ttl from it.
 	// A failure counts until the tick after it begins (troubled): a call
 	// stamped with its turn's start may have waited long on a held lock
 	// before it failed, and the store was no more reachable meanwhile.
@@ -118,7 +121,9 @@ func (n *Node) Start(ctx context.Context, now time.Time) {
 	// The store's past is unknown to a process that just started, as to
 	// one that was stopped (Woke): a lease that ran out just before may be
 	// a live worker's that an outage kept from its renewal.
-	n.troubleAt = now
+	if now.After(n.troubleAt) {
+		n.troubleAt = now
+	}
 	n.step(ctx, now)
 	n.Mon.Tick(ctx, now)
 }
@@ -157,23 +162,34 @@ func (n *Node) Tick(ctx context.Context, now time.Time) {
 
 // Woke tells the node that the main process, which was to run by asked,
 // did not until now (the driver's stall clock: a goroutine marks it every
-// LateAfter/2, the loop at every turn, wherever the loop was). Late by
-// LateAfter or more, the process was stopped or starved of CPU and read
-// no frame meanwhile; its workers' death rules do not count that time
-// (Supervisor.Discount). A loop held up by its own store call is no stall:
-// the goroutine, like the pipe readers, runs on meanwhile.
+// StallResolution/2, the loop at every turn, wherever the loop was). A loop
+// held up by its own store call is no stall: the goroutine, like the pipe
+// readers, runs on meanwhile. What the stall spares:
 //
-// Nor could it see the store meanwhile: the leases that ran out during the
-// stall may be those of workers that could not renew them (a store outage,
-// or a lock held by a stopped worker, which this process, stopped itself,
-// never met). So a stall counts as a store failure at its end for the
-// cleanup's grace: no lease is expired for a lease_ttl after it (cleanup).
+//   - Late by LateAfter or more, the process was stopped or starved of CPU
+//     and read no frame meanwhile; its workers' death rules do not count
+//     that time (Supervisor.Discount).
+//   - Health it did not see is not counted toward healthy_reset and the
+//     lifetime reset, however short the stall (Supervisor.DiscountHealth;
+//     part of Discount).
+//   - Nor could it see the store: the leases that ran out meanwhile may be
+//     those of workers that could not renew them (a store outage, or a lock
+//     held by a stopped worker, which this process, stopped itself, never
+//     met). So a stall of GraceAfter or more counts as a store failure at
+//     its end for the cleanup's grace: no lease is expired for a lease_ttl
+//     after it (cleanup).
 func (n *Node) Woke(asked, now time.Time) {
-	if late := now.Sub(asked); late >= n.LateAfter() {
+	late := now.Sub(asked)
+	if late <= 0 {
+		return
+	}
+	if late >= n.LateAfter() {
 		n.Sup.Discount(late, now)
-		if now.After(n.troubleAt) {
-			n.troubleAt = now
-		}
+	} else {
+		n.Sup.DiscountHealth(late, now)
+	}
+	if late >= n.GraceAfter() && now.After(n.troubleAt) {
+		n.troubleAt = now
 	}
 }
 
@@ -187,6 +203,22 @@ func (n *Node) Woke(asked, now time.Time) {
 func (n *Node) LateAfter() time.Duration {
 	return max(n.cfg.Monitor.CheckInterval, n.cfg.Supervisor.HangAfter/4)
 }
+
+// GraceAfter is how long a stall must be for Woke to grant the cleanup's
+// grace: LateAfter, and at most a third of lease_ttl. A lease runs out only
+// after its owner's renewals failed for two thirds of lease_ttl, and this
+// process calls the store at least every lease_ttl/3 (it renews its node
+// name), so an outage that long meets one of its calls, and counts as a
+// failure, unless the process was stopped for about a third of lease_ttl
+// or more. With the defaults: 7.5 s.
+func (n *Node) GraceAfter() time.Duration {
+	return min(n.LateAfter(), n.cfg.Supervisor.LeaseTTL/3)
+}
+
+// StallResolution is the shortest stall the node acts on beyond the health
+// clock (GraceAfter, which is at most LateAfter): the driver's stall clock
+// must notice stalls this long.
+func (n *Node) StallResolution() time.Duration { return n.GraceAfter() }
 
 // Status is the owner status of DESIGN §4 (the supervisor's), except that
 // while the node cannot read or take its name because the store fails, its

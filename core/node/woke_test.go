@@ -75,7 +75,7 @@ func TestCleanupSparesLeasesAfterAStall(t *testing.T) {
 		n.Tick(ctx, at(d))
 	}
 	// Stopped from 20 s to 80 s: b's lease ran out at 30 s, and the
-	// cleanup due at 60 s runs at 80 s.
+	// cleanup due at 30 s runs at 80 s.
 	n.Woke(at(21*time.Second), at(80*time.Second))
 	for d := 80 * time.Second; d <= 100*time.Second; d += time.Second {
 		n.Tick(ctx, at(d))
@@ -89,7 +89,7 @@ func TestCleanupSparesLeasesAfterAStall(t *testing.T) {
 	if _, ok := st.ClaimOf("f1"); ok {
 		t.Fatal("the abandoned lease was not expired after the grace")
 	}
-	// The cleanups ran at 80 s (due at 60 s) and 110 s, a lease_ttl after
+	// The cleanups ran at 80 s (due at 30 s) and 110 s, a lease_ttl after
 	// the stall's end.
 	if le := ev.of(event.LeaseExpired); len(le) != 1 || !le[0].T.Equal(at(110*time.Second)) {
 		t.Fatalf("lease_expired events %+v, want one at 110 s", le)
@@ -122,5 +122,46 @@ func TestCleanupSparesLeasesAfterStart(t *testing.T) {
 	}
 	if le := ev.of(event.LeaseExpired); len(le) != 1 || !le[0].T.Equal(at(30*time.Second)) {
 		t.Fatalf("lease_expired events %+v, want one at 30 s", le)
+	}
+}
+
+// A stall shorter than LateAfter but of a third of lease_ttl or more can
+// hide a whole outage from a process that calls the store every third of
+// lease_ttl: it grants the cleanup's grace without discounting the death
+// rules; a shorter one grants nothing.
+func TestWokeGraceAfterAThirdOfTheLease(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		stall time.Duration
+		grace bool
+	}{{8 * time.Second, true}, {3 * time.Second, false}} {
+		n, st, _, ev := newNode(t, 1, func(c *node.Config) {
+			c.Supervisor.LeaseTTL, c.CleanupPeriod = 10*time.Second, 10*time.Second
+			c.Supervisor.HangAfter, c.Supervisor.StaleAfter = 40*time.Second, 20*time.Second
+		})
+		if n.LateAfter() != 10*time.Second || n.GraceAfter() != 10*time.Second/3 || n.StallResolution() != n.GraceAfter() {
+			t.Fatalf("LateAfter %s, GraceAfter %s, StallResolution %s", n.LateAfter(), n.GraceAfter(), n.StallResolution())
+		}
+		if err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Claim(ctx, store.Claim{FileKey: "f1", WorkerID: "inst-b/worker:discovery:0", ClaimedAt: t0, LeaseUntil: at(23 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		startWithOneFrame(n, "worker:discovery:0", at(time.Second))
+		for d := 2 * time.Second; d <= 22*time.Second; d += time.Second {
+			n.Tick(ctx, at(d))
+		}
+		// Stopped until 30 s: the lease ran out at 23 s, the cleanup due at
+		// 30 s runs as the process goes on.
+		resume := at(30 * time.Second)
+		n.Woke(resume.Add(-tc.stall), resume)
+		n.Tick(ctx, resume)
+		if _, held := st.ClaimOf("f1"); held != tc.grace {
+			t.Errorf("stall %s: claim held after the cleanup at 30 s = %v, want %v", tc.stall, held, tc.grace)
+		}
+		if p := ev.of("main_paused"); len(p) != 0 {
+			t.Errorf("stall %s under LateAfter: main_paused %+v", tc.stall, p)
+		}
 	}
 }

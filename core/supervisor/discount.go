@@ -46,14 +46,35 @@ func (s *Supervisor) Discount(lost time.Duration, end time.Time) {
 		Reason: fmt.Sprintf("the main process did not run for %s (stopped, or starved of CPU): not counted against its workers", lost)})
 }
 
+// DiscountHealth moves the start of every live worker's healthy run on by
+// lost, the time the main process did not run until end, when it was too
+// short for Discount (node.Woke): health it did not see is not counted
+// toward healthy_reset and the lifetime reset. It only delays a reset, and
+// emits nothing.
+func (s *Supervisor) DiscountHealth(lost time.Duration, end time.Time) {
+	if lost <= 0 || !s.started {
+		return
+	}
+	for _, c := range s.comps {
+		if c.running && !c.killing {
+			moveBefore(&c.healthySince, lost, end)
+		}
+	}
+}
+
+// moveBefore moves *t on by d when it is set and before end.
+func moveBefore(t *time.Time, d time.Duration, end time.Time) {
+	if !t.IsZero() && t.Before(end) {
+		*t = t.Add(d)
+	}
+}
+
 // discount moves c's death-rule clocks set before end on by d, and the
 // start of its healthy run (healthy_reset, the lifetime reset: health the
 // main process did not see is not counted for a worker either); a zero
 // time (a rule that does not apply) stays zero.
 func (c *component) discount(d time.Duration, end time.Time) {
 	for _, t := range []*time.Time{&c.spawnedAt, &c.pipeClosedAt, &c.lastFrameAt, &c.progressAt, &c.pendingSince, &c.healthySince} {
-		if !t.IsZero() && t.Before(end) {
-			*t = t.Add(d)
-		}
+		moveBefore(t, d, end)
 	}
 }

@@ -122,26 +122,48 @@ func TestDiscountLeavesClocksSetAfterTheStall(t *testing.T) {
 
 // Health the main process did not see is not counted toward healthy_reset:
 // a stall within a healthy run moves the run's start on by the time lost,
-// so the backoff reset comes that much later.
+// so the backoff reset comes that much later, through Discount or, for a
+// stall too short for the death rules, DiscountHealth (which moves nothing
+// else and says nothing).
 func TestDiscountDelaysTheBackoffReset(t *testing.T) {
-	for _, lost := range []time.Duration{0, 20 * time.Second} {
+	for _, tc := range []struct {
+		name string
+		lost time.Duration
+		fn   func(*supervisor.Supervisor, time.Duration, time.Time)
+	}{
+		{"no stall", 0, nil},
+		{"Discount", 20 * time.Second, (*supervisor.Supervisor).Discount},
+		{"DiscountHealth", 2 * time.Second, (*supervisor.Supervisor).DiscountHealth},
+	} {
 		r := newRig(t, 1, nil)
 		r.sup.Start(r.ctx, t0)
 		r.exit(w0, 1, at(time.Second))
 		r.sup.Tick(r.ctx, at(2*time.Second)) // respawned; the healthy run starts at 3 s
+		resume := time.Minute
 		var resetAt time.Duration
 		for d := 3 * time.Second; d <= 6*time.Minute && resetAt == 0; d += time.Second {
-			r.frame(w0, at(d), health.Idle, "", 0)
-			if d == time.Minute && lost > 0 {
-				r.sup.Discount(lost, at(d)) // stopped until 60 s, then the frame
+			if d >= resume-tc.lost && d < resume {
+				continue // stopped: no frame read, no tick
 			}
+			if d == resume && tc.fn != nil {
+				hang, _ := r.sup.WatchDeadline()
+				tc.fn(r.sup, tc.lost, at(d))
+				after, _ := r.sup.WatchDeadline()
+				if moved := after.Sub(hang); (tc.name == "Discount") != (moved == tc.lost) || (tc.name == "DiscountHealth") != (moved == 0) {
+					t.Errorf("%s: the hang deadline moved by %s", tc.name, moved)
+				}
+			}
+			r.frame(w0, at(d), health.Idle, "", 0)
 			r.sup.Tick(r.ctx, at(d))
 			if len(r.ev.of(event.BackoffReset, w0)) > 0 {
 				resetAt = d
 			}
 		}
-		if want := 3*time.Second + 5*time.Minute + lost; resetAt != want {
-			t.Errorf("lost %s: backoff reset at %s, want %s", lost, resetAt, want)
+		if want := 3*time.Second + 5*time.Minute + tc.lost; resetAt != want {
+			t.Errorf("%s: backoff reset at %s, want %s", tc.name, resetAt, want)
+		}
+		if p := r.ev.of("main_paused", ""); (len(p) == 1) != (tc.name == "Discount") || len(p) > 1 {
+			t.Errorf("%s: main_paused events %+v", tc.name, p)
 		}
 	}
 }
