@@ -41,13 +41,15 @@ import (
 //     timer is pending per component.
 //   - Every backoff is min(backoff_base·2^n, backoff_max), n counting the
 //     restarts since the last backoff reset, and a backoff reset comes only
-//     after healthy_reset of continuous healthy status (as the monitor's
-//     status events report it, less one check interval: the owner may see
-//     health begin up to one check before its monitor does).
+//     after healthy_reset of continuous healthy status, as the monitor's
+//     status events report it, counted from the check before the one that
+//     saw it: the owner may see health begin at any tick after that check,
+//     up to one check interval before the next one is due, and later still
+//     when a main loop held up in a store call makes that check late.
 //   - At most window_limit restarts within window, and at most
 //     lifetime_limit restarts between lifetime resets, counted by the
 //     checker: the count is cleared only by a manual reset or after
-//     lifetime_reset of continuous healthy status (same allowance).
+//     lifetime_reset of continuous healthy status (counted alike).
 //   - A worker that frames and makes progress is never killed; an orphan
 //     (its main process dead) never exits mid-job unless its job really
 //     stalled for stall_after.
@@ -162,7 +164,7 @@ func (c *checker) onEvent(r *Rec) {
 		h := c.run(e.Instance, e.Component)
 		if e.To == "healthy" {
 			if !h.healthy {
-				h.healthy, h.since = true, c.w.now
+				h.healthy, h.since = true, c.checkedBefore(e.Instance)
 			}
 		} else {
 			c.lifetimeReset(e.Instance, e.Component)
@@ -205,7 +207,7 @@ func (c *checker) onEvent(r *Rec) {
 		}
 	case event.BackoffReset:
 		k := nodeKey(e.Instance, e.Component)
-		if d := c.healthyFor(e.Instance, e.Component); d+cfg.CheckInterval < cfg.HealthyReset {
+		if d := c.healthyFor(e.Instance, e.Component); d < cfg.HealthyReset {
 			c.violate("%s backoff reset after %s of continuous health, want %s", k, d, cfg.HealthyReset)
 		}
 		c.lastBack[k] = 0
@@ -245,6 +247,20 @@ func (c *checker) onEvent(r *Rec) {
 			}
 		}
 	}
+}
+
+// checkedBefore is when the monitor of instanceID made its previous status
+// check, called while it emits the events of the current one: the owner
+// may have seen a status begin at any tick since. One check interval ago
+// when the instance is unknown or its monitor has not checked yet.
+func (c *checker) checkedBefore(instanceID string) time.Time {
+	ci := c.w.cfg.CheckInterval
+	if in := c.instance(instanceID); in != nil {
+		if due := in.node.Mon.CheckDue(); !due.IsZero() && due.Add(-ci).Before(c.w.now) {
+			return due.Add(-ci)
+		}
+	}
+	return c.w.now.Add(-ci)
 }
 
 // onHeal: host reaches the store again, or its main process continues.
@@ -327,7 +343,7 @@ func (c *checker) healthyFor(instance, comp string) time.Duration {
 // end the run.
 func (c *checker) lifetimeReset(instance, comp string) {
 	cfg := c.w.cfg
-	if c.healthyFor(instance, comp)+cfg.CheckInterval >= cfg.LifetimeReset {
+	if c.healthyFor(instance, comp) >= cfg.LifetimeReset {
 		k := nodeKey(instance, comp)
 		c.lifetime[k] = 0
 		c.restarts[k] = nil

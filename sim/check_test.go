@@ -359,3 +359,34 @@ func TestViolationsFailARunWithoutExpect(t *testing.T) {
 		}
 	}
 }
+
+// A healthy run counts from the monitor's check before the one that saw it
+// (the owner may have seen it begin at any tick since), however late that
+// check came: a backoff reset a healthy_reset after that is accepted, and
+// one a second sooner is flagged.
+func TestCheckerCountsHealthFromThePreviousCheck(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		w := checkedWorld(t, `name: health-from-check
+seed: 1
+duration: 5s
+config: {workers: 1}
+library: {files: 0}
+`)
+		w.Run()
+		const comp = "worker:discovery:0"
+		w.record(event.Event{Event: event.Status, Instance: "a:1", Component: comp, From: "healthy", To: "unhealthy"})
+		prev := w.Instances[0].node.Mon.CheckDue().Add(-w.cfg.CheckInterval)
+		// The next check comes 10 s late (a loop held up in a store call).
+		w.now = w.now.Add(10 * time.Second)
+		w.record(event.Event{Event: event.Status, Instance: "a:1", Component: comp, From: "unhealthy", To: "healthy"})
+		reset := prev.Add(w.cfg.HealthyReset)
+		if early {
+			reset = reset.Add(-time.Second)
+		}
+		w.now = reset
+		w.record(event.Event{Event: event.BackoffReset, Instance: "a:1", Component: comp})
+		if flagged := hasViolation(w.check.violations, "backoff reset after"); flagged != early {
+			t.Errorf("reset %s after the previous check: flagged %v, want %v: %v", reset.Sub(prev), flagged, early, w.check.violations)
+		}
+	}
+}

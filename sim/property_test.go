@@ -993,6 +993,31 @@ faults:
 `,
 	},
 	{
+		id: "held-loop-healthy-reset",
+		why: "sim/check.go: a's owner saw worker 0 healthy at a tick at 252.3 s, when its monitor's check was not " +
+			"due yet; that tick's store calls then waited 10 s on the lock of a hung worker, so the check due at " +
+			"253 s came at 262.3 s. The backoff reset at 553.1 s was right, but the checker counted the health " +
+			"from 262.3 s less one check interval; it now counts from the check before the one that saw it",
+		yaml: `name: held-loop-healthy-reset
+seed: 1
+duration: 20m
+config: {lease_ttl: 13s, stall_after: 1m, workers: 3}
+instances: [a, b]
+library:
+  files: 29
+  job_time: 1s
+  overrides:
+    f0000: {error: permanent, fail_times: 0}
+faults:
+  - {at: 1s, instance: b, pause: true}
+  - {at: 1s, instance: a, crash: "worker:discovery:0"}
+  - {at: 2s, instance: b, resume: true}
+  - {at: 2m49s, store: slow, for: 1m10s}
+  - {at: 4m8s, instance: a, hang: "worker:discovery:1", holds_lock: true}
+  - {at: 4m18s, store: down, for: 9s}
+`,
+	},
+	{
 		id: "main-hang-lapsed-leases",
 		why: "sim/check.go: b's main process stopped for 61 s, so nothing renewed its workers' leases; a's cleanup " +
 			"expired b's claim at 60 s while b's worker, discounted rather than killed as hung, stayed on the " +

@@ -133,6 +133,12 @@ func (m *Monitor) Polling(id string) bool {
 // Stats returns the counters.
 func (m *Monitor) Stats() Stats { return m.stats }
 
+// CheckDue returns when the next status check is due; while a check runs
+// (its status events being emitted), the one being made. A check comes at
+// the first Tick at or after it, which a main loop held up (in a store
+// call, or stopped) makes late.
+func (m *Monitor) CheckDue() time.Time { return m.nextCheck }
+
 // NextWake returns when Tick next has work to do.
 func (m *Monitor) NextWake() time.Time {
 	t := m.nextCheck
