@@ -213,7 +213,7 @@ func (m *Main) noteStall(s *stallClock) bool { return m.noteStallAt(s, m.Clock.N
 func (m *Main) noteStallAt(s *stallClock, now time.Time) bool {
 	st := s.take(now)
 	for _, x := range st {
-		m.Node.Woke(x.asked, x.at)
+		m.Node.Woke(x.since, x.asked, x.at)
 	}
 	return len(st) > 0
 }

@@ -32,9 +32,10 @@ type stallClock struct {
 	stalls []stall   // recorded, not yet taken, oldest first
 }
 
-// stall is one interval the process did not run: from when it was due to
-// mark until it did.
-type stall struct{ asked, at time.Time }
+// stall is one interval the process did not run: it last ran at since
+// (its last mark), was due to mark again at asked, and did at at. at −
+// asked is never more than the time lost, at − since never less.
+type stall struct{ since, asked, at time.Time }
 
 // maxStalls bounds the stalls kept between two takes (the loop takes them
 // at every turn); beyond it the oldest is dropped. Merging two would count
@@ -54,7 +55,7 @@ func (s *stallClock) mark(now time.Time) {
 		if len(s.stalls) == maxStalls {
 			s.stalls = s.stalls[1:]
 		}
-		s.stalls = append(s.stalls, stall{asked: due, at: now})
+		s.stalls = append(s.stalls, stall{since: s.last, asked: due, at: now})
 	}
 	if now.After(s.last) {
 		s.last = now

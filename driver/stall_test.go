@@ -38,6 +38,12 @@ func TestStallClock(t *testing.T) {
 	if len(st) != 1 || !st[0].asked.Equal(at(base+time.Second)) || !st[0].at.Equal(at(base+45*time.Second)) {
 		t.Fatalf("take after a stop = %v; want one stall from %s to %s", st, base+time.Second, base+45*time.Second)
 	}
+	// Its since is the last mark before the stop: at − since is never
+	// less than the 45 s lost (the cleanup's grace), at − asked never more
+	// (the discount).
+	if !st[0].since.Equal(at(base)) {
+		t.Fatalf("stall since %s; want the last mark, %s", st[0].since.Sub(t0), base)
+	}
 	s.mark(at(base + 45100*time.Millisecond)) // the goroutine's late tick: nothing new
 	if st := s.take(at(base + 45200*time.Millisecond)); len(st) != 0 {
 		t.Fatalf("one stop reported twice: %v", st)

@@ -43,9 +43,10 @@ import (
 //     restarts since the last backoff reset, and a backoff reset comes only
 //     after healthy_reset of continuous healthy status, as the monitor's
 //     status events report it, counted from the check before the one that
-//     saw it: the owner may see health begin at any tick after that check,
-//     up to one check interval before the next one is due, and later still
-//     when a main loop held up in a store call makes that check late.
+//     saw it (the owner may see health begin at any tick after that check:
+//     normally within one check interval of the check that reports it, and
+//     earlier when a loop held up in a store call makes that check late),
+//     less the time the main process was stopped meanwhile.
 //   - At most window_limit restarts within window, and at most
 //     lifetime_limit restarts between lifetime resets, counted by the
 //     checker: the count is cleared only by a manual reset or after
@@ -80,8 +81,12 @@ type checker struct {
 	storeDown   bool                    // the store was down (or slow) after the last event
 	faultAt     time.Time               // last time the store was seen failing, or its recovery
 	upSince     map[*Instance]time.Time // main process → since when it has been alive and not stopped
+	stops       map[string][]span       // instance id → its main process's stops (main: hang), in order
 	mainUpAt    time.Time               // the earliest upSince of the main processes up now
 }
+
+// span is one stop of a main process, from its start to its end.
+type span struct{ from, to time.Time }
 
 type death struct {
 	workerID string
@@ -100,7 +105,7 @@ func newChecker(w *World) *checker {
 	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, cutOff: map[string]bool{}, healedAt: map[string]time.Time{}, tagged: map[string]int{},
 		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
 		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{},
-		upSince: map[*Instance]time.Time{}}
+		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}}
 }
 
 func (c *checker) violate(format string, a ...any) {
@@ -263,6 +268,27 @@ func (c *checker) checkedBefore(instanceID string) time.Time {
 	return c.w.now.Add(-ci)
 }
 
+// onStop: the main process of instance id was stopped from from to to
+// (reported as it continues).
+func (c *checker) onStop(id string, from, to time.Time) {
+	c.stops[id] = append(c.stops[id], span{from, to})
+}
+
+// stoppedAfter is how long the main process of instance id was stopped
+// after t, up to now.
+func (c *checker) stoppedAfter(id string, t time.Time) time.Duration {
+	var d time.Duration
+	s := c.stops[id]
+	for i := len(s) - 1; i >= 0 && s[i].to.After(t); i-- {
+		from := s[i].from
+		if from.Before(t) {
+			from = t
+		}
+		d += s[i].to.Sub(from)
+	}
+	return d
+}
+
 // onHeal: host reaches the store again, or its main process continues.
 func (c *checker) onHeal(host string) { c.healedAt[host] = c.w.now }
 
@@ -325,15 +351,18 @@ func (c *checker) run(instance, comp string) *healthRun {
 }
 
 // healthyFor is how long the component has been continuously healthy per
-// its monitor's status events, counted at the earliest from its process's
-// spawn. The owner may have seen health begin up to one check interval
-// before its monitor reported it; callers allow for that.
+// its monitor's status events, counted from the check before the one that
+// reported it (the owner may have seen it begin at any tick since), at the
+// earliest from its process's spawn, less the time its main process was
+// stopped meanwhile: health the owner did not see does not count
+// (Supervisor.Discount). A stop can only begin after the check or spawn
+// the run counts from, since the loop ran then.
 func (c *checker) healthyFor(instance, comp string) time.Duration {
 	h := c.run(instance, comp)
 	if !h.healthy || h.down {
 		return 0
 	}
-	return c.w.now.Sub(h.since)
+	return c.w.now.Sub(h.since) - c.stoppedAfter(instance, h.since)
 }
 
 // lifetimeReset clears the component's lifetime count and restart window

@@ -46,7 +46,10 @@ func (in *Instance) continueMain() bool {
 	if in.w.check != nil {
 		in.w.check.onHeal(in.Name) // its workers' leases are renewed from now on
 	}
-	in.node.Woke(asked, in.w.now)
+	if in.w.check != nil {
+		in.w.check.onStop(in.ID, asked, in.w.now)
+	}
+	in.node.Woke(asked, asked, in.w.now)
 	if l.tickWaiting {
 		l.tickWaiting = false
 		in.turn(in.tickNow)

@@ -160,25 +160,32 @@ func (n *Node) Tick(ctx context.Context, now time.Time) {
 	n.Mon.Tick(ctx, now)
 }
 
-// Woke tells the node that the main process, which was to run by asked,
-// did not until now (the driver's stall clock: a goroutine marks it every
-// StallResolution/2, the loop at every turn, wherever the loop was). A loop
+// Woke tells the node that the main process did not run for a while: it
+// last ran at since, was to run again by asked, and did not until now
+// (since ≤ asked ≤ now; the driver's stall clock: a goroutine marks it
+// every StallResolution/2, the loop at every turn, wherever the loop was,
+// so now − asked is never more than the time lost and now − since never
+// less; the simulator knows the exact start and passes it as both). A loop
 // held up by its own store call is no stall: the goroutine, like the pipe
-// readers, runs on meanwhile. What the stall spares:
+// readers, runs on meanwhile. What the stall spares, each counted on the
+// side that can only leave a worker less:
 //
-//   - Late by LateAfter or more, the process was stopped or starved of CPU
-//     and read no frame meanwhile; its workers' death rules do not count
-//     that time (Supervisor.Discount).
+//   - Late by LateAfter or more (now − asked), the process was stopped or
+//     starved of CPU and read no frame meanwhile; its workers' death rules
+//     do not count that time (Supervisor.Discount).
 //   - Health it did not see is not counted toward healthy_reset and the
-//     lifetime reset, however short the stall (Supervisor.DiscountHealth;
-//     part of Discount).
+//     lifetime reset, however short the stall (now − asked;
+//     Supervisor.DiscountHealth, part of Discount).
 //   - Nor could it see the store: the leases that ran out meanwhile may be
 //     those of workers that could not renew them (a store outage, or a lock
 //     held by a stopped worker, which this process, stopped itself, never
-//     met). So a stall of GraceAfter or more counts as a store failure at
-//     its end for the cleanup's grace: no lease is expired for a lease_ttl
-//     after it (cleanup).
-func (n *Node) Woke(asked, now time.Time) {
+//     met). So a stall of GraceAfter or more (now − since) counts as a
+//     store failure at its end for the cleanup's grace: no lease is expired
+//     for a lease_ttl after it (cleanup).
+func (n *Node) Woke(since, asked, now time.Time) {
+	if now.Sub(since) >= n.GraceAfter() && now.After(n.troubleAt) {
+		n.troubleAt = now
+	}
 	late := now.Sub(asked)
 	if late <= 0 {
 		return
@@ -187,9 +194,6 @@ func (n *Node) Woke(asked, now time.Time) {
 		n.Sup.Discount(late, now)
 	} else {
 		n.Sup.DiscountHealth(late, now)
-	}
-	if late >= n.GraceAfter() && now.After(n.troubleAt) {
-		n.troubleAt = now
 	}
 }
 
@@ -216,8 +220,9 @@ func (n *Node) GraceAfter() time.Duration {
 }
 
 // StallResolution is the shortest stall the node acts on beyond the health
-// clock (GraceAfter, which is at most LateAfter): the driver's stall clock
-// must notice stalls this long.
+// clock (GraceAfter, which is at most LateAfter). The driver's stall clock
+// marks every half of it, so it records every stop at least this long, and
+// its since (the last mark) is no later than the stop's start.
 func (n *Node) StallResolution() time.Duration { return n.GraceAfter() }
 
 // Status is the owner status of DESIGN §4 (the supervisor's), except that

@@ -39,7 +39,7 @@ func TestWokeDiscountsOnlyALateLoop(t *testing.T) {
 				t.Fatalf("hang deadline %s, %v; want %s", before.Sub(t0), ok, time.Second+tc.hang)
 			}
 			asked := at(2 * time.Second)
-			n.Woke(asked, asked.Add(tc.late))
+			n.Woke(asked, asked, asked.Add(tc.late))
 			after, _ := n.Sup.WatchDeadline()
 			if moved := after.Sub(before); moved != tc.moved {
 				t.Fatalf("the hang deadline moved by %s; want %s", moved, tc.moved)
@@ -76,7 +76,7 @@ func TestCleanupSparesLeasesAfterAStall(t *testing.T) {
 	}
 	// Stopped from 20 s to 80 s: b's lease ran out at 30 s, and the
 	// cleanup due at 30 s runs at 80 s.
-	n.Woke(at(21*time.Second), at(80*time.Second))
+	n.Woke(at(20*time.Second), at(21*time.Second), at(80*time.Second))
 	for d := 80 * time.Second; d <= 100*time.Second; d += time.Second {
 		n.Tick(ctx, at(d))
 	}
@@ -155,7 +155,7 @@ func TestWokeGraceAfterAThirdOfTheLease(t *testing.T) {
 		// Stopped until 30 s: the lease ran out at 23 s, the cleanup due at
 		// 30 s runs as the process goes on.
 		resume := at(30 * time.Second)
-		n.Woke(resume.Add(-tc.stall), resume)
+		n.Woke(resume.Add(-tc.stall), resume.Add(-tc.stall), resume)
 		n.Tick(ctx, resume)
 		if _, held := st.ClaimOf("f1"); held != tc.grace {
 			t.Errorf("stall %s: claim held after the cleanup at 30 s = %v, want %v", tc.stall, held, tc.grace)
