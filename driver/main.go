@@ -103,7 +103,7 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 	// (stall.go), is reported to the node before each turn looks at its
 	// workers (Node.Woke); from before the start, whose store calls may
 	// wait too.
-	stalls := newStallClock(m.Node.StallResolution()/2, m.Clock.Now())
+	stalls := newStallClock(m.Node.GraceAfter()/2, m.Clock.Now())
 	stallCtx, stopStalls := context.WithCancel(context.Background())
 	defer stopStalls()
 	go stalls.run(stallCtx, m.Clock)
@@ -155,7 +155,7 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 		// The turn's store calls are bounded from now, after any stall
 		// is discounted: a bound set before the wait may have passed
 		// during a stop.
-		m.noteStall(stalls)
+		m.noteStall(stalls, m.Clock.Now())
 		sctx, cancel := m.storeContext(m.Clock.Now())
 		switch turn {
 		case turnEvent:
@@ -166,7 +166,7 @@ func (m *Main) Run(ctx context.Context, stop <-chan struct{}) error {
 			// after it is reported at the next turn, and this tick
 			// judges nothing by the time it lost.
 			now := m.Clock.Now()
-			if m.noteStallAt(stalls, now) { // stopped while draining
+			if m.noteStall(stalls, now) { // stopped while draining
 				cancel()
 				sctx, cancel = m.storeContext(now)
 			}
@@ -205,12 +205,10 @@ const (
 	turnCommand
 )
 
-// noteStall reports the stalls of the process seen since the last turn to
-// the node (Node.Woke), oldest first, and whether there was one.
-func (m *Main) noteStall(s *stallClock) bool { return m.noteStallAt(s, m.Clock.Now()) }
-
-// noteStallAt is noteStall with the time of the turn.
-func (m *Main) noteStallAt(s *stallClock, now time.Time) bool {
+// noteStall reports the stalls of the process seen until now, the time
+// of the turn, to the node (Node.Woke), oldest first, and whether there
+// was one.
+func (m *Main) noteStall(s *stallClock, now time.Time) bool {
 	st := s.take(now)
 	for _, x := range st {
 		m.Node.Woke(x.since, x.asked, x.at)

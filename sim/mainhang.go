@@ -22,7 +22,7 @@ func (in *Instance) hangMain(d time.Duration) {
 	if l.asked.IsZero() {
 		// The process was to run on from now, wherever its loop was
 		// (waiting for its wake, or inside a store call): the production
-		// loop's stall clock marks it every StallResolution/2 (driver/stall.go),
+		// loop's stall clock marks it every GraceAfter/2 (driver/stall.go),
 		// so a stop is seen whatever the loop was doing; the simulator
 		// takes the exact start.
 		l.asked = in.w.now

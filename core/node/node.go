@@ -163,7 +163,7 @@ func (n *Node) Tick(ctx context.Context, now time.Time) {
 // Woke tells the node that the main process did not run for a while: it
 // last ran at since, was to run again by asked, and did not until now
 // (since ≤ asked ≤ now; the driver's stall clock: a goroutine marks it
-// every StallResolution/2, the loop at every turn, wherever the loop was,
+// every GraceAfter/2, the loop at every turn, wherever the loop was,
 // so now − asked is never more than the time lost and now − since never
 // less; the simulator knows the exact start and passes it as both). A loop
 // held up by its own store call is no stall: the goroutine, like the pipe
@@ -215,15 +215,14 @@ func (n *Node) LateAfter() time.Duration {
 // name), so an outage that long meets one of its calls, and counts as a
 // failure, unless the process was stopped for about a third of lease_ttl
 // or more. With the defaults: 7.5 s.
+//
+// It is the shortest stall the node acts on beyond the health clock (it is
+// at most LateAfter): the driver's stall clock marks every half of it, so
+// it records every stop at least this long, and its since (the last mark)
+// is no later than the stop's start.
 func (n *Node) GraceAfter() time.Duration {
 	return min(n.LateAfter(), n.cfg.Supervisor.LeaseTTL/3)
 }
-
-// StallResolution is the shortest stall the node acts on beyond the health
-// clock (GraceAfter, which is at most LateAfter). The driver's stall clock
-// marks every half of it, so it records every stop at least this long, and
-// its since (the last mark) is no later than the stop's start.
-func (n *Node) StallResolution() time.Duration { return n.GraceAfter() }
 
 // Status is the owner status of DESIGN §4 (the supervisor's), except that
 // while the node cannot read or take its name because the store fails, its

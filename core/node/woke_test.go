@@ -8,6 +8,7 @@ import (
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // Woke discounts a loop's lateness from LateAfter on (a quarter of
@@ -63,13 +64,7 @@ func TestWokeDiscountsOnlyALateLoop(t *testing.T) {
 func TestCleanupSparesLeasesAfterAStall(t *testing.T) {
 	ctx := context.Background()
 	n, st, _, ev := newNode(t, 1, nil)
-	if err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
-		t.Fatal(err)
-	}
-	other := "inst-b/worker:discovery:0"
-	if _, err := st.Claim(ctx, store.Claim{FileKey: "f1", WorkerID: other, ClaimedAt: t0, LeaseUntil: at(30 * time.Second)}); err != nil {
-		t.Fatal(err)
-	}
+	otherHostClaim(t, st, t0, at(30*time.Second))
 	n.Start(ctx, t0)
 	for d := time.Second; d <= 20*time.Second; d += time.Second {
 		n.Tick(ctx, at(d))
@@ -103,13 +98,7 @@ func TestCleanupSparesLeasesAfterAStall(t *testing.T) {
 func TestCleanupSparesLeasesAfterStart(t *testing.T) {
 	ctx := context.Background()
 	n, st, _, ev := newNode(t, 1, func(c *node.Config) { c.CleanupPeriod = 10 * time.Second })
-	if err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
-		t.Fatal(err)
-	}
-	other := "inst-b/worker:discovery:0"
-	if _, err := st.Claim(ctx, store.Claim{FileKey: "f1", WorkerID: other, ClaimedAt: at(-40 * time.Second), LeaseUntil: at(-time.Second)}); err != nil {
-		t.Fatal(err)
-	}
+	otherHostClaim(t, st, at(-40*time.Second), at(-time.Second))
 	n.Start(ctx, t0)
 	for d := time.Second; d <= 29*time.Second; d += time.Second {
 		n.Tick(ctx, at(d))
@@ -139,15 +128,10 @@ func TestWokeGraceAfterAThirdOfTheLease(t *testing.T) {
 			c.Supervisor.LeaseTTL, c.CleanupPeriod = 10*time.Second, 10*time.Second
 			c.Supervisor.HangAfter, c.Supervisor.StaleAfter = 40*time.Second, 20*time.Second
 		})
-		if n.LateAfter() != 10*time.Second || n.GraceAfter() != 10*time.Second/3 || n.StallResolution() != n.GraceAfter() {
-			t.Fatalf("LateAfter %s, GraceAfter %s, StallResolution %s", n.LateAfter(), n.GraceAfter(), n.StallResolution())
+		if n.LateAfter() != 10*time.Second || n.GraceAfter() != 10*time.Second/3 {
+			t.Fatalf("LateAfter %s, GraceAfter %s", n.LateAfter(), n.GraceAfter())
 		}
-		if err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.Claim(ctx, store.Claim{FileKey: "f1", WorkerID: "inst-b/worker:discovery:0", ClaimedAt: t0, LeaseUntil: at(23 * time.Second)}); err != nil {
-			t.Fatal(err)
-		}
+		otherHostClaim(t, st, t0, at(23*time.Second))
 		startWithOneFrame(n, "worker:discovery:0", at(time.Second))
 		for d := 2 * time.Second; d <= 22*time.Second; d += time.Second {
 			n.Tick(ctx, at(d))
@@ -163,5 +147,18 @@ func TestWokeGraceAfterAThirdOfTheLease(t *testing.T) {
 		if p := ev.of("main_paused"); len(p) != 0 {
 			t.Errorf("stall %s under LateAfter: main_paused %+v", tc.stall, p)
 		}
+	}
+}
+
+// otherHostClaim adds pending file f1 to st, claimed by another host's
+// worker from claimedAt with a lease until until: nobody here renews it.
+func otherHostClaim(t *testing.T, st *memstore.Store, claimedAt, until time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	if err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Claim(ctx, store.Claim{FileKey: "f1", WorkerID: "inst-b/worker:discovery:0", ClaimedAt: claimedAt, LeaseUntil: until}); err != nil {
+		t.Fatal(err)
 	}
 }
