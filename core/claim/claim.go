@@ -48,6 +48,13 @@ type Result struct {
 	Found       bool
 	Conflicts   []string // files lost to another worker, in order
 	Discoveries int      // discovery queries made
+	// Doubtful, with a fault, names the file whose claim insert failed
+	// without an answer saying it was not made: the store may have
+	// inserted it and lost the reply (a timeout, a dropped connection).
+	// Such a claim would be held, and renewed by the owner, for as long as
+	// the worker lives: the caller releases it (a release of a claim it
+	// does not hold changes nothing).
+	Doubtful string
 }
 
 // Next claims one eligible file, or reports that there is none. It makes at
@@ -82,6 +89,7 @@ func (c *Claimer) Next(ctx context.Context, now time.Time) (Result, error) {
 				r.Conflicts = append(r.Conflicts, f.Key)
 			default:
 				c.candidates = nil
+				r.Doubtful = f.Key
 				return r, fmt.Errorf("claim: claim %s: %w", f.Key, err)
 			}
 		}

@@ -135,6 +135,9 @@ func TestStoreFaultWrappedAndCacheDropped(t *testing.T) {
 	if err == nil || !errors.Is(err, memstore.ErrDown) || !store.IsFault(err) || r.Found {
 		t.Fatalf("Next with the store down = %+v, %v", r, err)
 	}
+	if r.Doubtful != "" {
+		t.Fatalf("a discovery fault names a doubtful claim: %+v", r)
+	}
 	st.SetFault(memstore.Healthy)
 	r = next(t, c, at(time.Second))
 	if r.Discoveries != 1 {
@@ -158,5 +161,28 @@ func TestForgetDropsCache(t *testing.T) {
 	c.Forget()
 	if r := next(t, c, t0); r.Discoveries != 1 || r.File.Key != "f01" {
 		t.Fatalf("after Forget: %+v", r)
+	}
+}
+
+// lostReply makes claim inserts and answers them with a fault, as a store
+// that timed out after committing.
+type lostReply struct{ *memstore.Store }
+
+func (s lostReply) Claim(ctx context.Context, cl store.Claim) (store.File, error) {
+	if _, err := s.Store.Claim(ctx, cl); err != nil {
+		return store.File{}, err
+	}
+	return store.File{}, memstore.ErrSlow
+}
+
+func TestClaimFaultNamesTheDoubtfulClaim(t *testing.T) {
+	st := library(t, 2)
+	c := claim.NewClaimer(lostReply{st}, "i/a", 30*time.Second, 2)
+	r, err := c.Next(context.Background(), t0)
+	if !errors.Is(err, memstore.ErrSlow) || r.Found || r.Doubtful != "f00" {
+		t.Fatalf("Next with the claim's answer lost = %+v, %v; want Doubtful f00", r, err)
+	}
+	if cl, ok := st.ClaimOf("f00"); !ok || cl.WorkerID != "i/a" {
+		t.Fatalf("the claim was not made: %+v %v", cl, ok)
 	}
 }

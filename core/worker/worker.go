@@ -94,6 +94,10 @@ type pendingWrite struct {
 	path       string // the file's path, named in file_failed and file_retry
 	reason     string
 	tries      int
+	// doubtful: the release of a claim whose insert got no answer
+	// (claim.Result.Doubtful). The claim may not exist; when it does not,
+	// the release is a no-op and no event is emitted.
+	doubtful bool
 }
 
 // New returns a worker in phase initializing.
@@ -271,6 +275,11 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 		w.sink.Emit(event.Event{T: now, Event: event.ClaimConflict, Component: w.cfg.Component, File: f, Worker: w.cfg.WorkerID})
 	}
 	if err != nil {
+		if res.Doubtful != "" {
+			// Released before anything else, as a result write is.
+			w.pending = &pendingWrite{ref: store.Ref{FileKey: res.Doubtful, WorkerID: w.cfg.WorkerID}, kind: event.Release,
+				reason: "claim made without an answer from the store: released", doubtful: true}
+		}
 		return w.storeFault(ctx, now, err)
 	}
 	w.storeOK()
@@ -488,10 +497,18 @@ func (w *Worker) flushPending(ctx context.Context, now time.Time) bool {
 			ev.Path = p.path
 		}
 		w.sink.Emit(ev)
+	case p.doubtful && (errors.Is(err, store.ErrClaimLost) || errors.Is(err, store.ErrNotFound)):
+		w.storeOK() // the claim was never made
 	case errors.Is(err, store.ErrClaimLost):
 		w.storeOK()
 		w.sink.Emit(event.Event{T: now, Event: event.Release, Component: w.cfg.Component, File: p.ref.FileKey, Worker: p.ref.WorkerID,
 			Reason: "claim lost, or the file changed under it, before the result was written; result discarded"})
+	case errors.Is(err, store.ErrNotFound):
+		// The file's record went (a scan that no longer found it was
+		// forgotten) while the job ran; the store dropped the claim.
+		w.storeOK()
+		w.sink.Emit(event.Event{T: now, Event: event.Release, Component: w.cfg.Component, File: p.ref.FileKey, Worker: p.ref.WorkerID,
+			Reason: "the file's record is gone from the store; result discarded"})
 	default:
 		w.storeFailure(now, err)
 		return false

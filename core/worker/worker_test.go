@@ -928,3 +928,168 @@ func TestChangedDuringJobNotCompleted(t *testing.T) {
 		t.Fatalf("next job %+v, want a again", js.Job)
 	}
 }
+
+// lostReplies is a store whose claim inserts, while lose is set, are made
+// but answered with a fault, as a store that timed out after committing.
+type lostReplies struct {
+	*memstore.Store
+	lose bool
+}
+
+func (s *lostReplies) Claim(ctx context.Context, c store.Claim) (store.File, error) {
+	f, err := s.Store.Claim(ctx, c)
+	if s.lose && err == nil {
+		return store.File{}, memstore.ErrSlow
+	}
+	return f, err
+}
+
+func TestClaimWithoutAnswerReleased(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a", "b")
+	lossy := &lostReplies{Store: r.st, lose: true}
+	w, err := worker.New(worker.DefaultConfig(comp, wid), lossy, r.ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.w = w
+	s := r.wantStep(t0, worker.Wait)
+	if c, ok := r.st.ClaimOf("a"); !ok || c.WorkerID != wid {
+		t.Fatalf("the lost answer's claim is not in the store: %+v %v", c, ok)
+	}
+	lossy.lose = false
+	// The release comes before anything else; the file is then claimed
+	// again, in key order, as if nothing had happened.
+	r.wantStep(s.Until, worker.LoadModels)
+	rel := r.ev.of(event.Release)
+	if len(rel) != 1 || rel[0].File != "a" || rel[0].T != s.Until {
+		t.Fatalf("release events = %+v, want one of a at %s", rel, s.Until.Sub(t0))
+	}
+	if key, held := r.w.Holding(); !held || key != "a" {
+		t.Fatalf("holding %q %v, want a", key, held)
+	}
+	if f := r.file("a"); f.Attempts != 0 || f.Failed || f.LastError != "" {
+		t.Fatalf("the release changed the file: %+v", f)
+	}
+}
+
+func TestClaimFaultWithoutClaimReleasesNothing(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	lossy := &lostReplies{Store: r.st}
+	w, err := worker.New(worker.DefaultConfig(comp, wid), &faultyClaims{lostReplies: lossy}, r.ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.w = w
+	s := r.wantStep(t0, worker.Wait)
+	r.wantStep(s.Until, worker.LoadModels)
+	if rel := r.ev.of(event.Release); len(rel) != 0 {
+		t.Fatalf("release events for a claim never made: %+v", rel)
+	}
+}
+
+// faultyClaims fails the first claim insert without making it.
+type faultyClaims struct {
+	*lostReplies
+	failed bool
+}
+
+func (s *faultyClaims) Claim(ctx context.Context, c store.Claim) (store.File, error) {
+	if !s.failed {
+		s.failed = true
+		return store.File{}, memstore.ErrDown
+	}
+	return s.lostReplies.Claim(ctx, c)
+}
+
+// goneAtCompletion is a store in which the job's file record went away
+// while the job ran: Complete drops the claim and answers ErrNotFound.
+type goneAtCompletion struct{ *memstore.Store }
+
+func (s goneAtCompletion) Complete(ctx context.Context, ref store.Ref, _ store.Completion) error {
+	if err := s.Release(ctx, ref, nil); err != nil {
+		return err
+	}
+	return fmt.Errorf("complete %s: %w", ref.FileKey, store.ErrNotFound)
+}
+
+func TestFileGoneAtCompletionIsNoFault(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a", "b")
+	w, err := worker.New(worker.DefaultConfig(comp, wid), goneAtCompletion{r.st}, r.ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.w = w
+	r.startJob(t0)
+	r.w.JobDone(r.ctx, at(5*time.Second), ok())
+	if n := len(r.ev.of(event.StoreError)); n != 0 {
+		t.Fatalf("store errors for a file whose record went: %+v", r.ev.of(event.StoreError))
+	}
+	rel := r.ev.of(event.Release)
+	if len(rel) != 1 || rel[0].File != "a" {
+		t.Fatalf("release events = %+v, want one of a", rel)
+	}
+	if _, held := r.w.Holding(); held {
+		t.Fatal("still holding")
+	}
+	if s := r.startJob(at(5 * time.Second)); s.Job.FileKey != "b" {
+		t.Fatalf("next job %+v, want b", s.Job)
+	}
+}
+
+func TestLeaveWhileLoading(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		leave  func(*worker.Worker)
+		reason string
+	}{
+		{"main died", (*worker.Worker).MainDied, "main process gone"},
+		{"stop", (*worker.Worker).StopRequested, "stop requested"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			r.addFiles("a")
+			r.wantStep(t0, worker.LoadModels)
+			if _, leave := r.w.LeaveLoading(r.ctx, at(time.Second)); leave {
+				t.Fatal("LeaveLoading before a stop or main death")
+			}
+			tc.leave(r.w)
+			e, leave := r.w.LeaveLoading(r.ctx, at(2*time.Second))
+			if !leave || e.Kind != worker.Exit || e.Code != 0 || e.Reason != tc.reason {
+				t.Fatalf("LeaveLoading = %+v %v, want exit 0 (%s)", e, leave, tc.reason)
+			}
+			if _, ok := r.st.ClaimOf("a"); ok {
+				t.Fatal("claim kept")
+			}
+			if f := r.file("a"); f.Tagged || f.Attempts != 0 || f.Failed {
+				t.Fatalf("file changed: %+v", f)
+			}
+			if rel := r.ev.of(event.Release); len(rel) != 1 || rel[0].File != "a" {
+				t.Fatalf("release events = %+v", rel)
+			}
+		})
+	}
+}
+
+func TestLeaveWhileLoadingGivesUpARefusedRelease(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.wantStep(t0, worker.LoadModels)
+	r.w.MainDied()
+	r.st.SetFault(memstore.Down)
+	e, leave := r.w.LeaveLoading(r.ctx, at(time.Second))
+	if !leave || e.Kind != worker.Exit || e.Code != 0 {
+		t.Fatalf("LeaveLoading with the store down = %+v %v, want exit 0", e, leave)
+	}
+	if _, held := r.w.Holding(); held {
+		t.Fatal("still holding: an orphan would renew the lease")
+	}
+	if r.w.KeepLease(r.ctx, at(2*time.Second)) {
+		t.Fatal("lease renewed after leaving")
+	}
+	if se := r.ev.of(event.StoreError); len(se) == 0 || se[len(se)-1].File != "a" {
+		t.Fatalf("store errors = %+v, want the release given up for a", se)
+	}
+}
