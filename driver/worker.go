@@ -22,7 +22,9 @@ type WorkerIO struct {
 }
 
 // RunWorker runs the worker loop until the core says Exit, and returns the
-// exit code. The frame writer runs on its own goroutine every frameInterval,
+// exit code. A model load, like a job, runs beside the loop: a stop or the
+// main process's death while it runs releases the claimed file and returns
+// at once (worker.LeaveLoading), the load still running. The frame writer runs on its own goroutine every frameInterval,
 // independent of the job, so a long job keeps framing; a failed frame write or
 // EOF on the control pipe tells the core the main process died, and the core
 // finishes the current job before exiting 0, renewing its own lease on the
@@ -153,10 +155,28 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 				}
 			}
 		case worker.LoadModels:
-			err := models.Load(ctx)
-			mu.Lock()
-			w.ModelsLoaded(ctx, clk.Now(), err)
-			mu.Unlock()
+			// The load runs beside the loop too: a stop or the main
+			// process's death meanwhile releases the file at once
+			// (worker.LeaveLoading), whatever the load does.
+			loaded := make(chan error, 1)
+			go func() { loaded <- models.Load(ctx) }()
+			for waiting := true; waiting; {
+				select {
+				case err := <-loaded:
+					mu.Lock()
+					w.ModelsLoaded(ctx, clk.Now(), err)
+					mu.Unlock()
+					waiting = false
+				case <-wake:
+					mu.Lock()
+					ex, leave := w.LeaveLoading(ctx, clk.Now())
+					mu.Unlock()
+					if leave {
+						log.Warn("leaving while the models load", "reason", ex.Reason)
+						return exit(ex)
+					}
+				}
+			}
 		case worker.UnloadModels:
 			models.Unload()
 			mu.Lock()

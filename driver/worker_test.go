@@ -102,6 +102,12 @@ func start(t *testing.T, wio WorkerIO, wrap ...func(*memstore.Store) store.Store
 // startWith is start with the worker's configuration changed by mod.
 func startWith(t *testing.T, wio WorkerIO, mod func(*worker.Config), wrap ...func(*memstore.Store) store.Store) *rig {
 	t.Helper()
+	return startModels(t, wio, noModels{}, mod, wrap...)
+}
+
+// startModels is startWith with the models the worker loads.
+func startModels(t *testing.T, wio WorkerIO, models worker.Models, mod func(*worker.Config), wrap ...func(*memstore.Store) store.Store) *rig {
+	t.Helper()
 	st := memstore.New(1)
 	files := []store.File{
 		{Key: "a", Path: "/music/a.mp3", Size: 10, MtimeMs: 1, NeedsTagging: true, IsValid: true},
@@ -125,7 +131,7 @@ func startWith(t *testing.T, wio WorkerIO, mod func(*worker.Config), wrap ...fun
 	}
 	r := &rig{t: t, st: st, an: newGate(), logs: &syncbuf.Buffer{}, code: make(chan int, 1)}
 	log := slog.New(slog.NewTextHandler(r.logs, nil))
-	go func() { r.code <- RunWorker(context.Background(), w, r.an, noModels{}, wio, nil, frameEvery, log) }()
+	go func() { r.code <- RunWorker(context.Background(), w, r.an, models, wio, nil, frameEvery, log) }()
 	return r
 }
 
@@ -227,6 +233,53 @@ func TestRunWorkerControlEOFFinishesJob(t *testing.T) {
 	close(r.an.release)
 	r.exit(0)
 	r.finishedOnlyA()
+}
+
+// hungLoad is a model load that never returns (a wedged GPU driver) until
+// done is closed; loading is closed when it starts.
+type hungLoad struct{ loading, done chan struct{} }
+
+func (h hungLoad) Load(context.Context) error {
+	close(h.loading)
+	<-h.done
+	return nil
+}
+func (hungLoad) Unload() {}
+
+// A stop or the main process's death while the models load releases the
+// claimed file and ends the loop at once, the load still hanging: the job
+// never started, and an orphan's own lease keeping would otherwise hold
+// the file for as long as the load hangs.
+func TestRunWorkerLeavesAHungModelLoad(t *testing.T) {
+	for _, how := range []string{"control EOF", "stop"} {
+		t.Run(how, func(t *testing.T) {
+			cr, cw := io.Pipe()
+			term := make(chan struct{})
+			load := hungLoad{loading: make(chan struct{}), done: make(chan struct{})}
+			defer close(load.done)
+			r := startModels(t, WorkerIO{Frames: io.Discard, Control: cr, Term: term}, load, nil)
+			select {
+			case <-load.loading:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the models were never loaded")
+			}
+			if how == "stop" {
+				close(term)
+			} else {
+				cw.Close()
+			}
+			r.exit(0)
+			if n := len(r.st.Claims()); n != 0 {
+				t.Fatalf("%d claims left: %+v", n, r.st.Claims())
+			}
+			for _, f := range r.st.Files() {
+				if f.Tagged || f.Attempts != 0 || f.Failed {
+					t.Errorf("%s changed: %+v", f.Key, f)
+				}
+			}
+			cw.Close()
+		})
+	}
 }
 
 // RunWorker leaves nothing running once it returns: a stop that never

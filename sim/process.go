@@ -208,9 +208,26 @@ func (p *Process) mainDied() {
 		return // boot notices
 	}
 	p.wk.MainDied()
+	if p.leaveLoading() {
+		return
+	}
 	if p.busy == free && !p.hung {
 		p.schedule(p.in.w.now)
 	}
+}
+
+// leaveLoading: a stop or the main process's death while the models load
+// releases the file and ends the process at once (worker.LeaveLoading), as
+// the worker process's driver does.
+func (p *Process) leaveLoading() bool {
+	if p.busy != loading || p.hung {
+		return false
+	}
+	s, leave := p.wk.LeaveLoading(p.in.w.ctx, p.in.w.now)
+	if leave {
+		p.exit(s.Code, s.Reason)
+	}
+	return leave
 }
 
 func (p *Process) signal(sig supervisor.Signal) {
@@ -225,6 +242,9 @@ func (p *Process) signal(sig supervisor.Signal) {
 		return // a stopped process handles SIGTERM only when continued
 	}
 	p.wk.StopRequested()
+	if p.leaveLoading() {
+		return
+	}
 	if p.busy == free {
 		p.schedule(p.in.w.now)
 	}
