@@ -135,8 +135,8 @@ func TestStoreFaultWrappedAndCacheDropped(t *testing.T) {
 	if err == nil || !errors.Is(err, memstore.ErrDown) || !store.IsFault(err) || r.Found {
 		t.Fatalf("Next with the store down = %+v, %v", r, err)
 	}
-	if r.Doubtful != "" {
-		t.Fatalf("a discovery fault names a doubtful claim: %+v", r)
+	if r.Doubtful != "f01" { // the cached candidate's insert failed
+		t.Fatalf("a claim fault names %q as doubtful, want f01", r.Doubtful)
 	}
 	st.SetFault(memstore.Healthy)
 	r = next(t, c, at(time.Second))
@@ -149,8 +149,8 @@ func TestStoreFaultWrappedAndCacheDropped(t *testing.T) {
 	// A fault on discovery is wrapped too.
 	st.SetFault(memstore.Slow)
 	c.Forget()
-	if _, err := c.Next(context.Background(), at(2*time.Second)); !errors.Is(err, memstore.ErrSlow) {
-		t.Fatalf("discover fault = %v", err)
+	if r, err := c.Next(context.Background(), at(2*time.Second)); !errors.Is(err, memstore.ErrSlow) || r.Doubtful != "" {
+		t.Fatalf("discover fault = %+v, %v (no claim was tried: nothing doubtful)", r, err)
 	}
 }
 
