@@ -70,6 +70,12 @@
 // with its errno: a full disk while TagLib edits the copy is an error that
 // wraps syscall.ENOSPC, like one while copying.
 //
+// WriteIfSame adds a check at the start: the file opened must have the
+// Stamp the caller took before it read the file (StampOf), else
+// ErrModified and nothing is touched. A caller that computes tags from a
+// file's audio so writes them only into that same content, never into a
+// file replaced or edited since.
+//
 // Write follows a symbolic link and replaces its target. The rename gives the
 // file a new inode: hard links to the old one keep the old content, and
 // extended attributes and ACLs are not copied.
@@ -136,8 +142,9 @@ var (
 	// permission bits explicitly, so root does not overwrite a file marked
 	// read-only either.
 	ErrReadOnly = errors.New("tagwrite: read-only")
-	// ErrModified: the original changed while Write prepared the copy; the
-	// copy is discarded so that the other change is not lost.
+	// ErrModified: the original changed while Write prepared the copy (the
+	// copy is discarded so that the other change is not lost), or the file
+	// WriteIfSame opened is not the content it was given the stamp of.
 	ErrModified = errors.New("tagwrite: file changed during the write")
 	// ErrNoTagLib: built without cgo or with the notaglib tag.
 	ErrNoTagLib = errors.New("tagwrite: built without TagLib (needs cgo and libtag1-dev)")
@@ -362,7 +369,13 @@ func readOpen(f *os.File, format Format) (map[string]string, error) {
 // replaces the tags of t and removes our tags that are not in t, crash-safely
 // (see the package comment). When the file already holds exactly t, Write
 // leaves it alone. An empty t removes all our tags.
-func Write(path string, t map[string]string) (err error) {
+func Write(path string, t map[string]string) error {
+	return write(path, t, nil)
+}
+
+// write is Write; with want, it first makes sure that the file it opened
+// has that stamp (WriteIfSame).
+func write(path string, t map[string]string, want *Stamp) (err error) {
 	if err := validate(t); err != nil {
 		return err
 	}
@@ -377,6 +390,13 @@ func Write(path string, t map[string]string) (err error) {
 		return wrap(err)
 	}
 	defer orig.Close()
+	if want != nil {
+		// Before anything else: even "nothing to write" would claim the
+		// tags are in the content the caller read.
+		if d := stampOf(st).differences(*want); d != "" {
+			return wrap(fmt.Errorf("%w: not the content stamped (%s)", ErrModified, d))
+		}
+	}
 	dir := filepath.Dir(real)
 	format, err := detect(orig)
 	if err != nil {
@@ -386,8 +406,8 @@ func Write(path string, t map[string]string) (err error) {
 	if err != nil {
 		return wrap(fmt.Errorf("read current tags (%s): %w", format, err))
 	}
-	want := readForm(format, t)
-	if maps.Equal(cur, want) {
+	wantRead := readForm(format, t)
+	if maps.Equal(cur, wantRead) {
 		return nil // nothing to write: a read-only file that holds them is fine
 	}
 	if err := checkWritable(real, st, dir); err != nil {
@@ -427,8 +447,8 @@ func Write(path string, t map[string]string) (err error) {
 	if err != nil {
 		return wrap(fmt.Errorf("read back copy (%s): %w", format, err))
 	}
-	if !maps.Equal(back, want) {
-		return wrap(fmt.Errorf("copy reads back %d tags of ours, not the %d written", len(back), len(want)))
+	if !maps.Equal(back, wantRead) {
+		return wrap(fmt.Errorf("copy reads back %d tags of ours, not the %d written", len(back), len(wantRead)))
 	}
 	if err := tmp.Sync(); err != nil {
 		return wrap(fmt.Errorf("fsync copy: %w", err))
