@@ -591,7 +591,10 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 	qReleaseFile: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		fd, ok := f.colls[colFiles][str(b["file"])]
 		if !ok {
-			return nil, nil
+			return []any{"gone"}, nil
+		}
+		if b["claimed"] == true && (num(fd["size"]) != num(b["csize"]) || num(fd["mtime_ms"]) != num(b["cmtime"])) {
+			return []any{"changed"}, nil
 		}
 		fd = with(fd, "attempts", b["attempts"], "next_retry_at", b["retry"], "skip_until", b["skip"],
 			"failed", b["failed"], "last_error", b["error"], "checkpoint", b["checkpoint"])
@@ -599,7 +602,7 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 			fd = with(fd, "is_valid", false)
 		}
 		f.colls[colFiles][str(b["file"])] = fd
-		return []any{1}, nil
+		return []any{"done"}, nil
 	},
 	qRemoveWorkerClaims: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		var out []any

@@ -295,7 +295,9 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 
 // Release implements store.Library: without an update one conditional
 // delete; with one, a stream transaction that deletes the claim only if ref
-// holds it and applies upd to the file.
+// holds it and applies upd to the file if it is still the content the job
+// claimed (upd.Claimed). A file that changed: the transaction commits the
+// claim's deletion alone and ErrClaimLost is returned.
 func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdate) error {
 	if !validFileKey(ref.FileKey) {
 		return s.fail("release", ref.FileKey, store.ErrClaimLost)
@@ -315,11 +317,26 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 			} else if len(n) == 0 {
 				return store.ErrClaimLost
 			}
-			_, err := queryAll[int](ctx, tx, qReleaseFile, map[string]any{
+			bind := map[string]any{
 				"file": ref.FileKey, "attempts": upd.Attempts, "retry": ms(upd.NextRetryAt), "skip": ms(upd.SkipUntil),
 				"failed": upd.Failed, "error": upd.LastError, "checkpoint": upd.Checkpoint, "missing": upd.Missing,
-			})
-			return err
+				"claimed": false, "csize": 0, "cmtime": 0,
+			}
+			if upd.Claimed != nil {
+				bind["claimed"], bind["csize"], bind["cmtime"] = true, upd.Claimed.Size, upd.Claimed.MtimeMs
+			}
+			res, err := queryAll[string](ctx, tx, qReleaseFile, bind)
+			switch {
+			case err != nil:
+				return err
+			case len(res) != 1:
+				return fmt.Errorf("release query returned %d rows", len(res))
+			case res[0] == "changed": // the claim goes, the file stays as it is
+				return &commitAnyway{store.ErrClaimLost}
+			case res[0] != "done" && res[0] != "gone":
+				return fmt.Errorf("release query returned %q", res[0])
+			}
+			return nil
 		})
 	})
 	if err != nil {

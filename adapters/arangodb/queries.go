@@ -175,12 +175,18 @@ const qPutTags = `UPSERT { _key: @file }
   RETURN 1`
 
 // qReleaseFile applies a failed job's update to its file (a file found
-// missing becomes not valid).
-const qReleaseFile = `FOR f IN library_files
-  FILTER f._key == @file
-  UPDATE f WITH { attempts: @attempts, next_retry_at: @retry, skip_until: @skip, failed: @failed,
-                  last_error: @error, checkpoint: @checkpoint, is_valid: @missing ? false : f.is_valid } IN library_files
-  RETURN 1`
+// missing becomes not valid), if it is still the content the job claimed
+// (@claimed: checked; @csize, @cmtime). It returns "done", "changed"
+// (nothing written) or "gone".
+const qReleaseFile = `LET f = FIRST(FOR lf IN library_files FILTER lf._key == @file RETURN lf)
+LET same = f != null AND (!@claimed OR (f.size == @csize AND f.mtime_ms == @cmtime))
+LET upd = (
+  FOR x IN (same ? [f] : [])
+    UPDATE x WITH { attempts: @attempts, next_retry_at: @retry, skip_until: @skip, failed: @failed,
+                    last_error: @error, checkpoint: @checkpoint, is_valid: @missing ? false : x.is_valid } IN library_files
+    RETURN 1
+)
+RETURN f == null ? "gone" : (same ? "done" : "changed")`
 
 // qRemoveWorkerClaims deletes every claim of a worker (index on worker_id).
 const qRemoveWorkerClaims = `FOR c IN worker_claims

@@ -758,8 +758,19 @@ func (d *diff) opRelease() {
 			Checkpoint:  pick(d, diffCheckpoints, "updCheckpoint"),
 			Missing:     d.chance(5, "updMissing"),
 		}
-		desc = fmt.Sprintf("{attempts=%d retry=%s skip=%s failed=%v error=%q checkpoint=%q missing=%v}",
-			upd.Attempts, fmtT(upd.NextRetryAt), fmtT(upd.SkipUntil), upd.Failed, upd.LastError, upd.Checkpoint, upd.Missing)
+		switch d.intn(4, "updClaimedKind") {
+		case 1, 2: // the content as the reference store has it now (usually the claimed one)
+			if f, ok := d.mem.Peek(ref.FileKey); ok {
+				upd.Claimed = &store.Stat{Size: f.Size, MtimeMs: f.MtimeMs}
+			} else {
+				upd.Claimed = d.drawStat("updClaimedStat")
+			}
+		case 3:
+			upd.Claimed = d.drawStat("updClaimedStat")
+		}
+		desc = fmt.Sprintf("{attempts=%d retry=%s skip=%s failed=%v error=%q checkpoint=%q missing=%v claimed=%s}",
+			upd.Attempts, fmtT(upd.NextRetryAt), fmtT(upd.SkipUntil), upd.Failed, upd.LastError, upd.Checkpoint, upd.Missing,
+			fmtStat(upd.Claimed))
 	}
 	merr := d.mem.Release(bg, ref, upd)
 	serr := d.sql.Release(bg, ref, upd)

@@ -236,16 +236,44 @@ func deleteHeld(ctx context.Context, st *sql.Stmt, ref store.Ref) error {
 	return nil
 }
 
-// Release implements store.Library.
+// Release implements store.Library in one transaction: the claim deleted
+// only if ref holds it, the update applied only if the file is still the
+// content it claimed (upd.Claimed). A file that changed loses the claim in
+// the same transaction, which commits, and ErrClaimLost is returned.
 func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdate) error {
+	var changed bool
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		changed = false
 		if err := deleteHeld(ctx, tx.StmtContext(ctx, s.ws[sDeleteHeld]), ref); err != nil || upd == nil {
 			return err
 		}
-		_, err := tx.StmtContext(ctx, s.ws[sReleaseUpdate]).ExecContext(ctx, ref.FileKey, upd.Attempts,
-			ms(upd.NextRetryAt), ms(upd.SkipUntil), b2i(upd.Failed), upd.LastError, upd.Checkpoint, b2i(upd.Missing))
+		var csize, cmtime int64
+		if upd.Claimed != nil {
+			csize, cmtime = upd.Claimed.Size, upd.Claimed.MtimeMs
+		}
+		res, err := tx.StmtContext(ctx, s.ws[sReleaseUpdate]).ExecContext(ctx, ref.FileKey, upd.Attempts,
+			ms(upd.NextRetryAt), ms(upd.SkipUntil), b2i(upd.Failed), upd.LastError, upd.Checkpoint, b2i(upd.Missing),
+			b2i(upd.Claimed != nil), csize, cmtime)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 0 || upd.Claimed == nil {
+			return err
+		}
+		// Nothing updated: the file is gone (the claim goes, as for any
+		// release), or it changed under the job.
+		_, err = scanFile(tx.StmtContext(ctx, s.ws[sClaimedFile]).QueryRowContext(ctx, ref.FileKey))
+		switch {
+		case err == nil:
+			changed = true
+		case errors.Is(err, sql.ErrNoRows):
+			err = nil
+		}
 		return err
 	})
+	if err == nil && changed {
+		err = store.ErrClaimLost
+	}
 	if err != nil {
 		return s.fail("release", ref.FileKey, err)
 	}

@@ -265,9 +265,11 @@ var writeSQL = map[int]string{
 	sPutTags: `INSERT INTO file_tags (file_key, tags, version, written_at, writes) VALUES (?1, ?2, ?3, ?4, 1)
 		ON CONFLICT (file_key) DO UPDATE SET tags = excluded.tags, version = excluded.version,
 			written_at = excluded.written_at, writes = file_tags.writes + 1`,
+	// A failed job's update, applied only to a file still of the content
+	// the job claimed (?9: checked, ?10, ?11).
 	sReleaseUpdate: `UPDATE library_files SET attempts = ?2, next_retry_at = ?3, skip_until = ?4, waiting = ?3 <> 0 OR ?4 <> 0,
 			failed = ?5, last_error = ?6, checkpoint = ?7, is_valid = CASE WHEN ?8 THEN 0 ELSE is_valid END
-		WHERE key = ?1`,
+		WHERE key = ?1 AND (NOT ?9 OR (size = ?10 AND mtime_ms = ?11))`,
 	sReleaseWorker: `DELETE FROM worker_claims WHERE worker_id = ? RETURNING file_key`,
 	sCrashInc:      `UPDATE library_files SET crash_count = crash_count + 1 WHERE key = ? RETURNING crash_count`,
 	sCrashGet:      `SELECT crash_count FROM library_files WHERE key = ?`,

@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReleaseWithoutUpdate", testReleaseWithoutUpdate},
 		{"ReleaseWithUpdate", testReleaseWithUpdate},
 		{"ReleaseOnlyByHolder", testReleaseOnlyByHolder},
+		{"ReleaseRefusedForChangedFile", testReleaseRefusedForChangedFile},
 		{"ReleaseWorker", testReleaseWorker},
 		{"Quarantine", testQuarantine},
 		{"RetryFailed", testRetryFailed},
@@ -752,6 +753,46 @@ func testReleaseOnlyByHolder(h *h) {
 	h.wantFile("b", NewFile("b"))
 	h.wantHeld("a")
 	h.wantCounts(store.Counts{Total: 2, Pending: 2, Claimed: 1})
+}
+
+// A file whose content changed while its job ran (a scan recorded a new
+// size or mtime and reset its tagging state) does not take the update of
+// the old content's failure — its attempts, retry time, failure,
+// checkpoint, missing mark: the release is refused as ErrClaimLost, the
+// claim dropped and the file left as the scan made it, eligible at once.
+// A file still as the job claimed it takes the update.
+func testReleaseRefusedForChangedFile(h *h) {
+	h.upsertKeys("a", "b")
+	at := NewFile("a")
+	claimed := &store.Stat{Size: at.Size, MtimeMs: at.MtimeMs}
+	changed := NewFile("a")
+	changed.Size, changed.MtimeMs = 4321, at.MtimeMs+1000
+	for _, upd := range []store.FileUpdate{
+		{Attempts: 1, NextRetryAt: At(time.Hour), LastError: "transient: x", Checkpoint: "old tags"},
+		{Attempts: 1, Failed: true, LastError: "permanent: cannot decode", Checkpoint: "old tags"},
+		{Attempts: 1, Missing: true, LastError: "missing: not on disk"},
+	} {
+		h.claim("a", "i/w0", T0, time.Minute)
+		changed.MtimeMs++
+		h.upsert(changed)
+		upd.Claimed = claimed
+		err := h.st.Release(h.Context(), store.Ref{FileKey: "a", WorkerID: "i/w0"}, &upd)
+		wantSemantic(h.T, "Release of a changed file ("+upd.LastError+")", err, store.ErrClaimLost)
+		h.wantFile("a", changed)
+		h.wantDiscover(T0, "", 10, "a", "b")
+		h.wantCounts(store.Counts{Total: 2, Pending: 2})
+		claimed = &store.Stat{Size: changed.Size, MtimeMs: changed.MtimeMs} // the next job claims this content
+	}
+
+	// Unchanged: the update applies.
+	h.claim("b", "i/w0", T0, time.Minute)
+	upd := &store.FileUpdate{Attempts: 1, NextRetryAt: At(time.Hour), LastError: "transient: x", Checkpoint: "c",
+		Claimed: &store.Stat{Size: 1000, MtimeMs: 1_700_000_000_000}}
+	h.release("b", "i/w0", upd)
+	exp := NewFile("b")
+	exp.Attempts, exp.NextRetryAt, exp.LastError, exp.Checkpoint = 1, At(time.Hour), "transient: x", "c"
+	h.wantFile("b", exp)
+	h.wantDiscover(T0, "", 10, "a")
 }
 
 // --- ReleaseWorker, Quarantine ---

@@ -130,6 +130,23 @@ type FileUpdate struct {
 	// scan that did not find it, and keeps its tagging state; a scan that
 	// finds it again unchanged makes it valid again (UpsertFiles).
 	Missing bool
+	// Claimed, when set, is the file's size and mtime as the job claimed
+	// it. A file whose stored size and mtime differ changed under the job
+	// (a scan saw new content and reset its tagging state): the update
+	// describes the old content, so it is not applied — the release is
+	// refused as ErrClaimLost, the claim is dropped and the file, which
+	// needs tagging again, is left as the scan made it. This holds for a
+	// Missing update too: the file a scan found again is not marked
+	// missing. Nil: no check, the update applies to whatever content is
+	// stored.
+	Claimed *Stat
+}
+
+// SameContent reports whether a file stored with size and mtime is still
+// the content the update's job claimed; without an update or without
+// Claimed, any content is.
+func (u *FileUpdate) SameContent(size, mtimeMs int64) bool {
+	return u == nil || u.Claimed == nil || (u.Claimed.Size == size && u.Claimed.MtimeMs == mtimeMs)
 }
 
 // Released is a claim released because its worker died.
@@ -207,7 +224,11 @@ type Library interface {
 	// ErrClaimLost otherwise, the claim dropped, the file unchanged).
 	Complete(ctx context.Context, ref Ref, c Completion) error
 	// Release deletes ref's claim and applies upd to its file (when non-nil)
-	// atomically, only if ref still holds it (ErrClaimLost otherwise).
+	// atomically, only if ref still holds it (ErrClaimLost otherwise,
+	// nothing changed) and the file is still the content the job claimed
+	// (FileUpdate.Claimed; ErrClaimLost otherwise, the claim dropped, the
+	// file unchanged). A file gone from the store: the claim is dropped,
+	// nil returned.
 	Release(ctx context.Context, ref Ref, upd *FileUpdate) error
 	// ReleaseWorker deletes every claim held by workerID; with countCrash it
 	// increments each file's crash_count in the same operation.

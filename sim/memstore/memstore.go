@@ -256,6 +256,9 @@ func (s *Store) Release(_ context.Context, ref store.Ref, upd *store.FileUpdate)
 		return nil
 	}
 	f := s.files[pos]
+	if !upd.SameContent(f.Size, f.MtimeMs) {
+		return store.ErrClaimLost // changed under the job: left as the scan made it
+	}
 	f.Attempts, f.NextRetryAt, f.SkipUntil, f.Failed, f.LastError, f.Checkpoint =
 		upd.Attempts, upd.NextRetryAt, upd.SkipUntil, upd.Failed, upd.LastError, upd.Checkpoint
 	if upd.Missing {
