@@ -309,9 +309,15 @@ bool writeMP3(FdStream &st, const std::string &prefix, const Records &recs, Fail
 		fr->setText(str(kv.second));
 		tag->addFrame(fr);
 	}
-	// All tag types kept (ID3v1, APE), none stripped, nothing copied between
-	// them; ID3v2 is written as version 2.4.
-	return file.save(TagLib::MPEG::File::AllTags, TagLib::File::StripNone, TagLib::ID3v2::v4,
+	// Only the ID3v2 tag is saved, as version 2.4: StripNone leaves the
+	// other tag types where they are, and DoNotDuplicate copies nothing
+	// between them. TagLib (1.13, MPEG::File::save) renders only the types
+	// it is given, so an ID3v1 or APE tag at the end of the file keeps its
+	// bytes; a grown or shrunk ID3v2 tag moves them along with the audio
+	// (FdStream::insert). Saving AllTags would render them again: TagLib
+	// cuts a 29-30 character ID3v1.0 comment to 28, strips spaces and
+	// reorders APE items.
+	return file.save(TagLib::MPEG::File::ID3v2, TagLib::File::StripNone, TagLib::ID3v2::v4,
 	                 TagLib::File::DoNotDuplicate);
 }
 
