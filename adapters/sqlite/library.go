@@ -404,7 +404,9 @@ func (s *Store) RenewLeases(ctx context.Context, workerIDs []string, until time.
 // re-checking its condition as it deletes.
 //
 // It also settles the waits that have ended (settleWaits): housekeeping
-// of the discovery indexes (see version2).
+// of the discovery indexes (see version2), in transactions of its own
+// after the deletes commit. When settling fails, the deleted claims are
+// returned with the error.
 func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim, error) {
 	var out []store.Claim
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
@@ -437,15 +439,16 @@ func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim
 		}
 		return nil
 	})
-	if err == nil {
-		err = s.settleWaits(ctx, now, s.cfg.busyTimeout)
-	}
 	if err != nil {
 		return nil, s.fail("cleanup claims", "", err)
 	}
 	slices.SortFunc(out, func(a, b store.Claim) int { return strings.Compare(a.FileKey, b.FileKey) })
 	if out == nil {
 		out = []store.Claim{}
+	}
+	// The deletes have committed: a failure to settle comes with them.
+	if err := s.settleWaits(ctx, now, s.cfg.busyTimeout); err != nil {
+		return out, s.fail("cleanup claims", fmt.Sprintf("(settling waits, after deleting %d claims)", len(out)), err)
 	}
 	return out, nil
 }

@@ -246,7 +246,9 @@ type Library interface {
 	// CleanupClaims deletes claims whose lease expired before expiredBefore
 	// (a zero time: none counts as expired), or whose file is tagged,
 	// ineligible or gone, re-checking the condition in the same operation;
-	// it returns the deleted claims.
+	// it returns the deleted claims. An error may come with claims: work
+	// after the deletes (an adapter's housekeeping) failed, and those
+	// claims were deleted all the same, to be reported as on success.
 	CleanupClaims(ctx context.Context, expiredBefore time.Time) ([]Claim, error)
 	// File returns one file.
 	File(ctx context.Context, key string) (File, error)
