@@ -60,7 +60,10 @@
 // (same inode, size, modification time and change time as when it was
 // opened, else ErrModified: the change time catches an in-place edit that
 // keeps the size and sets the modification time back), renames the copy
-// over the original and fsyncs the directory. On any error
+// over the original and fsyncs the directory. A process that could not give
+// the copy the original's owner and group (not root, and the file belongs
+// to another user or to a group the process is not in) gets ErrOwner, a
+// kind of ErrReadOnly, before anything is copied. On any error
 // the copy is removed and the original is untouched; a crash (or kill) leaves
 // the original intact plus at most one stale copy. Write removes stale copies
 // (our prefix, older than StaleAfter) from the directory before it writes.
@@ -138,9 +141,9 @@ var (
 	// same file fails the same way every time.
 	ErrUnsupported = errors.New("tagwrite: unsupported audio format")
 	// ErrReadOnly: the file or its directory is read-only (no write
-	// permission bit at all, or not writable by this process). Write checks
-	// permission bits explicitly, so root does not overwrite a file marked
-	// read-only either.
+	// permission bit at all, or not writable by this process; ErrOwner is
+	// one kind). Write checks permission bits explicitly, so root does not
+	// overwrite a file marked read-only either.
 	ErrReadOnly = errors.New("tagwrite: read-only")
 	// ErrModified: the original changed while Write prepared the copy (the
 	// copy is discarded so that the other change is not lost), or the file
@@ -489,7 +492,9 @@ const wOK = 2 // access(2) W_OK
 // Writable reports, without opening the file for writing, whether Write
 // could replace the file at path (through a symbolic link, its target):
 // an error matching ErrReadOnly when the file, its folder or the file
-// system is read-only, another error when the file cannot be looked at.
+// system is read-only, or when this process could not keep the file's
+// owner or group (ErrOwner: not root, and the file belongs to another
+// user or group), another error when the file cannot be looked at.
 // A job asks it before the expensive part of its work, so that a read-only
 // library fails each file at once instead of after its analysis.
 func Writable(path string) error {
@@ -509,7 +514,8 @@ func Writable(path string) error {
 
 // checkWritable fails with ErrReadOnly when the file or the directory has no
 // write permission bit at all, or access(2) says this process may not write
-// them (a read-only file system included).
+// them (a read-only file system included), and with ErrOwner (a kind of
+// ErrReadOnly) when the copy could not keep the file's owner or group.
 func checkWritable(path string, st fs.FileInfo, dir string) error {
 	if st.Mode().Perm()&0o222 == 0 {
 		return fmt.Errorf("%w: file mode %v has no write permission", ErrReadOnly, st.Mode().Perm())
@@ -527,11 +533,12 @@ func checkWritable(path string, st fs.FileInfo, dir string) error {
 	if err := syscall.Access(dir, wOK|1); err != nil {
 		return fmt.Errorf("%w: directory not writable: %w", ErrReadOnly, err)
 	}
-	return nil
+	return checkOwner(st, dst)
 }
 
 // copyInto copies orig into tmp and gives tmp the original's permission bits
-// and, where they differ, its owner and group.
+// and, where they differ, its owner and group (an error wrapping ErrOwner
+// when the process may not).
 func copyInto(tmp, orig *os.File, st fs.FileInfo) error {
 	if _, err := io.Copy(tmp, io.NewSectionReader(orig, 0, st.Size())); err != nil {
 		return err
@@ -547,7 +554,7 @@ func copyInto(tmp, orig *os.File, st fs.FileInfo) error {
 	nst, ok2 := tst.Sys().(*syscall.Stat_t)
 	if ok1 && ok2 && (ost.Uid != nst.Uid || ost.Gid != nst.Gid) {
 		if err := tmp.Chown(int(ost.Uid), int(ost.Gid)); err != nil {
-			return fmt.Errorf("cannot give the copy the original's owner %d:%d: %w", ost.Uid, ost.Gid, err)
+			return chownError(ost.Uid, ost.Gid, err)
 		}
 		// chown clears set-id bits; restore the permission bits.
 		if err := tmp.Chmod(st.Mode().Perm()); err != nil {
