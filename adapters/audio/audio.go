@@ -245,10 +245,15 @@ func fileError(err error) error {
 	}
 }
 
+// isTemporary tells whether err (of a stat or open of the file) says that
+// the machine or the storage is in trouble rather than the file: out of
+// resources, interrupted, or an I/O error of a disk or a network file
+// system (ENXIO, ENODEV: the device holding it went away).
 func isTemporary(err error) bool {
 	for _, e := range []error{syscall.EIO, syscall.EAGAIN, syscall.EINTR, syscall.ENOMEM,
 		syscall.EMFILE, syscall.ENFILE, syscall.ESTALE, syscall.ETIMEDOUT,
-		syscall.EHOSTDOWN, syscall.EHOSTUNREACH, syscall.ENOTCONN} {
+		syscall.EHOSTDOWN, syscall.EHOSTUNREACH, syscall.ENOTCONN,
+		syscall.ENXIO, syscall.ENODEV} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -314,6 +319,9 @@ func run(parent context.Context, opt Options, abs string, maxSamples int, confir
 		return samples, nil
 	}
 	if waitErr == nil && readErr == nil {
+		if e := classifyCleanExit(stderr.Bytes(), input); e != nil {
+			return nil, e // cut short by a failed read
+		}
 		return samples, nil
 	}
 	if e := ctxError(parent, ctx, opt.Timeout); e != nil {

@@ -246,6 +246,8 @@ func TestFileErrorClasses(t *testing.T) {
 		{&fs.PathError{Op: "open", Path: "x", Err: syscall.EPERM}, worker.Permanent, "unreadable"},
 		{&fs.PathError{Op: "stat", Path: "x", Err: syscall.ESTALE}, worker.Transient, "file temporarily unreadable"},
 		{&fs.PathError{Op: "open", Path: "x", Err: syscall.EIO}, worker.Transient, "file temporarily unreadable"},
+		{&fs.PathError{Op: "open", Path: "x", Err: syscall.ENXIO}, worker.Transient, "file temporarily unreadable"},
+		{&fs.PathError{Op: "stat", Path: "x", Err: syscall.ENODEV}, worker.Transient, "file temporarily unreadable"},
 	} {
 		var e *Error
 		if !errors.As(fileError(c.err), &e) || e.Class != c.class || e.Reason != c.reason || e.Missing != (c.reason == "missing") {
@@ -520,7 +522,7 @@ func TestClassifyExitRealMessages(t *testing.T) {
 // trapFolders are folder names that hold the phrases classifyExit looks
 // for: a file's path must never decide its class.
 var trapFolders = []string{"Protocol Not Found", "Out of Memory", "Unknown Encoder",
-	"No such file or directory", "Permission denied", "Unrecognized option"}
+	"No such file or directory", "Permission denied", "Unrecognized option", "Host is down"}
 
 // TestFilePathNeverDrivesClassification guards that the file's path, which
 // ffmpeg quotes in its messages, never decides the class of a failed decode:

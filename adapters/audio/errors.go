@@ -15,9 +15,10 @@ import (
 // Reasons: "missing", "unreadable…", "empty", "too short: 0.5 s",
 // "not audio: <ffmpeg's first error line>", "corrupt: <…>" (Permanent);
 // "decode timed out after 5m0s", "decode canceled", "ffmpeg killed by
-// signal: …", "file temporarily unreadable", "ffmpeg out of resources: …"
-// (Transient); "ffmpeg not found or not executable …: install ffmpeg …",
-// "ffmpeg is broken: …" (ServiceDown, dependency worker.DepDecoder).
+// signal: …", "file temporarily unreadable" (reported by ffmpeg: followed
+// by its line), "ffmpeg out of resources: …" (Transient); "ffmpeg not
+// found or not executable …: install ffmpeg …", "ffmpeg is broken: …"
+// (ServiceDown, dependency worker.DepDecoder).
 type Error struct {
 	Class  worker.Class
 	Reason string
@@ -94,31 +95,21 @@ type exitChecks struct {
 //     preflight as it fails every file, so confirmed outages keep their
 //     class, and a file whose text merely looks like one is judged as the
 //     file it is (not audio, corrupt, …).
+//   - An I/O error that ffmpeg reports (EIO, ESTALE, ETIMEDOUT, ENOTCONN,
+//     EHOSTDOWN, EHOSTUNREACH, ENXIO, ENODEV: readFailure) is Transient,
+//     as checkFile classes them at its own stat and open: a network file
+//     system's hiccup must not fail a file for good.
 //   - "No such file or directory" is "missing" only if the file is gone:
 //     checkFile saw it just before, so while it is still there the message
 //     is about a file it refers to.
 func classifyExit(code int, stderr []byte, input string, err error, checks exitChecks) *Error {
-	var lines, unquoted []string
-	openFailed := false
-	for _, l := range strings.Split(string(bytes.ToValidUTF8(withoutPath(stderr, input), []byte("?"))), "\n") {
-		l = strings.TrimSpace(strings.TrimRight(l, "\r"))
-		l = logContext.ReplaceAllString(l, "")
-		if rest, ok := openFailure(l); ok {
-			l, openFailed = rest, true
-		}
-		if l != "" {
-			lines = append(lines, l)
-			unquoted = append(unquoted, withoutQuoted(l))
-		}
-	}
+	lines, unquoted, openFailed := stderrLines(stderr, input)
 	first := fmt.Sprintf("ffmpeg exit status %d", code)
 	if len(lines) > 0 {
-		first = lines[0]
-		if len(first) > maxReasonLine {
-			first = strings.ToValidUTF8(first[:maxReasonLine], "") + "…"
-		}
+		first = reasonLine(lines[0])
 	}
 	all := strings.ToLower(strings.Join(unquoted, "\n"))
+	ioLine := readFailure(lines, unquoted)
 	has := func(subs ...string) bool {
 		for _, s := range subs {
 			if strings.Contains(all, s) {
@@ -143,6 +134,10 @@ func classifyExit(code int, stderr []byte, input string, err error, checks exitC
 		return &Error{Class: worker.Permanent, Reason: "missing", Err: err, Missing: true}
 	case has("permission denied"):
 		return &Error{Class: worker.Permanent, Reason: "unreadable: " + first, Err: err}
+	case ioLine != "":
+		// Before the open failure: ffmpeg 5.x reports a failed read as it
+		// reports a failed open ("<input>: Input/output error").
+		return &Error{Class: worker.Transient, Reason: "file temporarily unreadable: " + ioLine, Err: err}
 	case openFailed || has("matches no streams", "does not contain any stream",
 		"cannot determine format", "could not find codec parameters",
 		"moov atom not found", "decoder (codec", "failed to read frame size"):
@@ -150,6 +145,35 @@ func classifyExit(code int, stderr []byte, input string, err error, checks exitC
 	default:
 		return &Error{Class: worker.Permanent, Reason: "corrupt: " + first, Err: err}
 	}
+}
+
+// stderrLines splits ffmpeg's stderr into its non-empty lines, each without
+// its log context and with the file's path replaced by pathMark (see
+// withoutPath), the open failure's prefix removed; unquoted holds the same
+// lines without their quoted parts (withoutQuoted), where phrases are
+// looked for. openFailed: a line reported that the input could not be
+// opened (openFailure).
+func stderrLines(stderr []byte, input string) (lines, unquoted []string, openFailed bool) {
+	for _, l := range strings.Split(string(bytes.ToValidUTF8(withoutPath(stderr, input), []byte("?"))), "\n") {
+		l = strings.TrimSpace(strings.TrimRight(l, "\r"))
+		l = logContext.ReplaceAllString(l, "")
+		if rest, ok := openFailure(l); ok {
+			l, openFailed = rest, true
+		}
+		if l != "" {
+			lines = append(lines, l)
+			unquoted = append(unquoted, withoutQuoted(l))
+		}
+	}
+	return lines, unquoted, openFailed
+}
+
+// reasonLine is l cut to maxReasonLine bytes for a reason.
+func reasonLine(l string) string {
+	if len(l) > maxReasonLine {
+		return strings.ToValidUTF8(l[:maxReasonLine], "") + "…"
+	}
+	return l
 }
 
 // openFailure reports whether l (without its log context, the path replaced
