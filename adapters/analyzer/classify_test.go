@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -44,8 +45,21 @@ func TestClassify(t *testing.T) {
 func TestWriteToVanishedFile(t *testing.T) {
 	dir := t.TempDir()
 	m := &MusiCNN{WriteMode: "full", Models: stubModels(t, "")}
-	cp := tagsCheckpoint(t, m.Models.Version())
 	for _, path := range []string{filepath.Join(dir, "gone.flac"), filepath.Join(dir, "gone-dir", "x.flac")} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("analysed"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cp := tagsCheckpoint(t, m.Models.Version(), path)
+		gone := path
+		if filepath.Dir(path) != dir {
+			gone = filepath.Dir(path)
+		}
+		if err := os.RemoveAll(gone); err != nil {
+			t.Fatal(err)
+		}
 		r := m.Analyze(context.Background(), worker.Job{Path: path, Checkpoint: cp}, func(int64) {})
 		if r.Class != worker.Permanent || !r.Missing || r.Reason != "missing" {
 			t.Errorf("%s: %+v, want permanent and missing", path, r)

@@ -33,7 +33,7 @@ func TestTagWriteOnlyBehindTheFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &MusiCNN{WriteMode: "full", Models: stubModels(t, "")}
-	cp := tagsCheckpoint(t, m.Models.Version())
+	cp := tagsCheckpoint(t, m.Models.Version(), p)
 	analyze := func(fence func() error) worker.Result {
 		t.Helper()
 		calls := 0

@@ -24,8 +24,12 @@ import (
 // patches → ONNX backbone and heads → tags → crash-safe write into the file.
 // Its checkpoint after inference holds the derived tags, so a retry after a
 // failed write skips decoding and inference, as long as the model set is
-// the one that derived them; a file that already holds this model set's
-// tags skips inference (ReuseFileTags).
+// the one that derived them and the file is still the content they were
+// derived from; a file that already holds this model set's tags skips
+// inference (ReuseFileTags). Tags are written only into the content they
+// were derived from: the file is stamped before it is decoded, and a file
+// changed since (replaced, or edited in place) is not written
+// (tagwrite.WriteIfSame) but analysed again by a retry.
 type MusiCNN struct {
 	Models    *gpu.Models
 	Audio     audio.Options
@@ -45,10 +49,14 @@ type MusiCNN struct {
 	buf []float32
 }
 
-// checkpoint is what a finished inference leaves for a retry.
+// checkpoint is what a finished inference leaves for a retry: the tags and
+// the stamp of the content they were derived from. A retry resumes from it
+// only while the file still has that stamp; a file changed since (a new
+// rip put in its place) is analysed again.
 type checkpoint struct {
-	Step string            `json:"step"` // "tags": derived, not yet written
-	Tags map[string]string `json:"tags"`
+	Step  string            `json:"step"` // "tags": derived, not yet written
+	Tags  map[string]string `json:"tags"`
+	Stamp *tagwrite.Stamp   `json:"stamp,omitempty"`
 }
 
 // Analyze implements worker.Analyzer.
@@ -56,21 +64,42 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var all map[string]string
+	// stamp is the content the tags are derived from; they are written
+	// into that content only (tagwrite.WriteIfSame).
+	var stamp tagwrite.Stamp
 	if job.Checkpoint != "" {
 		// Tags derived by another model set (the models were replaced
 		// since) are not this job's: their nom_version would not be the
-		// tagged_version the store records.
+		// tagged_version the store records. Tags derived from another
+		// content (the file was replaced since) are not this file's.
 		var cp checkpoint
 		if json.Unmarshal([]byte(job.Checkpoint), &cp) == nil && cp.Step == "tags" && len(cp.Tags) > 0 &&
-			cp.Tags[tags.KeyVersion] == m.Models.Version() {
-			all = cp.Tags
+			cp.Tags[tags.KeyVersion] == m.Models.Version() && cp.Stamp != nil {
+			now, err := tagwrite.StampOf(job.Path)
+			switch {
+			case err == nil && now == *cp.Stamp:
+				all, stamp = cp.Tags, now
+			case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+				// Gone (its drive unmounted): missing, the checkpoint kept
+				// for the same content found again.
+				r := writeError(err)
+				r.Checkpoint = job.Checkpoint
+				return r
+			}
 		}
 	}
 	if all == nil {
+		// Stamped before the decoder opens the file: a change from here
+		// on gives another stamp.
+		st, stampErr := tagwrite.StampOf(job.Path)
 		samples, err := audio.Decode(ctx, job.Path, m.Audio)
 		if err != nil {
 			return classify(err, worker.DepDecoder)
 		}
+		if stampErr != nil {
+			return writeError(stampErr)
+		}
+		stamp = st
 		progress(1)
 		if m.ext == nil {
 			m.ext = features.NewExtractor()
@@ -121,7 +150,7 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 			}
 		}
 	}
-	cp, _ := json.Marshal(checkpoint{Step: "tags", Tags: all})
+	cp, _ := json.Marshal(checkpoint{Step: "tags", Tags: all, Stamp: &stamp})
 	write, err := tags.WriteSet(all, m.WriteMode)
 	if err != nil {
 		return worker.Result{Class: worker.Permanent, Reason: err.Error(), Checkpoint: string(cp)}
@@ -133,9 +162,11 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 		if err := job.Confirm(); err != nil {
 			return worker.FenceFailed(err, string(cp))
 		}
-		if err := tagwrite.Write(job.Path, write); err != nil {
+		if err := tagwrite.WriteIfSame(job.Path, write, stamp); err != nil {
 			r := writeError(err)
-			r.Checkpoint = string(cp)
+			if !errors.Is(err, tagwrite.ErrModified) {
+				r.Checkpoint = string(cp) // tags of another content are of no use
+			}
 			return r
 		}
 		rewritten = statAsScanned(job.Path)

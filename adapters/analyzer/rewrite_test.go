@@ -54,7 +54,7 @@ func TestTaggedFileStaysTaggedAfterRescan(t *testing.T) {
 	// The job after inference: its checkpoint holds the derived tags. No
 	// model runs: the model files only give the version.
 	m := &MusiCNN{WriteMode: "full", Models: stubModels(t, "")}
-	cp := tagsCheckpoint(t, m.Models.Version())
+	cp := tagsCheckpoint(t, m.Models.Version(), p)
 	r := m.Analyze(ctx, worker.Job{FileKey: key, Path: p, Checkpoint: cp}, func(int64) {})
 	if r.Class == worker.ServiceDown && r.Reason == tagwrite.ErrNoTagLib.Error() {
 		t.Skip("built without TagLib (cgo off or notaglib tag)")
