@@ -22,12 +22,23 @@ import (
 //
 // A frame that the file itself marks "discard when the tag is altered" is
 // discarded as ID3v2 prescribes and does not count as lost.
+//
+// TagLib also saves every frame without its format flags (its frame header
+// renders them as zero), after undoing only some of them: compression, the
+// data length indicator and (2.4) unsynchronisation are undone, so such a
+// frame is saved whole, plain. Grouping and encryption are not: the group
+// byte or the encrypted bytes become the frame's content, which a text
+// frame then misreads (a grouped title is saved empty). A 2.4 frame
+// compressed without a data length indicator, against the standard, is
+// dropped. Write refuses these too (flaggedID3v2Frames), for 2.3 and 2.4
+// tags; TestID3v2FormatFlagModelMatchesTagLib checks that model.
 
 // id3Frame is one frame of an ID3v2 tag: its id and its content (after the
 // frame header, unsynchronisation undone).
 type id3Frame struct {
-	id   string
-	data []byte
+	id     string
+	data   []byte
+	format byte // the format flags (second flag byte; 0 in ID3v2.2)
 }
 
 // id3Tag is the start of a file's ID3v2 tag as far as the frame walk needs
@@ -109,6 +120,10 @@ func walkFrames(major byte, body []byte) []id3Frame {
 			break // TagLib stops at the first frame it cannot parse
 		}
 		id, data := string(body[:idLen]), body[hdrLen:hdrLen+size]
+		var format byte
+		if major > 2 {
+			format = body[9]
+		}
 		discard := false
 		switch major {
 		case 3:
@@ -120,7 +135,7 @@ func walkFrames(major byte, body []byte) []id3Frame {
 			}
 		}
 		if !discard {
-			out = append(out, id3Frame{id: id, data: data})
+			out = append(out, id3Frame{id: id, data: data, format: format})
 		}
 		body = body[hdrLen+size:]
 	}
@@ -281,9 +296,46 @@ func id3Decode(enc byte, b []byte) string {
 	return string(r)
 }
 
+// Format flags of ID3v2 frames (the second flag byte).
+const (
+	id3v23Compressed = 0x80
+	id3v23Encrypted  = 0x40
+	id3v23Grouped    = 0x20
+	id3v24Grouped    = 0x40
+	id3v24Compressed = 0x08
+	id3v24Encrypted  = 0x04
+	id3v24LengthInd  = 0x01 // data length indicator
+)
+
+// flaggedID3v2Frames returns, in file order, the frames of t that TagLib
+// would not save whole because of their format flags, each as its id and
+// why ("TIT2 (grouped)"): grouped and encrypted frames (2.3 and 2.4), and
+// 2.4 frames compressed without a data length indicator.
+func flaggedID3v2Frames(t *id3Tag) []string {
+	if t == nil {
+		return nil
+	}
+	var out []string
+	for _, f := range t.frames {
+		var why string
+		switch {
+		case t.major == 3 && f.format&id3v23Grouped != 0, t.major == 4 && f.format&id3v24Grouped != 0:
+			why = "grouped"
+		case t.major == 3 && f.format&id3v23Encrypted != 0, t.major == 4 && f.format&id3v24Encrypted != 0:
+			why = "encrypted"
+		case t.major == 4 && f.format&id3v24Compressed != 0 && f.format&id3v24LengthInd == 0:
+			why = "compressed without a data length indicator"
+		default:
+			continue
+		}
+		out = append(out, f.id+" ("+why+")")
+	}
+	return out
+}
+
 // checkID3v2 fails with an error wrapping ErrUnsupported when the file open
 // as f starts with an ID3v2 tag that TagLib would not save whole (see
-// lostID3v2Frames).
+// lostID3v2Frames and flaggedID3v2Frames).
 func checkID3v2(f io.ReaderAt) error {
 	t, err := readID3v2(f)
 	if err != nil {
@@ -292,6 +344,10 @@ func checkID3v2(f io.ReaderAt) error {
 	if lost := lostID3v2Frames(t); len(lost) > 0 {
 		return fmt.Errorf("%w: ID3v2.%d frames %s would be lost (TagLib would drop them saving the tag as ID3v2.4)",
 			ErrUnsupported, t.major, strings.Join(lost, ", "))
+	}
+	if flagged := flaggedID3v2Frames(t); len(flagged) > 0 {
+		return fmt.Errorf("%w: ID3v2.%d frames %s would be damaged (TagLib saves frames without their format flags and does not undo these)",
+			ErrUnsupported, t.major, strings.Join(flagged, ", "))
 	}
 	return nil
 }

@@ -28,11 +28,15 @@
 // than lose another program's tags: TagLib drops the ID3v2.3 frames that
 // have no 2.4 equivalent (EQUA, RVAD, TRDA, TSIZ; TDAT and TIME unless it
 // can merge them into the date), every frame of a 2.3 tag with an extended
-// header, and the ID3v2.2 frames it has no 2.4 name for. Before writing, a
-// walk of the ID3v2 tag at the start of the file (MP3, or FLAC with one in
-// front) looks for them (id3v2.go); when there is one, Write fails with an
-// error wrapping ErrUnsupported that names the frames ("ID3v2.3 frames
-// RVAD, TSIZ would be lost …") and the file is left untouched.
+// header, and the ID3v2.2 frames it has no 2.4 name for. It also saves
+// every frame without its format flags, which damages grouped and
+// encrypted frames (2.3 and 2.4: their extra bytes become the content) and
+// drops a 2.4 frame compressed without a data length indicator. Before
+// writing, a walk of the ID3v2 tag at the start of the file (MP3, or FLAC
+// with one in front) looks for them (id3v2.go); when there is one, Write
+// fails with an error wrapping ErrUnsupported that names the frames
+// ("ID3v2.3 frames RVAD, TSIZ would be lost …", "ID3v2.4 frames TIT2
+// (grouped) would be damaged …") and the file is left untouched.
 //
 // ErrUnsupported, a permanent failure, also covers anything but a regular
 // file (a FIFO, a device: refused before it is opened, never blocking) and a
