@@ -619,8 +619,13 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		for _, k := range b["keys"].([]any) {
 			if fd, ok := f.colls[colFiles][str(k)]; ok {
 				n := num(fd["crash_count"]) + 1
-				f.colls[colFiles][str(k)] = with(fd, "crash_count", n)
-				out = append(out, doc{"key": k, "crash_count": n})
+				q := n >= num(b["quarantineAt"])
+				fd = with(fd, "crash_count", n)
+				if q {
+					fd = with(fd, "failed", true, "last_error", b["reason"])
+				}
+				f.colls[colFiles][str(k)] = fd
+				out = append(out, doc{"key": k, "crash_count": n, "quarantined": q})
 			}
 		}
 		return out, nil

@@ -349,15 +349,17 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 }
 
 // ReleaseWorker implements store.Library: one stream transaction deletes
-// the worker's claims and (with countCrash) increments the crash counts. A
+// the worker's claims and (with crash) increments the crash counts and
+// quarantines the files whose count reaches crash.QuarantineAt. A
 // claim of the worker deleted concurrently (CleanupClaims on another host)
 // may fail the REMOVE with "document not found": the transaction is aborted
 // and run again on a fresh snapshot, which no longer holds that claim, so
 // the result names exactly the claims this call deleted.
-func (s *Store) ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]store.Released, error) {
-	type crash struct {
-		Key        string `json:"key"`
-		CrashCount num64  `json:"crash_count"`
+func (s *Store) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
+	type counted struct {
+		Key         string `json:"key"`
+		CrashCount  num64  `json:"crash_count"`
+		Quarantined bool   `json:"quarantined"`
 	}
 	var out []store.Released
 	err := s.write(ctx, alsoGone, func(ctx context.Context) error {
@@ -367,21 +369,22 @@ func (s *Store) ReleaseWorker(ctx context.Context, workerID string, countCrash b
 			if err != nil || len(keys) == 0 {
 				return err
 			}
-			q := qCrashCounts
-			if countCrash {
-				q = qCountCrashes
+			q, bind := qCrashCounts, map[string]any{"keys": keys}
+			if crash != nil {
+				q, bind["quarantineAt"], bind["reason"] = qCountCrashes, crash.QuarantineAt, crash.Reason
 			}
-			counts, err := queryAll[crash](ctx, tx, q, map[string]any{"keys": keys})
+			counts, err := queryAll[counted](ctx, tx, q, bind)
 			if err != nil {
 				return err
 			}
-			byKey := make(map[string]num64, len(counts))
+			byKey := make(map[string]counted, len(counts))
 			for _, c := range counts {
-				byKey[c.Key] = c.CrashCount
+				byKey[c.Key] = c
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
-				out = append(out, store.Released{FileKey: k, CrashCount: int(byKey[k])})
+				c := byKey[k]
+				out = append(out, store.Released{FileKey: k, CrashCount: int(c.CrashCount), Quarantined: c.Quarantined})
 			}
 			return nil
 		})

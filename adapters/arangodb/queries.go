@@ -194,12 +194,16 @@ const qRemoveWorkerClaims = `FOR c IN worker_claims
   REMOVE c IN worker_claims
   RETURN OLD.file_key`
 
-// qCountCrashes increments the crash count of the released files.
+// qCountCrashes increments the crash count of the released files and
+// quarantines (failed, @reason its error) those whose new count reaches
+// @quarantineAt, each in one UPDATE of its document.
 const qCountCrashes = `FOR k IN @keys
   FOR f IN library_files
     FILTER f._key == k
-    UPDATE f WITH { crash_count: f.crash_count + 1 } IN library_files
-    RETURN { key: k, crash_count: NEW.crash_count }`
+    LET n = f.crash_count + 1
+    LET q = n >= @quarantineAt
+    UPDATE f WITH { crash_count: n, failed: q ? true : f.failed, last_error: q ? @reason : f.last_error } IN library_files
+    RETURN { key: k, crash_count: n, quarantined: q }`
 
 // qCrashCounts reads the crash count of the released files.
 const qCrashCounts = `FOR k IN @keys

@@ -780,10 +780,15 @@ func (d *diff) opRelease() {
 
 func (d *diff) opReleaseWorker() {
 	w := d.drawWorker("releaseWorker")
-	crash := rapid.Bool().Draw(d.t, "countCrash")
+	var crash *store.Crash
+	desc := "nil"
+	if rapid.Bool().Draw(d.t, "countCrash") {
+		crash = &store.Crash{QuarantineAt: 1 + d.intn(3, "quarantineAt"), Reason: pick(d, []string{"crashed a worker", "poison"}, "crashReason")}
+		desc = fmt.Sprintf("{quarantineAt=%d reason=%q}", crash.QuarantineAt, crash.Reason)
+	}
 	mr, merr := d.mem.ReleaseWorker(bg, w, crash)
 	sr, serr := d.sql.ReleaseWorker(bg, w, crash)
-	d.same(d.call("ReleaseWorker(%q, %v)", w, crash), mr, sr, merr, serr)
+	d.same(d.call("ReleaseWorker(%q, %s)", w, desc), mr, sr, merr, serr)
 	d.checkState()
 }
 

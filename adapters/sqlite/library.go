@@ -295,9 +295,10 @@ func (s *Store) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) e
 	return nil
 }
 
-// ReleaseWorker implements store.Library: the claims are deleted and the
-// crash counts incremented in one transaction.
-func (s *Store) ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]store.Released, error) {
+// ReleaseWorker implements store.Library: the claims are deleted, the
+// crash counts incremented and the poison files quarantined in one
+// transaction (one statement a file counts and quarantines it).
+func (s *Store) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
 	var out []store.Released
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
@@ -321,14 +322,16 @@ func (s *Store) ReleaseWorker(ctx context.Context, workerID string, countCrash b
 			return err
 		}
 		slices.Sort(keys)
-		id := sCrashGet
-		if countCrash {
-			id = sCrashInc
-		}
-		st := tx.StmtContext(ctx, s.ws[id])
+		get, inc := tx.StmtContext(ctx, s.ws[sCrashGet]), tx.StmtContext(ctx, s.ws[sCrashInc])
 		for _, k := range keys {
 			r := store.Released{FileKey: k}
-			err := st.QueryRowContext(ctx, k).Scan(&r.CrashCount)
+			var err error
+			if crash == nil {
+				err = get.QueryRowContext(ctx, k).Scan(&r.CrashCount)
+			} else {
+				err = inc.QueryRowContext(ctx, k, crash.QuarantineAt, crash.Reason).Scan(&r.CrashCount)
+				r.Quarantined = err == nil && r.CrashCount >= crash.QuarantineAt
+			}
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}

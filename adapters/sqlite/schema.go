@@ -271,9 +271,14 @@ var writeSQL = map[int]string{
 			failed = ?5, last_error = ?6, checkpoint = ?7, is_valid = CASE WHEN ?8 THEN 0 ELSE is_valid END
 		WHERE key = ?1 AND (NOT ?9 OR (size = ?10 AND mtime_ms = ?11))`,
 	sReleaseWorker: `DELETE FROM worker_claims WHERE worker_id = ? RETURNING file_key`,
-	sCrashInc:      `UPDATE library_files SET crash_count = crash_count + 1 WHERE key = ? RETURNING crash_count`,
-	sCrashGet:      `SELECT crash_count FROM library_files WHERE key = ?`,
-	sQuarantine:    `UPDATE library_files SET failed = 1, last_error = ?2 WHERE key = ?1`,
+	// A crash counted, and the file quarantined (failed, ?3 its error) when
+	// its new count reaches ?2; SET reads the stored row, RETURNING the new one.
+	sCrashInc: `UPDATE library_files SET crash_count = crash_count + 1,
+			failed = CASE WHEN crash_count + 1 >= ?2 THEN 1 ELSE failed END,
+			last_error = CASE WHEN crash_count + 1 >= ?2 THEN ?3 ELSE last_error END
+		WHERE key = ?1 RETURNING crash_count`,
+	sCrashGet:   `SELECT crash_count FROM library_files WHERE key = ?`,
+	sQuarantine: `UPDATE library_files SET failed = 1, last_error = ?2 WHERE key = ?1`,
 	// Cleanup, condition re-checked in the delete itself: expired leases
 	// (index on lease_until), then claims whose file is gone or no longer
 	// pending (tagged, failed, invalid) — a scan of the claims, which number

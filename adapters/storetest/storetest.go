@@ -248,7 +248,7 @@ func testUpsertUnchangedKeepsState(h *h) {
 	h.claim("retry", "i/w0", T0, time.Minute)
 	h.release("retry", "i/w0", &store.FileUpdate{Attempts: 2, NextRetryAt: At(time.Hour), SkipUntil: At(time.Minute), LastError: "transient: x", Checkpoint: "decode"})
 	h.claim("crashed", "i/w1", T0, time.Minute)
-	if _, err := h.st.ReleaseWorker(h.Context(), "i/w1", true); err != nil {
+	if _, err := h.st.ReleaseWorker(h.Context(), "i/w1", &store.Crash{QuarantineAt: 2, Reason: "crashed a worker"}); err != nil {
 		h.Fatal(err)
 	}
 	h.claim("failed", "i/w0", T0, time.Minute)
@@ -797,7 +797,12 @@ func testReleaseRefusedForChangedFile(h *h) {
 
 // --- ReleaseWorker, Quarantine ---
 
+// testReleaseWorker: a dead worker's claims are released in key order;
+// with a Crash, each file counts the crash and one whose count reaches
+// QuarantineAt is quarantined in the same operation (not discoverable,
+// not claimable once ReleaseWorker returns); without, counts stay.
 func testReleaseWorker(h *h) {
+	crash := &store.Crash{QuarantineAt: 2, Reason: "crashed a worker"}
 	h.upsertKeys("a", "b", "c", "d", "e")
 	// Claimed out of key order.
 	h.claim("d", "i/w0", T0, time.Minute)
@@ -805,7 +810,7 @@ func testReleaseWorker(h *h) {
 	h.claim("a", "i/w0", T0, time.Minute)
 	h.claim("c", "i/w1", T0, time.Minute)
 	h.claim("e", "j/w0", T0, time.Minute) // same component on another instance
-	rel, err := h.st.ReleaseWorker(h.Context(), "i/w0", true)
+	rel, err := h.st.ReleaseWorker(h.Context(), "i/w0", crash)
 	if err != nil {
 		h.Fatal(err)
 	}
@@ -823,29 +828,44 @@ func testReleaseWorker(h *h) {
 	exp.CrashCount = 1
 	h.wantFile("a", exp)
 
-	// Second crash on the same file.
-	h.claim("a", "i/w0", T0, time.Minute)
-	rel, err = h.st.ReleaseWorker(h.Context(), "i/w0", true)
-	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "a", CrashCount: 2}}) {
-		h.Fatalf("second crash = %+v %v", rel, err)
-	}
-	// Without countCrash: released, the count reported unchanged.
+	// Without a crash: released, the counts reported unchanged.
 	h.claim("a", "i/w0", T0, time.Minute)
 	h.claim("b", "i/w0", T0, time.Minute)
-	rel, err = h.st.ReleaseWorker(h.Context(), "i/w0", false)
-	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "a", CrashCount: 2}, {FileKey: "b", CrashCount: 1}}) {
+	rel, err = h.st.ReleaseWorker(h.Context(), "i/w0", nil)
+	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "a", CrashCount: 1}, {FileKey: "b", CrashCount: 1}}) {
 		h.Fatalf("release without counting = %+v %v", rel, err)
 	}
-	exp.CrashCount = 2
 	h.wantFile("a", exp)
-	// Releasing does not quarantine by itself (the core decides).
-	h.wantDiscover(T0, "", 10, "a", "b", "d")
+
+	// Second crash of a and d: both quarantined in the same operation.
+	h.claim("a", "i/w0", T0, time.Minute)
+	h.claim("d", "i/w0", T0, time.Minute)
+	rel, err = h.st.ReleaseWorker(h.Context(), "i/w0", crash)
+	want = []store.Released{{FileKey: "a", CrashCount: 2, Quarantined: true}, {FileKey: "d", CrashCount: 2, Quarantined: true}}
+	if err != nil || !slices.Equal(rel, want) {
+		h.Fatalf("second crash = %+v %v, want %+v", rel, err, want)
+	}
+	exp.CrashCount, exp.Failed, exp.LastError = 2, true, "crashed a worker"
+	h.wantFile("a", exp)
+	h.wantDiscover(At(time.Hour), "", 10, "b")
+	h.claimErr("a", "i/w0", At(time.Hour), store.ErrNotEligible)
+	h.wantCounts(store.Counts{Total: 5, Failed: 2, Pending: 3, Claimed: 2})
+
+	// A threshold of 1 quarantines on the first crash.
+	h.claim("b", "i/w3", T0, time.Minute)
+	rel, err = h.st.ReleaseWorker(h.Context(), "i/w3", &store.Crash{QuarantineAt: 1, Reason: "poison"})
+	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "b", CrashCount: 2, Quarantined: true}}) {
+		h.Fatalf("crash under a threshold of 1 = %+v %v", rel, err)
+	}
+	if f := h.file("b"); !f.Failed || f.LastError != "poison" {
+		h.Fatalf("quarantined under a threshold of 1: %+v", f)
+	}
 	// Nothing held: empty, no error.
-	rel, err = h.st.ReleaseWorker(h.Context(), "i/none", true)
+	rel, err = h.st.ReleaseWorker(h.Context(), "i/none", crash)
 	if err != nil || len(rel) != 0 {
 		h.Fatalf("ReleaseWorker of an idle worker = %+v %v", rel, err)
 	}
-	h.wantCounts(store.Counts{Total: 5, Pending: 5, Claimed: 2})
+	h.wantCounts(store.Counts{Total: 5, Failed: 3, Pending: 2, Claimed: 2})
 }
 
 func testQuarantine(h *h) {
@@ -884,12 +904,9 @@ func testRetryFailed(h *h) {
 	// b: quarantined after crashing two workers.
 	for _, w := range []string{"i/w0", "i/w1"} {
 		h.claim("b", w, T0, time.Hour)
-		if _, err := h.st.ReleaseWorker(ctx, w, true); err != nil {
+		if _, err := h.st.ReleaseWorker(ctx, w, &store.Crash{QuarantineAt: 2, Reason: "crashed a worker"}); err != nil {
 			h.Fatal(err)
 		}
-	}
-	if err := h.st.Quarantine(ctx, "b", "crashed a worker"); err != nil {
-		h.Fatal(err)
 	}
 	// c: waiting for a retry, not failed.
 	h.claim("c", "i/w0", T0, time.Hour)

@@ -153,6 +153,20 @@ func (u *FileUpdate) SameContent(size, mtimeMs int64) bool {
 type Released struct {
 	FileKey    string
 	CrashCount int // the file's crash count after this release
+	// Quarantined: this release counted the crash that brought the file's
+	// crash count to Crash.QuarantineAt or above, and quarantined it.
+	Quarantined bool
+}
+
+// Crash is what ReleaseWorker records on the files of a worker that died
+// holding them (crashed, or killed): each file's crash_count goes up by
+// one, and a file whose new count is QuarantineAt or more is quarantined —
+// failed, with Reason as its last error — in the same operation, so that no
+// other worker can claim a poison file between its release and its
+// quarantine.
+type Crash struct {
+	QuarantineAt int    // the crash count that quarantines a file (>= 1; less: every crash does)
+	Reason       string // the quarantined file's last error
 }
 
 // HistoryRow is one component's status in a health-history snapshot.
@@ -230,10 +244,17 @@ type Library interface {
 	// file unchanged). A file gone from the store: the claim is dropped,
 	// nil returned.
 	Release(ctx context.Context, ref Ref, upd *FileUpdate) error
-	// ReleaseWorker deletes every claim held by workerID; with countCrash it
-	// increments each file's crash_count in the same operation.
-	ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]Released, error)
-	// Quarantine marks a file failed with reason (poison file).
+	// ReleaseWorker deletes every claim held by workerID and returns them
+	// in key order, each with its file's crash count. With crash (the
+	// worker died holding them) it also, in the same operation, increments
+	// each file's crash_count and quarantines the files whose count
+	// reaches crash.QuarantineAt (Released.Quarantined); nil: the counts
+	// are left alone (a worker stopped on purpose). A claim whose file is
+	// gone is released with a crash count of 0.
+	ReleaseWorker(ctx context.Context, workerID string, crash *Crash) ([]Released, error)
+	// Quarantine marks a file failed with reason, unconditionally (an
+	// operator's or a test's tool: the core quarantines poison files
+	// through ReleaseWorker).
 	Quarantine(ctx context.Context, fileKey, reason string) error
 	// KeepClaim extends the lease of ref's claim to until (never shortening
 	// it), only if ref still holds it: ErrClaimLost otherwise, nothing

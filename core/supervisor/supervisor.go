@@ -253,12 +253,19 @@ func (s *Supervisor) die(ctx context.Context, now time.Time, c *component, reaso
 		BackoffMs: d.Backoff.Milliseconds(), RestartCount: st.RestartCount, Reason: reason})
 }
 
-// release frees the dead process's claims and quarantines poison files.
+// release frees the dead process's claims and, when it crashed, counts the
+// crash against each file and quarantines the poison files, all in one
+// store operation: a poison file is never eligible between its release and
+// its quarantine, and a release that fails is retried whole.
 func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 	if !c.releasePending {
 		return
 	}
-	rel, err := s.store.ReleaseWorker(ctx, c.workerID, c.countCrash)
+	var crash *store.Crash
+	if c.countCrash {
+		crash = &store.Crash{QuarantineAt: s.cfg.QuarantineAfter, Reason: quarantineReason}
+	}
+	rel, err := s.store.ReleaseWorker(ctx, c.workerID, crash)
 	if err != nil {
 		s.storeError(now, c, "release claims", err)
 		if s.forced {
@@ -270,18 +277,15 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 	for _, r := range rel {
 		s.sink.Emit(event.Event{T: now, Event: event.Release, Instance: s.cfg.Instance, Component: c.id, File: r.FileKey,
 			Worker: c.workerID, Reason: "worker died", Count: r.CrashCount})
-		if c.countCrash && r.CrashCount >= s.cfg.QuarantineAfter {
-			if err := s.store.Quarantine(ctx, r.FileKey, "crashed a worker"); err != nil {
-				// The next crash on this file quarantines it again; nothing is lost.
-				s.sink.Emit(event.Event{T: now, Event: event.StoreError, Instance: s.cfg.Instance, Component: c.id, File: r.FileKey,
-					Reason: "quarantine: " + err.Error()})
-				continue
-			}
+		if r.Quarantined {
 			s.sink.Emit(event.Event{T: now, Event: event.Quarantined, Instance: s.cfg.Instance, File: r.FileKey,
-				Reason: "crashed a worker", Count: r.CrashCount})
+				Reason: quarantineReason, Count: r.CrashCount})
 		}
 	}
 }
+
+// quarantineReason is a poison file's last error.
+const quarantineReason = "crashed a worker"
 
 func (s *Supervisor) persist(ctx context.Context, now time.Time, c *component) {
 	if err := s.store.SaveRestart(ctx, c.key, c.policy); err != nil {

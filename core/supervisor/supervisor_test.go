@@ -768,6 +768,61 @@ func TestDeadWorkerClaimsReleasedAndPoisonQuarantined(t *testing.T) {
 	}
 }
 
+// refusedQuarantine is a store whose Quarantine always fails, and counts
+// its calls.
+type refusedQuarantine struct {
+	*memstore.Store
+	calls int
+}
+
+func (q *refusedQuarantine) Quarantine(context.Context, string, string) error {
+	q.calls++
+	return errors.New("quarantine: deadline exceeded")
+}
+
+// TestPoisonQuarantinedByTheReleaseItself: the crash that brings a file to
+// quarantine_after (3 here) quarantines it in the release's own store
+// operation — no separate write that could fail (or leave the file
+// eligible meanwhile) — and the configured threshold is the store's.
+func TestPoisonQuarantinedByTheReleaseItself(t *testing.T) {
+	ms := memstore.New(1)
+	qs := &refusedQuarantine{Store: ms}
+	r := &rig{t: t, ctx: context.Background(), procs: &fakeProcs{}, st: ms, ev: &recorder{}}
+	r.cfg = supervisor.DefaultConfig("inst-a", "node-a", 1)
+	r.cfg.QuarantineAfter = 3
+	sup, err := supervisor.New(r.cfg, r.procs, qs, r.ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.sup = sup
+	r.addFiles("f1", "f2")
+	r.sup.Start(r.ctx, t0)
+	wid := r.sup.WorkerID(w0)
+	now := t0
+	for crash := 1; crash <= 3; crash++ {
+		now = now.Add(time.Minute) // past any backoff: the next generation runs
+		r.sup.Tick(r.ctx, now)
+		r.claim("f1", wid, now)
+		r.exit(w0, 1, now)
+		f, _ := ms.Peek("f1")
+		if f.CrashCount != crash || f.Failed != (crash == 3) {
+			t.Fatalf("after crash %d: %+v", crash, f)
+		}
+	}
+	if f, _ := ms.Peek("f1"); f.LastError != "crashed a worker" {
+		t.Fatalf("quarantined file's error = %q", f.LastError)
+	}
+	if q := r.ev.of(event.Quarantined, ""); len(q) != 1 || q[0].File != "f1" || q[0].Count != 3 {
+		t.Fatalf("quarantined events = %+v", q)
+	}
+	if e := r.ev.of(event.StoreError, ""); len(e) != 0 || qs.calls != 0 {
+		t.Fatalf("store errors %+v, Quarantine calls %d: want the quarantine done by the release", e, qs.calls)
+	}
+	if got, _ := ms.Discover(r.ctx, now, "", 10); len(got) != 1 || got[0].Key != "f2" {
+		t.Fatalf("discover after quarantine = %+v", got)
+	}
+}
+
 func TestCleanExitDoesNotCountCrash(t *testing.T) {
 	r := newRig(t, 1, nil)
 	r.addFiles("f1")
@@ -917,11 +972,11 @@ type failingRelease struct {
 	fail bool
 }
 
-func (f *failingRelease) ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]store.Released, error) {
+func (f *failingRelease) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
 	if f.fail {
 		return nil, errors.New("release: deadline exceeded")
 	}
-	return f.Store.ReleaseWorker(ctx, workerID, countCrash)
+	return f.Store.ReleaseWorker(ctx, workerID, crash)
 }
 
 func TestLeasesOfDeadWorkerNotRenewed(t *testing.T) {
@@ -1098,11 +1153,11 @@ func (l *heldStore) wait(op string) error {
 	return nil
 }
 
-func (l *heldStore) ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]store.Released, error) {
+func (l *heldStore) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
 	if err := l.wait("release"); err != nil {
 		return nil, err
 	}
-	return l.Store.ReleaseWorker(ctx, workerID, countCrash)
+	return l.Store.ReleaseWorker(ctx, workerID, crash)
 }
 
 func (l *heldStore) SaveRestart(ctx context.Context, key string, st restart.State) error {

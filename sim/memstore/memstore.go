@@ -269,7 +269,7 @@ func (s *Store) Release(_ context.Context, ref store.Ref, upd *store.FileUpdate)
 }
 
 // ReleaseWorker implements store.Library.
-func (s *Store) ReleaseWorker(_ context.Context, workerID string, countCrash bool) ([]store.Released, error) {
+func (s *Store) ReleaseWorker(_ context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
 	if err := s.op(); err != nil {
 		return nil, err
 	}
@@ -286,8 +286,13 @@ func (s *Store) ReleaseWorker(_ context.Context, workerID string, countCrash boo
 		r := store.Released{FileKey: k}
 		if pos, ok := s.index[k]; ok {
 			f := s.files[pos]
-			if countCrash {
+			if crash != nil {
 				f.CrashCount++
+				if f.CrashCount >= crash.QuarantineAt {
+					f.Failed, f.LastError = true, crash.Reason
+					s.setPendingMembership(pos)
+					r.Quarantined = true
+				}
 			}
 			r.CrashCount = f.CrashCount
 		}
