@@ -294,16 +294,18 @@ func (n *Node) cleanup(ctx context.Context, now time.Time) error {
 	if !n.troubleAt.IsZero() && now.Sub(n.troubleAt) < n.cfg.Supervisor.LeaseTTL {
 		expiredBefore = time.Time{} // no lease counts as expired
 	}
+	// An error may come with claims deleted all the same (a failure after
+	// the deletes committed): they are reported either way.
 	removed, err := n.store.CleanupClaims(ctx, expiredBefore)
-	if err != nil {
-		return fmt.Errorf("cleanup claims: %w", err)
-	}
 	for _, c := range removed {
 		why := "file no longer work" // tagged, failed, not valid or gone
 		if c.LeaseUntil.Before(expiredBefore) {
 			why = "lease expired"
 		}
 		n.sink.Emit(event.Event{T: now, Event: event.LeaseExpired, Instance: n.cfg.Supervisor.Instance, File: c.FileKey, Worker: c.WorkerID, Reason: why})
+	}
+	if err != nil {
+		return fmt.Errorf("cleanup claims: %w", err)
 	}
 	return nil
 }

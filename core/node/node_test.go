@@ -117,6 +117,49 @@ func TestCleanupHookDeletesExpiredClaims(t *testing.T) {
 	}
 }
 
+// failingSettle is a store whose cleanup deletes the claims and then fails
+// (settling after the deletes committed): it answers both.
+type failingSettle struct{ *memstore.Store }
+
+func (s failingSettle) CleanupClaims(ctx context.Context, expiredBefore time.Time) ([]store.Claim, error) {
+	removed, err := s.Store.CleanupClaims(ctx, expiredBefore)
+	if err != nil {
+		return nil, err
+	}
+	return removed, errors.New("settle waits: disk full")
+}
+
+// Claims a failing cleanup deleted all the same are reported: their
+// lease_expired events are not lost with the error.
+func TestCleanupReportsDeletesThatCameWithAnError(t *testing.T) {
+	ctx := context.Background()
+	st, ev := memstore.New(1), &recorder{}
+	n, err := node.New(node.DefaultConfig("inst-a", "node-a", 1), &fakeProcs{}, failingSettle{st}, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+		t.Fatal(err)
+	}
+	other := "inst-b/worker:discovery:0"
+	if _, err := st.Claim(ctx, store.Claim{FileKey: "f1", WorkerID: other, ClaimedAt: t0, LeaseUntil: at(20 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	n.Start(ctx, t0)
+	for d := time.Second; d <= 30*time.Second; d += time.Second {
+		n.Tick(ctx, at(d))
+	}
+	if _, ok := st.ClaimOf("f1"); ok {
+		t.Fatal("expired claim not cleaned up")
+	}
+	if le := ev.of(event.LeaseExpired); len(le) != 1 || le[0].File != "f1" || le[0].Worker != other {
+		t.Fatalf("lease_expired events = %+v, want f1's", le)
+	}
+	if n.Mon.Stats().HookFails != 1 {
+		t.Fatalf("HookFails = %d, want the failure counted", n.Mon.Stats().HookFails)
+	}
+}
+
 func TestSetEnabled(t *testing.T) {
 	ctx := context.Background()
 	n, st, _, _ := newNode(t, 1, nil)
