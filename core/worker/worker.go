@@ -456,6 +456,11 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 		p.kind, p.reason = event.Release, "unknown error class"
 	}
 	if p != nil {
+		if p.update != nil {
+			// The update describes the content the job claimed; a file a
+			// scan found changed meanwhile does not take it.
+			p.update.Claimed = &store.Stat{Size: f.Size, MtimeMs: f.MtimeMs}
+		}
 		w.pending = p
 		w.flushPending(ctx, now)
 	} else {

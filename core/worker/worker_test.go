@@ -693,7 +693,7 @@ func TestClaimLostDiscardsResult(t *testing.T) {
 	r.addFiles("a")
 	r.startJob(t0)
 	// The claim is removed behind the worker's back, and another worker takes the file.
-	if _, err := r.st.ReleaseWorker(r.ctx, wid, false); err != nil {
+	if _, err := r.st.ReleaseWorker(r.ctx, wid, nil); err != nil {
 		t.Fatal(err)
 	}
 	other := "inst-b/worker:discovery:0"
@@ -1091,5 +1091,38 @@ func TestLeaveWhileLoadingGivesUpARefusedRelease(t *testing.T) {
 	}
 	if se := r.ev.of(event.StoreError); len(se) == 0 || se[len(se)-1].File != "a" {
 		t.Fatalf("store errors = %+v, want the release given up for a", se)
+	}
+}
+
+// A failure, like a completion, describes the content the job claimed: a
+// file a scan found changed meanwhile does not take the old content's
+// attempts, failure or checkpoint.
+func TestChangedDuringJobKeepsNoFailure(t *testing.T) {
+	for _, res := range []worker.Result{
+		{Class: worker.Transient, Reason: "disk full", Checkpoint: `{"step":"tags"}`},
+		{Class: worker.Permanent, Reason: "not audio"},
+		{Class: worker.Permanent, Reason: "gone", Missing: true},
+	} {
+		t.Run(res.Reason, func(t *testing.T) {
+			r := newRig(t, nil)
+			r.addFiles("a")
+			r.startJob(t0)
+			changed := r.file("a")
+			changed.Size, changed.MtimeMs = 99, 2
+			if err := r.st.UpsertFiles(r.ctx, []store.File{changed}); err != nil {
+				t.Fatal(err)
+			}
+			r.w.JobDone(r.ctx, at(time.Second), res)
+			f := r.file("a")
+			if f.Failed || f.Attempts != 0 || f.Checkpoint != "" || f.LastError != "" || !f.IsValid || !f.NeedsTagging {
+				t.Fatalf("the new content took the old one's outcome: %+v", f)
+			}
+			if _, held := r.st.ClaimOf("a"); held {
+				t.Fatal("claim kept")
+			}
+			if n := len(r.ev.of(event.FileFailed)) + len(r.ev.of(event.FileRetry)); n != 0 {
+				t.Fatalf("%d failure events for a result not recorded", n)
+			}
+		})
 	}
 }
