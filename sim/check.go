@@ -78,6 +78,7 @@ type checker struct {
 	seen      map[string]bool // instance ids seen in the trace
 
 	storeFaults int64                   // injected store failures seen so far
+	lostReplies int64                   // store answers lost so far (lostreply.go)
 	storeDown   bool                    // the store was down (or slow) after the last event
 	faultAt     time.Time               // last time the store was seen failing, or its recovery
 	upSince     map[*Instance]time.Time // main process → since when it has been alive and not stopped
@@ -153,13 +154,10 @@ func (c *checker) onEvent(r *Rec) {
 		}
 		c.endJob(e)
 	case event.LeaseExpired:
-		// The claim is gone from the store; the worker, if it still lives,
-		// is still on its job.
-		if e.File != "" && c.analysing[e.File] == e.Worker && c.cutOffNow(e.Worker) {
-			c.cutOff[e.File] = true
-		}
-		if e.File != "" && (e.Worker == "" || c.holder[e.File] == e.Worker) {
-			delete(c.holder, e.File)
+		c.claimExpired(e.File, e.Worker)
+	case event.Fault:
+		if e.Reason == LostReply {
+			c.onLostReply(e)
 		}
 	case event.Stop:
 		c.stopping[e.Instance] = true
@@ -301,6 +299,17 @@ func (c *checker) cutOffNow(workerID string) bool {
 	}
 	h, ok := c.healedAt[host]
 	return ok && c.w.now.Sub(h) <= c.w.cfg.LeaseTTL
+}
+
+// claimExpired: a cleanup deleted worker's claim on file. The claim is gone
+// from the store; the worker, if it still lives, is still on its job.
+func (c *checker) claimExpired(file, worker string) {
+	if file != "" && c.analysing[file] == worker && c.cutOffNow(worker) {
+		c.cutOff[file] = true
+	}
+	if file != "" && (worker == "" || c.holder[file] == worker) {
+		delete(c.holder, file)
+	}
 }
 
 // onWrite: workerID writes tags into file (the fake analyzer's last step).
@@ -504,12 +513,12 @@ func (c *checker) afterEvent() {
 	// host once their leases ran out. So does a lock held by a hung worker
 	// (storelock.go).
 	down := w.Store.CurrentFault() != memstore.Healthy || w.anyPartitioned() || w.lockHolder != nil
-	if down || c.storeDown || w.Store.Faults != c.storeFaults {
+	if down || c.storeDown || w.Store.Faults != c.storeFaults || w.lostReplies != c.lostReplies {
 		// The store is down or just came back, or an operation just failed
-		// by injection.
+		// by injection (or lost its answer: its caller saw a failure).
 		c.faultAt = w.now
 	}
-	c.storeDown, c.storeFaults = down, w.Store.Faults
+	c.storeDown, c.storeFaults, c.lostReplies = down, w.Store.Faults, w.lostReplies
 	// A dead worker's claims are released within lease_ttl + cleanup period
 	// (plus one check interval) of the latest of its death, a main process
 	// being there to do it (alive and not stopped: main: hang), and the

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -102,6 +103,10 @@ func (w *World) apply(f *Fault) {
 				}
 			})
 		}
+	case "lost_replies":
+		ev.Detail = fmt.Sprintf("%g of store writes lose their answer for %s", f.LostReplies, f.For.D())
+		w.record(ev)
+		w.setLostReplies(f.LostReplies, f.For.D())
 	case "main":
 		if f.Main == "hang" {
 			ev.Detail = "stopped for " + f.For.D().String()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -55,7 +56,7 @@ func (h hostStore) UpsertFiles(ctx context.Context, files []store.File) error {
 	if err := h.cut(); err != nil {
 		return err
 	}
-	return h.w.Store.UpsertFiles(ctx, files)
+	return h.reply(h.w.Store.UpsertFiles(ctx, files), "upsert_files")
 }
 
 func (h hostStore) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
@@ -69,56 +70,80 @@ func (h hostStore) Claim(ctx context.Context, c store.Claim) (store.File, error)
 	if err := h.cut(); err != nil {
 		return store.File{}, err
 	}
-	return h.w.Store.Claim(ctx, c)
+	f, err := h.w.Store.Claim(ctx, c)
+	if err := h.reply(err, opClaim, event.Event{File: c.FileKey, Worker: c.WorkerID}); err != nil {
+		return store.File{}, err
+	}
+	return f, nil
 }
 
 func (h hostStore) Complete(ctx context.Context, ref store.Ref, c store.Completion) error {
 	if err := h.cut(); err != nil {
 		return err
 	}
-	return h.w.Store.Complete(ctx, ref, c)
+	return h.reply(h.w.Store.Complete(ctx, ref, c), opComplete, event.Event{File: ref.FileKey, Worker: ref.WorkerID})
 }
 
 func (h hostStore) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdate) error {
 	if err := h.cut(); err != nil {
 		return err
 	}
-	return h.w.Store.Release(ctx, ref, upd)
+	return h.reply(h.w.Store.Release(ctx, ref, upd), opRelease, event.Event{File: ref.FileKey, Worker: ref.WorkerID})
 }
 
 func (h hostStore) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) error {
 	if err := h.cut(); err != nil {
 		return err
 	}
-	return h.w.Store.KeepClaim(ctx, ref, until)
+	return h.reply(h.w.Store.KeepClaim(ctx, ref, until), "keep_claim")
 }
 
-func (h hostStore) ReleaseWorker(ctx context.Context, workerID string, countCrash bool) ([]store.Released, error) {
+func (h hostStore) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
 	if err := h.cut(); err != nil {
 		return nil, err
 	}
-	return h.w.Store.ReleaseWorker(ctx, workerID, countCrash)
+	rel, err := h.w.Store.ReleaseWorker(ctx, workerID, crash)
+	wrote := make([]event.Event, len(rel))
+	for i, r := range rel {
+		wrote[i] = event.Event{File: r.FileKey, Worker: workerID}
+	}
+	if err := h.reply(err, opReleaseWorker, wrote...); err != nil {
+		return nil, err
+	}
+	return rel, nil
 }
 
 func (h hostStore) Quarantine(ctx context.Context, fileKey, reason string) error {
 	if err := h.cut(); err != nil {
 		return err
 	}
-	return h.w.Store.Quarantine(ctx, fileKey, reason)
+	return h.reply(h.w.Store.Quarantine(ctx, fileKey, reason), "quarantine")
 }
 
 func (h hostStore) RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error) {
 	if err := h.cut(); err != nil {
 		return 0, err
 	}
-	return h.w.Store.RenewLeases(ctx, workerIDs, until)
+	n, err := h.w.Store.RenewLeases(ctx, workerIDs, until)
+	if err := h.reply(err, "renew_leases"); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 func (h hostStore) CleanupClaims(ctx context.Context, expiredBefore time.Time) ([]store.Claim, error) {
 	if err := h.cut(); err != nil {
 		return nil, err
 	}
-	return h.w.Store.CleanupClaims(ctx, expiredBefore)
+	gone, err := h.w.Store.CleanupClaims(ctx, expiredBefore)
+	wrote := make([]event.Event, len(gone))
+	for i, c := range gone {
+		wrote[i] = event.Event{File: c.FileKey, Worker: c.WorkerID}
+	}
+	if err := h.reply(err, opCleanup, wrote...); err != nil {
+		return nil, err
+	}
+	return gone, nil
 }
 
 func (h hostStore) File(ctx context.Context, key string) (store.File, error) {
@@ -146,21 +171,33 @@ func (h hostStore) MarkMissing(ctx context.Context, keys []string) (int, error) 
 	if err := h.cut(); err != nil {
 		return 0, err
 	}
-	return h.w.Store.MarkMissing(ctx, keys)
+	n, err := h.w.Store.MarkMissing(ctx, keys)
+	if err := h.reply(err, "mark_missing"); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 func (h hostStore) ForgetMissing(ctx context.Context, keys []string) (int, error) {
 	if err := h.cut(); err != nil {
 		return 0, err
 	}
-	return h.w.Store.ForgetMissing(ctx, keys)
+	n, err := h.w.Store.ForgetMissing(ctx, keys)
+	if err := h.reply(err, "forget_missing"); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 func (h hostStore) RetryFailed(ctx context.Context, keys []string) (int, error) {
 	if err := h.cut(); err != nil {
 		return 0, err
 	}
-	return h.w.Store.RetryFailed(ctx, keys)
+	n, err := h.w.Store.RetryFailed(ctx, keys)
+	if err := h.reply(err, "retry_failed"); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 func (h hostStore) GetMeta(ctx context.Context, key string) (string, bool, error) {
@@ -174,14 +211,18 @@ func (h hostStore) SetMeta(ctx context.Context, key, value string) error {
 	if err := h.cut(); err != nil {
 		return err
 	}
-	return h.w.Store.SetMeta(ctx, key, value)
+	return h.reply(h.w.Store.SetMeta(ctx, key, value), "set_meta")
 }
 
 func (h hostStore) SwapMeta(ctx context.Context, key, old, value string) (bool, error) {
 	if err := h.cut(); err != nil {
 		return false, err
 	}
-	return h.w.Store.SwapMeta(ctx, key, old, value)
+	swapped, err := h.w.Store.SwapMeta(ctx, key, old, value)
+	if err := h.reply(err, "swap_meta"); err != nil {
+		return false, err
+	}
+	return swapped, nil
 }
 
 func (h hostStore) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
@@ -195,19 +236,23 @@ func (h hostStore) SaveRestart(ctx context.Context, key string, st restart.State
 	if err := h.cut(); err != nil {
 		return err
 	}
-	return h.w.Store.SaveRestart(ctx, key, st)
+	return h.reply(h.w.Store.SaveRestart(ctx, key, st), "save_restart")
 }
 
 func (h hostStore) AppendHistory(ctx context.Context, rows []store.HistoryRow) error {
 	if err := h.cut(); err != nil {
 		return err
 	}
-	return h.w.Store.AppendHistory(ctx, rows)
+	return h.reply(h.w.Store.AppendHistory(ctx, rows), "append_history")
 }
 
 func (h hostStore) PruneHistory(ctx context.Context, before time.Time) (int, error) {
 	if err := h.cut(); err != nil {
 		return 0, err
 	}
-	return h.w.Store.PruneHistory(ctx, before)
+	n, err := h.w.Store.PruneHistory(ctx, before)
+	if err := h.reply(err, "prune_history"); err != nil {
+		return 0, err
+	}
+	return n, nil
 }

@@ -71,6 +71,7 @@ const (
 	kInject
 	kPartition
 	kMainHang
+	kLostReplies
 	kReset
 	kMainDie
 	kKillInstance
@@ -316,6 +317,10 @@ func genFaults(t *rapid.T, c *genCase, insts []string, d time.Duration) []sim.Fa
 		case kPartition:
 			a, f := span(2 * time.Minute)
 			fs = append(fs, sim.Fault{At: dur(a), For: dur(f), Partition: true, Instance: inst()})
+		case kLostReplies:
+			a, f := span(5 * time.Minute)
+			p := float64(rapid.IntRange(1, 50).Draw(t, "lostRepliesPct")) / 100
+			fs = append(fs, sim.Fault{At: dur(a), For: dur(f), LostReplies: p})
 		case kMainHang:
 			a, f := span(2 * time.Minute)
 			fs = append(fs, sim.Fault{At: dur(a), For: dur(f), Main: "hang", Instance: inst()})
@@ -501,7 +506,7 @@ func livenessPlan(c *genCase) (bool, string) {
 			dead[in] = append(dead[in], span{from, e.at + delay})
 			alive[in] = true
 			effectEnd = e.at + delay
-		case f.Store != "" || f.ErrorRate != 0 || f.Partition:
+		case f.Store != "" || f.ErrorRate != 0 || f.LostReplies != 0 || f.Partition:
 			storeBad = append(storeBad, span{e.at, e.at + f.For.D()})
 			effectEnd = e.at + f.For.D()
 		case f.GPU != "":
@@ -790,6 +795,7 @@ func scenarioYAML(sc *sim.Scenario) string {
 			add(f.GPU != "", "gpu: "+f.GPU)
 			add(f.Store != "", "store: "+f.Store)
 			add(f.ErrorRate != 0, fmt.Sprintf("error_rate: %g", f.ErrorRate))
+			add(f.LostReplies != 0, fmt.Sprintf("lost_replies: %g", f.LostReplies))
 			add(f.Partition, "partition: true")
 			add(f.Main != "", "main: "+f.Main)
 			add(f.KillInstance, "kill_instance: true")

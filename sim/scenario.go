@@ -64,6 +64,7 @@ type Fault struct {
 	GPU          string  `yaml:"gpu"`           // down
 	Store        string  `yaml:"store"`         // down | slow
 	ErrorRate    float64 `yaml:"error_rate"`    // store operations fail with this probability
+	LostReplies  float64 `yaml:"lost_replies"`  // store writes are made, then answered with a fault, with this probability (lostreply.go)
 	Partition    bool    `yaml:"partition"`     // the instance's host cannot reach the store (partition.go)
 	Main         string  `yaml:"main"`          // die: the main process dies, workers remain; hang: it stops (SIGSTOP) for `for`, workers run on
 	KillInstance bool    `yaml:"kill_instance"` // SIGKILL the main process and all its workers
@@ -99,7 +100,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML writes the duration as text.
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
-var faultKeys = []string{"at", "for", "instance", "crash", "hang", "holds_lock", "gpu", "store", "error_rate", "partition", "main", "kill_instance",
+var faultKeys = []string{"at", "for", "instance", "crash", "hang", "holds_lock", "gpu", "store", "error_rate", "lost_replies", "partition", "main", "kill_instance",
 	"restart_main", "stop", "force_stop", "pause", "resume", "reset", "inject", "frame"}
 
 // UnmarshalYAML decodes a fault strictly, keeping its line.
@@ -159,6 +160,7 @@ func (f *Fault) action() (string, int) {
 	add(f.GPU != "", "gpu")
 	add(f.Store != "", "store")
 	add(f.ErrorRate != 0, "error_rate")
+	add(f.LostReplies != 0, "lost_replies")
 	add(f.Partition, "partition")
 	add(f.Main != "", "main")
 	add(f.KillInstance, "kill_instance")
@@ -260,7 +262,7 @@ func (sc *Scenario) validate() error {
 		f := &sc.Faults[i]
 		name, n := f.action()
 		if n != 1 {
-			return fmt.Errorf("scenario: line %d: a fault needs exactly one action (crash, hang, gpu, store, error_rate, partition, main, kill_instance, restart_main, stop, force_stop, pause, resume, reset, inject), found %d", f.Line, n)
+			return fmt.Errorf("scenario: line %d: a fault needs exactly one action (crash, hang, gpu, store, error_rate, lost_replies, partition, main, kill_instance, restart_main, stop, force_stop, pause, resume, reset, inject), found %d", f.Line, n)
 		}
 		if f.At.D() > sc.Duration.D() {
 			return fmt.Errorf("scenario: line %d: fault at %s is after the end (%s)", f.Line, f.At.D(), sc.Duration.D())
@@ -288,6 +290,10 @@ func (sc *Scenario) validate() error {
 		case "error_rate":
 			if !(f.ErrorRate >= 0 && f.ErrorRate <= 1) { // also rejects NaN
 				return fmt.Errorf("scenario: line %d: error_rate must be in [0, 1]", f.Line)
+			}
+		case "lost_replies":
+			if !(f.LostReplies >= 0 && f.LostReplies <= 1) {
+				return fmt.Errorf("scenario: line %d: lost_replies must be in [0, 1]", f.Line)
 			}
 		case "main":
 			if f.Main != "die" && f.Main != "hang" {

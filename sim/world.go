@@ -74,6 +74,9 @@ type World struct {
 	partitionGen              map[string]int  // the latest partition of each host owns its end
 	cuts                      int             // hosts partitioned now
 	gpuGen, storeGen, rateGen int             // the latest outage of each kind owns its recovery
+	lossRate                  float64         // the share of store writes whose answer is lost (lostreply.go)
+	lossGen                   int
+	lostReplies               int64 // answers lost so far
 }
 
 // MaxEventsPerInstant bounds the events processed at one simulated instant;
