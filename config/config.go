@@ -16,6 +16,7 @@ import (
 	"github.com/nomarr/nomarr/core/monitor"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/restart"
+	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
 	"github.com/nomarr/nomarr/core/worker"
 )
@@ -261,10 +262,12 @@ func (c Config) Node(instance, nodeName string) node.Config {
 	return node.Config{Supervisor: s, Monitor: m, CleanupPeriod: c.CleanupPeriod, HistoryRetention: c.HistoryRetention}
 }
 
-// Worker returns the configuration of one worker process.
-func (c Config) Worker(component, workerID string, pid int) worker.Config {
+// Worker returns the configuration of one worker process of the host named
+// node.
+func (c Config) Worker(component, workerID, node string, pid int) worker.Config {
 	w := worker.DefaultConfig(component, workerID)
 	w.PID = pid
+	w.GPUHealthKey = store.GPUHealthKey(node)
 	w.LeaseTTL, w.DiscoverBatch = c.LeaseTTL, c.DiscoverBatch
 	w.IdlePollMin, w.IdlePollMax = c.IdlePollMin, c.IdlePollMax
 	w.CacheIdleTimeout = c.CacheIdleTimeout

@@ -55,7 +55,7 @@ func (c Config) Validate() error {
 	if err := c.Node("validate", "validate").Supervisor.Validate(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	if err := c.Worker("worker:discovery:0", "validate/worker:discovery:0", 0).Validate(); err != nil {
+	if err := c.Worker("worker:discovery:0", "validate/worker:discovery:0", "validate", 0).Validate(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	return nil

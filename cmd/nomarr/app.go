@@ -132,7 +132,7 @@ func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver
 	instance := fmt.Sprintf("%s:%d:%d", s.get("node"), os.Getpid(), time.Now().UnixMilli())
 	var m *driver.Main
 	command := func(component string, gen uint64) (string, []string) { // called once m is running
-		return self, []string{"worker", "--component", component, "--worker-id", m.Node.Sup.WorkerID(component)}
+		return self, []string{"worker", "--component", component, "--worker-id", m.Node.Sup.WorkerID(component), "--node", s.get("node")}
 	}
 	m, err = driver.NewMain(holdingName(s.core.Node(instance, s.get("node"))), st, nil, log, sink, command, os.Stderr)
 	if err != nil {

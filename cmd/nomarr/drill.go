@@ -132,7 +132,7 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 	values := cfg.Values()
 	var m *driver.Main
 	command := func(component string, gen uint64) (string, []string) { // called once m is running
-		return self, []string{"worker", "--component", component, "--worker-id", m.Node.Sup.WorkerID(component)}
+		return self, []string{"worker", "--component", component, "--worker-id", m.Node.Sup.WorkerID(component), "--node", name}
 	}
 	m, err = driver.NewMain(holdingName(cfg.Node(instance, name)), st, nil, log, sink, command, stderr)
 	if err != nil {

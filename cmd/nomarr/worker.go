@@ -54,6 +54,7 @@ func runWorker(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	component := fs.String("component", "", "component id")
 	workerID := fs.String("worker-id", "", "instance-qualified worker id")
+	node := fs.String("node", "", "the host's node name (its GPU health is gpu:health:<node>)")
 	if err := fs.Parse(args); err != nil || *component == "" || *workerID == "" {
 		fmt.Fprintln(stderr, "nomarr worker: --component and --worker-id are required (a worker is started by its main process)")
 		return 2
@@ -103,7 +104,7 @@ func runWorker(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr worker:", err)
 		return 2
 	}
-	w, err := worker.New(cfg.Worker(*component, *workerID, os.Getpid()), st, workerLogSink(log))
+	w, err := worker.New(cfg.Worker(*component, *workerID, *node, os.Getpid()), st, workerLogSink(log))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr worker:", err)
 		return 2

@@ -341,12 +341,14 @@ func (n *Node) SetEnabled(ctx context.Context, enabled bool) error {
 	return nil
 }
 
-// GPUProbed records the result of one GPU probe in `gpu:health`. A failed
-// write is reported; workers treat a stale value as unavailable.
+// GPUProbed records the result of one GPU probe in this host's
+// `gpu:health:<node>` (store.GPUHealthKey). A failed write is reported;
+// workers treat a stale value as unavailable.
 func (n *Node) GPUProbed(ctx context.Context, now time.Time, ok bool, reason string) error {
 	h := gpu.Health{OK: ok, AtMs: now.UnixMilli(), Reason: reason}
-	if err := n.store.SetMeta(ctx, store.MetaGPUHealth, h.Encode()); err != nil {
-		return fmt.Errorf("write %s: %w", store.MetaGPUHealth, err)
+	key := store.GPUHealthKey(n.cfg.Supervisor.Node)
+	if err := n.store.SetMeta(ctx, key, h.Encode()); err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
 	}
 	return nil
 }

@@ -190,9 +190,10 @@ func TestGPUProbed(t *testing.T) {
 	if err := n.GPUProbed(ctx, t0, true, ""); err != nil {
 		t.Fatal(err)
 	}
-	v, ok, err := st.GetMeta(ctx, store.MetaGPUHealth)
+	key := store.GPUHealthKey("node-a") // this host's: gpu:health:node-a
+	v, ok, err := st.GetMeta(ctx, key)
 	if err != nil || !ok {
-		t.Fatalf("gpu:health = %q %v %v", v, ok, err)
+		t.Fatalf("%s = %q %v %v", key, v, ok, err)
 	}
 	if avail, why := gpu.Available(v, ok, at(10*time.Second), gpu.StaleAfter); !avail {
 		t.Fatalf("fresh ok probe unavailable: %s", why)
@@ -203,9 +204,23 @@ func TestGPUProbed(t *testing.T) {
 	if err := n.GPUProbed(ctx, at(time.Minute), false, "driver gone"); err != nil {
 		t.Fatal(err)
 	}
-	v, ok = st.MetaValue(store.MetaGPUHealth)
+	v, ok = st.MetaValue(key)
 	if avail, why := gpu.Available(v, ok, at(time.Minute), gpu.StaleAfter); avail || !strings.Contains(why, "driver gone") {
 		t.Fatalf("down probe: %v %q", avail, why)
+	}
+	// Another host sharing the store probes its own GPU into its own key.
+	other, err := node.New(node.DefaultConfig("inst-b", "node-b", 1), &fakeProcs{}, st, &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.GPUProbed(ctx, at(time.Minute), true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if v2, _ := st.MetaValue(key); v2 != v {
+		t.Fatalf("node-b's probe changed node-a's GPU health: %q, was %q", v2, v)
+	}
+	if _, ok := st.MetaValue(store.GPUHealthKey("node-b")); !ok {
+		t.Fatal("node-b's probe not recorded under its own key")
 	}
 	st.SetFault(memstore.Down)
 	if err := n.GPUProbed(ctx, at(2*time.Minute), true, ""); !errors.Is(err, memstore.ErrDown) {

@@ -349,8 +349,20 @@ type Store interface {
 // Meta keys.
 const (
 	MetaWorkerEnabled = "worker_enabled"
-	MetaGPUHealth     = "gpu:health"
+	MetaGPUHealth     = "gpu:health" // one host's is GPUHealthKey(node)
 )
+
+// GPUHealthKey is the meta key of the GPU health of the host named node
+// (`gpu:health:<node>`). Each host's probe writes its own and its workers'
+// preflight reads it: hosts sharing one store, one with a working GPU and
+// one without, do not overwrite each other's state. An empty node gives
+// MetaGPUHealth.
+func GPUHealthKey(node string) string {
+	if node == "" {
+		return MetaGPUHealth
+	}
+	return MetaGPUHealth + ":" + node
+}
 
 // Enabled reads the value of MetaWorkerEnabled (ok: the key exists). Only a
 // value that parses as false pauses the workers: an absent or unreadable

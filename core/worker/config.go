@@ -7,6 +7,7 @@ import (
 	"github.com/nomarr/nomarr/core/breaker"
 	"github.com/nomarr/nomarr/core/claim"
 	"github.com/nomarr/nomarr/core/gpu"
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // Config is one worker's configuration (DESIGN §8, §13).
@@ -36,6 +37,9 @@ type Config struct {
 
 	UseGPU        bool
 	GPUStaleAfter time.Duration // 60 s
+	// GPUHealthKey is the meta key the GPU preflight reads: its host's
+	// (store.GPUHealthKey(node)), written by that host's probe.
+	GPUHealthKey string
 
 	// MaxPendingWrites bounds how many times a finished job's store write is
 	// retried after the main process died; then the worker exits and the lease
@@ -66,6 +70,7 @@ func DefaultConfig(component, workerID string) Config {
 		ServiceBackoff:       time.Second,
 		ServiceMax:           30 * time.Second,
 		GPUStaleAfter:        gpu.StaleAfter,
+		GPUHealthKey:         store.MetaGPUHealth,
 		MaxPendingWrites:     20,
 		StallAfter:           10 * time.Minute,
 	}

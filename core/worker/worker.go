@@ -248,7 +248,7 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 	}
 	// 6. GPU preflight.
 	if w.cfg.UseGPU {
-		v, ok, err := w.store.GetMeta(ctx, store.MetaGPUHealth)
+		v, ok, err := w.store.GetMeta(ctx, w.cfg.GPUHealthKey)
 		if err != nil {
 			return w.storeFault(ctx, now, err)
 		}

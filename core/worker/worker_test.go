@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -515,6 +516,17 @@ func TestGPUPreflight(t *testing.T) {
 	r := newRig(t, nil)
 	r.addFiles("a")
 	r.wantStep(now, worker.LoadModels)
+	// A worker reads its own host's GPU health, not another host's.
+	r = newRig(t, func(c *worker.Config) { c.UseGPU, c.GPUHealthKey = true, store.GPUHealthKey("b") })
+	r.addFiles("a")
+	for node, h := range map[string]gpu.Health{"a": {OK: true, AtMs: now.UnixMilli()}, "b": {OK: false, AtMs: now.UnixMilli(), Reason: "xid 79"}} {
+		if err := r.st.SetMeta(r.ctx, store.GPUHealthKey(node), h.Encode()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := r.wantStep(now, worker.Wait); !strings.Contains(s.Reason, "xid 79") {
+		t.Fatalf("host b's worker waits for %q, want its own GPU's reason", s.Reason)
+	}
 }
 
 func TestIdlePollGrowsAndResets(t *testing.T) {
