@@ -321,7 +321,11 @@ func (s *Supervisor) Tick(ctx context.Context, now time.Time) {
 		if c.releasePending {
 			s.release(ctx, now, c)
 		}
-		if c.restartPending && !now.Before(c.restartAt) && !c.releasePending && !s.stopping && !c.failed {
+		// A restart waits for the dead process's claims to be released and
+		// for the restart state that counts it to be written: a restart the
+		// store does not know of would escape the limits at the next app
+		// start.
+		if c.restartPending && !now.Before(c.restartAt) && !c.releasePending && !c.persistPending && !s.stopping && !c.failed {
 			s.spawn(ctx, now, c, true)
 		}
 		s.trackHealthy(ctx, now, c)
@@ -353,10 +357,14 @@ func (s *Supervisor) trackHealthy(ctx context.Context, now time.Time, c *compone
 	}
 }
 
+// renew extends the leases of the live workers' claims. A worker being
+// killed is dead already (DESIGN §4): its claims are released when its
+// exit is seen, and if that never comes (a process that cannot leave an
+// uninterruptible wait), its leases run out and claim cleanup returns them.
 func (s *Supervisor) renew(ctx context.Context, now time.Time) {
 	var ids []string
 	for _, c := range s.comps {
-		if c.running {
+		if c.running && !c.killing {
 			ids = append(ids, c.workerID)
 		}
 	}

@@ -1212,3 +1212,62 @@ func TestHungLockHolderKilledBeforeTheTickWaitsOnTheStore(t *testing.T) {
 		t.Fatalf("tick did %q; want w0's release and restart state retried after the kill", log)
 	}
 }
+
+// A restart is spawned only once the restart state that counts it is
+// written: a restart the store never learnt of would be forgotten by the
+// next app start, and a crash loop would escape its limits that way.
+func TestRestartWaitsForItsStateWrite(t *testing.T) {
+	ms := memstore.New(1)
+	fs := &failingSave{Store: ms}
+	procs := &fakeProcs{}
+	sup, err := supervisor.New(supervisor.DefaultConfig("inst-a", "node-a", 1), procs, fs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sup.Start(ctx, t0)
+	fs.fail = true
+	sup.Exited(ctx, w0, 1, 1, at(time.Second)) // backoff 1 s; its release works, its state write does not
+	for d := 2 * time.Second; d <= 5*time.Second; d += time.Second {
+		sup.Tick(ctx, at(d))
+	}
+	if n := procs.count("spawn", w0); n != 1 {
+		t.Fatalf("%d spawns while the restart state could not be written, want only the first", n)
+	}
+	fs.fail = false
+	sup.Tick(ctx, at(6*time.Second))
+	if n := procs.count("spawn", w0); n != 2 {
+		t.Fatalf("%d spawns once the state is written, want 2", n)
+	}
+	if st, ok := ms.RestartState("node-a/" + w0); !ok || st.RestartCount != 1 {
+		t.Fatalf("persisted restart state = %+v %v", st, ok)
+	}
+}
+
+// A worker being killed no longer has its leases renewed: if its exit never
+// comes (a process stuck in an uninterruptible wait), the leases run out
+// and claim cleanup returns its file.
+func TestLeasesOfKilledWorkerNotRenewed(t *testing.T) {
+	r := newRig(t, 2, nil)
+	r.addFiles("f0", "f1")
+	r.sup.Start(r.ctx, t0)
+	r.claim("f0", r.sup.WorkerID(w0), t0)
+	r.claim("f1", r.sup.WorkerID(w1), t0)
+	r.frame(w0, at(time.Second), health.Processing, "f0", 1)
+	for d := time.Second; d <= 40*time.Second; d += time.Second {
+		r.frame(w1, at(d), health.Processing, "f1", int64(d/time.Second)) // w0 sends nothing: hang
+		r.sup.Tick(r.ctx, at(d))
+	}
+	if n := r.procs.signals(w0, supervisor.Kill); n != 1 {
+		t.Fatalf("hung worker killed %d times, want once", n)
+	}
+	// No exit is reported: the kill is still in flight.
+	c0, _ := r.st.ClaimOf("f0")
+	c1, _ := r.st.ClaimOf("f1")
+	if !c1.LeaseUntil.After(at(60 * time.Second)) {
+		t.Fatalf("live worker's lease = %s, want renewed", c1.LeaseUntil.Sub(t0))
+	}
+	if c0.LeaseUntil.After(at(60 * time.Second)) { // its last renewal came before the kill at 31 s
+		t.Fatalf("killed worker's lease renewed to %s", c0.LeaseUntil.Sub(t0))
+	}
+}
