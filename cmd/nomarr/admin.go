@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"github.com/nomarr/nomarr/adapters/library"
@@ -16,42 +16,16 @@ import (
 	"github.com/nomarr/nomarr/core/supervisor"
 )
 
-// apiCall calls the running daemon's API.
-func apiCall(s *settings, method, path string, out any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+s.get("http_addr")+path, nil)
-	if err != nil {
-		return err
-	}
-	if tok := s.get("api_token"); tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("no nomarr daemon answers on %s (is `nomarr serve` running?): %w", s.get("http_addr"), err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if resp.StatusCode/100 != 2 {
-		var e struct{ Error string }
-		_ = json.Unmarshal(body, &e)
-		if resp.StatusCode == http.StatusUnauthorized {
-			return fmt.Errorf("%s %s: %s: %s; pass --api-token or set NOMARR_API_TOKEN", method, path, resp.Status, e.Error)
-		}
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, e.Error)
-	}
-	if out != nil {
-		return json.Unmarshal(body, out)
-	}
-	return nil
-}
-
-// runWorkers implements `nomarr workers pause|resume|reset [ID]`. Pause and
-// resume go through the daemon when one answers, else straight to the store
-// (the flag is cluster-wide either way). Reset goes through the daemon, else
-// it clears the persisted restart state so the next start spawns the worker;
-// an ID that names no worker is refused either way (exit 1).
+// runWorkers implements `nomarr workers pause|resume|reset [ID]`. Each goes
+// through the daemon at http_addr; only when nothing listens there
+// (errNoDaemon) does it act on the store itself. A daemon that listens but
+// does not answer in time is an error (exit 1), never a reason to write
+// behind it. Pause and resume then write the cluster-wide flag, which the
+// workers of any running main process read. Reset clears the persisted
+// restart state so the next start spawns the worker, unless a main
+// process may be running under this node name (nodeInUse): it keeps the
+// restart state in memory and would write over the reset. An ID that
+// names no worker is refused either way (exit 1).
 func runWorkers(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("workers", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -76,7 +50,7 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: done\n", strings.TrimSpace(op+" "+id))
 		return 0
 	}
-	if !strings.Contains(apiErr.Error(), "no nomarr daemon") {
+	if !errors.Is(apiErr, errNoDaemon) {
 		fmt.Fprintln(stderr, "nomarr workers:", apiErr)
 		return 1
 	}
@@ -94,6 +68,15 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	case "reset":
+		why, err := nodeInUse(ctx, st, s.get("node"), s.core.LeaseTTL)
+		if err == nil && why != "" {
+			err = fmt.Errorf("%s; it would overwrite a reset written in the store: "+
+				"reset through its API (--http-addr, the address it serves), or once it has stopped", why)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "nomarr workers:", err)
+			return 1
+		}
 		ids, err := offlineResetIDs(ctx, st, s.get("node"), s.core.Workers, id)
 		if err != nil {
 			fmt.Fprintln(stderr, "nomarr workers:", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,9 +17,11 @@ import (
 )
 
 // runStatus implements `nomarr status [--json]`: the daemon's view, or the
-// store's library counts when no daemon runs. It exits 1 when the store
-// cannot be read: no daemon and no store, or a daemon that reports its
-// store unavailable (the view is still printed, with the store's error).
+// store's library counts when no daemon runs (nothing listens at
+// http_addr). It exits 1 when the store cannot be read: no daemon and no
+// store, or a daemon that reports its store unavailable (the view is still
+// printed, with the store's error); and when a daemon listens but does not
+// answer (apiCall): the store's counts alone would hide its workers.
 func runStatus(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -32,6 +35,10 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	var info httpapi.Info
 	if err := apiCall(s, http.MethodGet, "/api/v1/info", &info); err != nil {
+		if !errors.Is(err, errNoDaemon) { // a daemon runs: the store alone would hide its workers
+			fmt.Fprintln(stderr, "nomarr status:", err)
+			return 1
+		}
 		// Looking creates nothing: a SQLite store that is not there (a
 		// mistyped --db, another --data-dir) is said to be missing.
 		if serr := storeMissing(s); serr != nil {
