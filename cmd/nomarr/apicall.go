@@ -15,8 +15,17 @@ import (
 // (a variable for the tests only).
 var apiTimeout = 5 * time.Second
 
-// apiClient talks to the daemon.
-var apiClient = http.DefaultClient
+// apiClient talks to the daemon. It never goes through a proxy
+// (HTTP_PROXY, HTTPS_PROXY): the daemon is this host or one the operator
+// named in http_addr, and the bearer token must not reach a third party.
+var apiClient = &http.Client{Transport: noProxyTransport()}
+
+// noProxyTransport is Go's default transport without its proxy.
+func noProxyTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
+	return t
+}
 
 // errNoDaemon: nothing listens at http_addr, so no daemon runs there. Only
 // this error lets an admin command act on the store instead.
