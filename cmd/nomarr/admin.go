@@ -82,6 +82,11 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "nomarr workers:", err)
 			return 1
 		}
+		if len(ids) == 0 {
+			fmt.Fprintln(stdout, "reset: no failed worker in the store (no daemon running)")
+			return 0
+		}
+		id = strings.Join(ids, ", ")
 		now := time.Now().UnixMilli()
 		for _, c := range ids {
 			key := supervisor.RestartKey(s.get("node"), c)

@@ -10,16 +10,25 @@ import (
 
 // offlineResetIDs returns the components that `nomarr workers reset [ID]`
 // resets in the store when no daemon runs. Without an ID: every configured
-// worker. With one: that ID, when it names a configured worker
-// (worker:discovery:N, N < workers) or a component with stored restart
-// state on this node (a worker of a larger configuration earlier).
-// Anything else is an error, as the daemon answers 404: writing a restart
-// state for a typo would report success and reset nothing.
+// worker whose stored restart state is failed, as the daemon resets only
+// its failed workers; a worker that is crash-looping but not failed keeps
+// its window and lifetime counts. With one: that ID, when it names a
+// configured worker (worker:discovery:N, N < workers) or a component with
+// stored restart state on this node (a worker of a larger configuration
+// earlier). Anything else is an error, as the daemon answers 404: writing
+// a restart state for a typo would report success and reset nothing.
 func offlineResetIDs(ctx context.Context, st store.RestartStates, node string, workers int, id string) ([]string, error) {
 	if id == "" {
-		ids := make([]string, 0, workers)
+		var ids []string
 		for i := 0; i < workers; i++ {
-			ids = append(ids, supervisor.ComponentID(i))
+			c := supervisor.ComponentID(i)
+			rs, found, err := st.LoadRestart(ctx, supervisor.RestartKey(node, c))
+			if err != nil {
+				return nil, fmt.Errorf("reading the restart state of %q: %w", c, err)
+			}
+			if found && rs.Failed() {
+				ids = append(ids, c)
+			}
 		}
 		return ids, nil
 	}

@@ -132,3 +132,51 @@ func TestSQLiteURLForm(t *testing.T) {
 		t.Fatalf("no store at %s: %v", db, err)
 	}
 }
+
+// TestOfflineResetAllTakesOnlyFailed: `nomarr workers reset` without an ID
+// and without a daemon resets the failed workers only, as the daemon does:
+// a worker that is crash-looping but has not failed keeps its restart
+// counts (its window and lifetime limits still hold). An explicit ID
+// still resets that worker.
+func TestOfflineResetAllTakesOnlyFailed(t *testing.T) {
+	base, failed := offlineStore(t, "127.0.0.1:1") // worker:discovery:0 failed
+	s, err := loadWithFile(t, "", base[2:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	looping := supervisor.RestartKey("n1", "worker:discovery:1")
+	counts := func() (n int) {
+		withStore(t, s, func(st closer) {
+			rs, _, err := st.LoadRestart(context.Background(), looping)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n = rs.RestartCount + len(rs.Recent)
+		})
+		return n
+	}
+	withStore(t, s, func(st closer) {
+		if err := st.SaveRestart(context.Background(), looping, restart.State{Component: looping, RestartCount: 7, Consecutive: 3,
+			Recent: []int64{1, 2, 3}, LastRestartWallMs: 3}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var out, errb bytes.Buffer
+	if rc := run(append([]string{"workers", "reset"}, base...), &out, &errb); rc != 0 ||
+		!strings.Contains(out.String(), "reset worker:discovery:0: done in the store") {
+		t.Fatalf("workers reset: exit %d, %q %q", rc, out.String(), errb.String())
+	}
+	if failed() {
+		t.Error("the failed worker is still failed")
+	}
+	if n := counts(); n != 10 {
+		t.Errorf("the crash-looping worker that had not failed was reset too (counts %d, want 10)", n)
+	}
+	out.Reset()
+	if rc := run(append([]string{"workers", "reset"}, base...), &out, &errb); rc != 0 || !strings.Contains(out.String(), "no failed worker") {
+		t.Errorf("workers reset with none failed: exit %d, %q", rc, out.String())
+	}
+	if rc := run(append([]string{"workers", "reset", "worker:discovery:1"}, base...), &out, &errb); rc != 0 || counts() != 0 {
+		t.Errorf("workers reset worker:discovery:1: exit %d, counts left %d", rc, counts())
+	}
+}
