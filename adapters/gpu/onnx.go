@@ -407,6 +407,7 @@ func (m *Models) Unload() {
 	m.destroySessions()
 	m.blobs = nil
 	m.loaded = false
+	m.version = "" // model files replaced meanwhile give the next one's version
 }
 
 // Loaded reports whether the sessions are loaded.
@@ -436,8 +437,9 @@ func (m *Models) Fallbacks() int {
 }
 
 // Version is the model-set version (nom_version, see the package function
-// Version): of the loaded bytes when loaded or loaded before, else of the
-// files in ModelsDir; "" when they cannot be read.
+// Version): of the loaded bytes while loaded, else of the files in
+// ModelsDir as first read after the last Unload; "" when they cannot be
+// read.
 func (m *Models) Version() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()

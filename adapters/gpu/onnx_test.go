@@ -346,10 +346,28 @@ func TestVersion(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := Version(dir); err != nil || v == want || len(v) != 12 {
-		t.Errorf("Version of changed models = %q, %v; want another 12-digit version", v, err)
+	changed, err := Version(dir)
+	if err != nil || changed == want || len(changed) != 12 {
+		t.Errorf("Version of changed models = %q, %v; want another 12-digit version", changed, err)
 	}
 	t.Logf("nom_version %s", want)
+
+	// Models replaced while a worker's are evicted: the version after the
+	// eviction is the new files', so old tags are not taken for current.
+	dir = copyModels(t, "")
+	c := cfg
+	c.ModelsDir = dir
+	evicted := New(c)
+	if v := evicted.Version(); v != want {
+		t.Fatalf("Version before the swap = %q, want %q", v, want)
+	}
+	if err := os.WriteFile(filepath.Join(dir, HeadFile("mood_sad")), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evicted.Unload()
+	if v := evicted.Version(); v != changed {
+		t.Errorf("Version after models were swapped and evicted = %q, want the new files' %q", v, changed)
+	}
 }
 
 // copyModels copies the models into a temp dir, without the file named skip.
