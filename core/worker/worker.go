@@ -7,7 +7,11 @@
 //
 // Invariants:
 //   - at most one claim is held at a time, and only between a successful
-//     claim and the write that completes or releases it;
+//     claim and the write that completes or releases it; a claim whose
+//     insert got no answer (it may have been made) is released before
+//     anything else, as a pending result write is;
+//   - a stop or main death while the models load releases the claimed file
+//     at once (LeaveLoading);
 //   - after MainDied or StopRequested no new claim is made, and the current
 //     job is finished (completed or released) before Exit(0);
 //   - after MainDied the worker keeps the lease of the claim it holds
