@@ -27,8 +27,9 @@ import (
 // configured number of worker processes, show progress, print a summary, and
 // exit 1 when files failed or are left.
 //
-// It ends when nothing is left, when every worker failed, or when nothing
-// is in progress and nothing can be claimed now: the files left wait for a
+// It ends when nothing is left, when every worker failed, when the workers
+// are paused (at start or during the run: tagpause.go; exit 1), or when
+// nothing is in progress and nothing can be claimed now: the files left wait for a
 // retry after a transient error (60 s, 120 s, … up to 30 min apart), which
 // a one-shot run does not sit through; the next `tag`, or `serve`, retries
 // them. SIGINT or SIGTERM ends it too, gracefully, with exit code 130 or
@@ -76,11 +77,8 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stderr, "found %d audio files in %s\n", scanned.found, rest[0])
-	// A pause is cluster-wide and outlives the run that set it: a one-shot
-	// run under it would wait for nothing.
-	if v, ok, err := st.GetMeta(ctx, store.MetaWorkerEnabled); err == nil && !store.Enabled(v, ok) {
-		fmt.Fprintln(stderr, "nomarr tag: the workers are paused (nomarr workers pause, or the API); "+
-			"run `nomarr workers resume` first")
+	if workersPaused(ctx, st) { // tagpause.go
+		fmt.Fprintln(stderr, "nomarr tag:", pauseAdvice)
 		return 1
 	}
 	// The library before the run; with nothing pending (every file tagged,
@@ -134,7 +132,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	lastLine := time.Time{}
-	allFailed := false
+	allFailed, paused := false, false
 	idle := 0 // polls in a row with nothing in progress and nothing claimable
 loop:
 	for {
@@ -171,13 +169,17 @@ loop:
 			}
 		})
 		allFailed = failed == s.core.Workers
+		paused = workersPaused(context.Background(), st)
+		if paused {
+			fmt.Fprintln(stderr, "nomarr tag: paused during the run: stopping;", pauseAdvice)
+		}
 		idle++
 		if c.Pending == 0 || c.Claimed > 0 {
 			idle = 0
 		} else if ready, err := st.Discover(context.Background(), time.Now(), "", 1); err != nil || len(ready) > 0 {
 			idle = 0
 		}
-		if (c.Pending == 0 && c.Claimed == 0) || allFailed || idle >= idlePolls {
+		if (c.Pending == 0 && c.Claimed == 0) || allFailed || paused || idle >= idlePolls {
 			close(stop)
 			if err := <-ran; err != nil {
 				fmt.Fprintln(stderr, "nomarr tag:", err)
@@ -204,6 +206,9 @@ loop:
 		return signalExit(interrupted())
 	case allFailed:
 		fmt.Fprintln(stderr, "nomarr tag: every worker failed; see the log, fix the cause, and run `nomarr workers reset`")
+		return 1
+	case paused && c.Pending > 0:
+		fmt.Fprintf(stderr, "nomarr tag: %d files not yet tagged: %s\n", c.Pending, pauseAdvice)
 		return 1
 	}
 	code = 0

@@ -264,3 +264,60 @@ func TestWorkerStoreErrorsLogged(t *testing.T) {
 		t.Errorf("log:\n%s", got)
 	}
 }
+
+// TestTagPausedDuringTheRun: a pause set while `nomarr tag` runs (here by
+// `nomarr workers pause` without a daemon, as a serve sharing the store
+// would) ends the run as a pause at start does: it says so once, with
+// what to run to go on, stops gracefully and exits 1. It used to wait
+// forever, silent, its workers paused and the files still claimable.
+func TestTagPausedDuringTheRun(t *testing.T) {
+	bin := nomarrBinary(t)
+	lib, data := t.TempDir(), t.TempDir()
+	audioFiles(t, lib, "1.mp3", "2.mp3", "3.mp3", "4.mp3")
+	script := write(t, "name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 30s\n")
+	db := filepath.Join(data, "nomarr.db")
+	var stderr syncbuf.Buffer
+	cmd := exec.Command(bin, "tag", lib, "--data-dir", data, "--workers", "2", "--analyzer", "script:"+script,
+		"--stop-grace", "1s", "--frame-interval", "200ms", "--check-interval", "100ms")
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		st, err := sqlite.Open(db)
+		if err == nil {
+			c, err := st.Counts(context.Background())
+			st.Close()
+			if err == nil && c.Claimed == 2 {
+				break
+			}
+		}
+		if time.Now().After(end) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no two jobs in progress within 20 s:\n%s", stderr.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if rc := run([]string{"workers", "pause", "--data-dir", data, "--http-addr", "127.0.0.1:1"}, &out, &errb); rc != 0 {
+		t.Fatalf("workers pause: exit %d, %s", rc, errb.String())
+	}
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("tag still running 20 s after the pause:\n%s", stderr.String())
+	}
+	logs := stderr.String()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if n := strings.Count(logs, "nomarr tag: paused during the run: stopping;"); n != 1 {
+		t.Errorf("the pause is told %d times, want once:\n%s", n, logs)
+	}
+	if !strings.Contains(logs, "files not yet tagged: the workers are paused") || !strings.Contains(logs, "run `nomarr workers resume`, then `nomarr tag` again") {
+		t.Errorf("no word of what to run to go on:\n%s", logs)
+	}
+}
