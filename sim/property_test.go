@@ -1062,6 +1062,28 @@ faults:
   - {at: 26s, instance: b, main: hang, for: 40s}
 `,
 	},
+	{
+		id: "restart-held-by-its-state-write",
+		why: "core/supervisor: a restart waiting for its restart state to be written was still reported as due (Deadline), " +
+			"so with the store down at the restart's time the loop retried the write a million times at 26.5 s",
+		yaml: `name: restart-held-by-its-state-write
+seed: 185892
+duration: 5m
+config: {frame_interval: 3s, gpu: true, hang_after: 43s, lease_ttl: 20s, stale_after: 7s, stall_after: 5m0s, workers: 1}
+instances: [a, b]
+library:
+  files: 9
+  job_time: 2s
+  overrides:
+    f0001: {stall: true}
+    f0008: {poison: true}
+faults:
+  - {at: 1s, error_rate: 0.23, for: 38s}
+  - {at: 1s, instance: b, inject: "worker:discovery:0", frame: bad_json}
+  - {at: 20s, gpu: down, for: 1m1s}
+  - {at: 26s, store: down, for: 3s}
+`,
+	},
 }
 
 // TestRegressions replays every regression reproducer with the safety

@@ -22,7 +22,11 @@ func (r *Result) WriteSummary(out io.Writer) {
 	for _, c := range comps {
 		fmt.Fprintf(out, "    %s: %s\n", c, s.Status[c])
 	}
-	fmt.Fprintf(out, "  store: %d operations, %d failed by injection\n", s.StoreOps, s.StoreFaults)
+	fmt.Fprintf(out, "  store: %d operations, %d failed by injection", s.StoreOps, s.StoreFaults)
+	if s.LostReplies > 0 {
+		fmt.Fprintf(out, ", %d made but their answer lost", s.LostReplies)
+	}
+	fmt.Fprintln(out)
 	kinds := make([]string, 0, len(r.Counts))
 	for k := range r.Counts {
 		kinds = append(kinds, k)

@@ -110,6 +110,7 @@ type Summary struct {
 	Conflicts     int
 	StoreOps      int64
 	StoreFaults   int64
+	LostReplies   int64 // writes made whose answer was lost (lostreply.go)
 }
 
 // Run executes a scenario.
@@ -220,7 +221,7 @@ func (w *World) Run() *Result {
 
 func (w *World) result() *Result {
 	res := &Result{Scenario: w.sc.Name, Seed: w.seed, Trace: w.trace, Counts: w.counts, Events: w.events, Simulated: w.now.Sub(w.start)}
-	s := Summary{Status: map[string]string{}, StoreOps: w.Store.Ops, StoreFaults: w.Store.Faults}
+	s := Summary{Status: map[string]string{}, StoreOps: w.Store.Ops, StoreFaults: w.Store.Faults, LostReplies: w.lostReplies}
 	for _, f := range w.Store.Files() {
 		s.Files++
 		if f.Tagged {

@@ -388,7 +388,10 @@ func (s *Supervisor) Deadline() (time.Time, bool) {
 	var t time.Time
 	found := false
 	for _, c := range s.comps {
-		if c.restartPending && !c.failed && !c.releasePending && !c.loadPending && !s.stopping && (!found || c.restartAt.Before(t)) {
+		// A restart held back by a store write (the release of its claims,
+		// its restart state) is not a deadline: the write is retried at the
+		// next tick, and reporting the past due time would spin the loop.
+		if c.restartPending && !c.failed && !c.releasePending && !c.persistPending && !c.loadPending && !s.stopping && (!found || c.restartAt.Before(t)) {
 			t, found = c.restartAt, true
 		}
 		if s.stopping && c.running && !c.killing { // the stop grace's end (deathDue while stopping)

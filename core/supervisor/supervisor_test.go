@@ -1086,6 +1086,11 @@ func TestStopWaitsForRestartStateWrite(t *testing.T) {
 	if sup.Done() {
 		t.Fatal("stop done with the failed state not written")
 	}
+	// Held back, the restart is no deadline: the loop waits for its next
+	// tick instead of spinning on a write that fails.
+	if d, ok := sup.Deadline(); ok {
+		t.Fatalf("Deadline = %s while the restart waits for its state write", d.Sub(t0))
+	}
 	fs.fail = false
 	sup.Tick(ctx, at(6*time.Second))
 	if !sup.Done() {
@@ -1233,6 +1238,11 @@ func TestRestartWaitsForItsStateWrite(t *testing.T) {
 	}
 	if n := procs.count("spawn", w0); n != 1 {
 		t.Fatalf("%d spawns while the restart state could not be written, want only the first", n)
+	}
+	// Held back, the restart is no deadline: the loop waits for its next
+	// tick instead of spinning on a write that fails.
+	if d, ok := sup.Deadline(); ok {
+		t.Fatalf("Deadline = %s while the restart waits for its state write", d.Sub(t0))
 	}
 	fs.fail = false
 	sup.Tick(ctx, at(6*time.Second))
