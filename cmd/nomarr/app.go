@@ -123,8 +123,20 @@ func logSink(log *slog.Logger) event.Sink {
 	})
 }
 
+// keepInherited keeps the descriptors this process inherited from its
+// children (process.KeepInheritedFromChildren). Every main process (serve
+// and tag through newMain, drill) calls it before it builds its spawner,
+// so before any worker or probe is spawned. Where they cannot be listed,
+// that is a warning, not a reason not to run.
+func keepInherited(log *slog.Logger) {
+	if err := process.KeepInheritedFromChildren(); err != nil {
+		log.Warn("inherited file descriptors may pass into the workers", "err", err)
+	}
+}
+
 // newMain builds the main process for the settings: store, node, spawner.
 func newMain(s *settings, st closer, log *slog.Logger, sink event.Sink) (*driver.Main, error) {
+	keepInherited(log)
 	self, name, err := selfBinary()
 	if err != nil {
 		return nil, err

@@ -130,6 +130,7 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 	name := sc.Instances[0]
 	instance := fmt.Sprintf("%s:%d", name, os.Getpid())
 	values := cfg.Values()
+	keepInherited(log)
 	var m *driver.Main
 	command := func(component string, gen uint64) (string, []string) { // called once m is running
 		return self, []string{"worker", "--component", component, "--worker-id", m.Node.Sup.WorkerID(component), "--node", name}

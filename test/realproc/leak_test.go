@@ -23,7 +23,10 @@ import (
 )
 
 // leakServe starts `nomarr serve` with its log in a file, and stops it
-// (SIGTERM, then SIGKILL) at the end of the test.
+// (SIGTERM, then SIGKILL) at the end of the test. serve is started the way
+// a wrapper holding a lock starts it (`exec 9>lock; flock 9; nomarr
+// serve`): with a locked file open on fd 9, not close-on-exec
+// (outsideTargets names it).
 func leakServe(t *testing.T, lib string, extra ...string) (pid int, addr, data string) {
 	t.Helper()
 	data, addr = t.TempDir(), freeAddr(t)
@@ -35,13 +38,24 @@ func leakServe(t *testing.T, lib string, extra ...string) (pid int, addr, data s
 	if err != nil {
 		t.Fatal(err)
 	}
+	lock, err := os.Create(filepath.Join(t.TempDir(), "wrapper.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = make([]*os.File, 7) // fd 9, above the workers' 3 and 4: a spawn's dup2 does not close it
+	cmd.ExtraFiles[6] = lock
 	cmd.Env = append(os.Environ(), "GOTRACEBACK=all")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	handed[cmd.Process.Pid] = []string{lock.Name()}
 	t.Cleanup(func() {
 		// A failed test ends serve with SIGQUIT: the Go runtime writes
 		// every goroutine's stack to the log, summarised below.
@@ -305,12 +319,22 @@ func procFDs(pid int) map[int]fdLink {
 	return out
 }
 
-// outsideTargets are the pipes and sockets this test process holds: fds a
-// main process may have inherited from whatever started it, not its own.
-func outsideTargets() map[string]bool {
+// handed are the files leakServe handed each main process (by pid) beside
+// stdin, stdout and stderr: the wrapper's lock.
+var handed = map[int][]string{}
+
+// outsideTargets are what main process mainPID inherited from whatever
+// started it, not its own: the files leakServe handed it, and the fds
+// above stderr that this test process holds without close-on-exec (every
+// process it starts inherits them). Anonymous inodes (an epoll, an
+// eventfd) are left out: their names do not tell one from another.
+func outsideTargets(mainPID int) map[string]bool {
 	out := map[string]bool{}
+	for _, f := range handed[mainPID] {
+		out[f] = true
+	}
 	for n, l := range procFDs(os.Getpid()) {
-		if n > 2 {
+		if n > 2 && !l.cloexec && !strings.HasPrefix(l.target, "anon_inode:") {
 			out[l.target] = true
 		}
 	}
@@ -318,15 +342,18 @@ func outsideTargets() map[string]bool {
 }
 
 // checkInheritance fails t for every fd a worker holds that belongs to the
-// main process or to another worker (a socket, a pipe other than its own
-// fds 3 and 4, the main's SQLite descriptors), and for every fd of the main
-// process that is not close-on-exec (it would pass into every worker).
+// main process, to another worker (a socket, a pipe other than its own
+// fds 3 and 4, the main's SQLite descriptors) or to whatever started the
+// main process (outsideTargets: a wrapper's lock, which an orphaned worker
+// would go on holding), and for every fd of the main process above stderr
+// that is not close-on-exec, inherited ones included (it would pass into
+// every worker). A worker inherits nothing beyond fds 0-4.
 func checkInheritance(t *testing.T, mainPID int, label string) {
 	t.Helper()
-	outside := outsideTargets()
+	outside := outsideTargets(mainPID)
 	mainFDs := procFDs(mainPID)
 	for n, l := range mainFDs {
-		if n > 2 && !l.cloexec && !outside[l.target] {
+		if n > 2 && !l.cloexec {
 			t.Errorf("%s: main fd %d (%s) is not close-on-exec: every worker inherits it", label, n, l.target)
 		}
 	}
@@ -350,10 +377,12 @@ func checkInheritance(t *testing.T, mainPID int, label string) {
 				kind = filepath.Base(l.target)
 			}
 			kinds[kind]++
-			if outside[l.target] || n <= 2 {
+			if n <= 2 {
 				continue
 			}
 			switch {
+			case outside[l.target]:
+				t.Errorf("%s: worker %d holds %s on fd %d, inherited from what started the main process", label, w, l.target, n)
 			case strings.HasPrefix(l.target, "socket:"):
 				t.Errorf("%s: worker %d holds a socket on fd %d (%s): the main's API listener?", label, w, n, l.target)
 			case strings.HasPrefix(l.target, "pipe:") && own[l.target] != w:
@@ -372,12 +401,24 @@ func checkInheritance(t *testing.T, mainPID int, label string) {
 	t.Logf("%s: main %d fds; %s", label, len(mainFDs), strings.Join(summary, "; "))
 }
 
+// TestWorkersInheritOnlyTheirPipes: a serve started with a wrapper's
+// locked file open on fd 9 (leakServe) marks it close-on-exec before its
+// first spawn, so its workers hold nothing of it, nor of anything else
+// the main process inherited or opened: beyond fds 0-2 only their own
+// frame and control pipes on fds 3 and 4 come from the main process. An
+// orphaned worker would otherwise go on holding the wrapper's lock.
+func TestWorkersInheritOnlyTheirPipes(t *testing.T) {
+	pid, _, _ := leakServe(t, t.TempDir(), "--workers", "2", "--analyzer", "noop")
+	waitChildren(t, pid, 2, 15*time.Second)
+	checkInheritance(t, pid, "at start")
+}
+
 // TestRestartsLeakNothing: a serve with three
 // workers, raised restart limits and a 50–100 ms backoff; workers are
 // SIGKILLed 400 times, then SIGSTOPped until killed as hung. The main
 // process's fds, threads, goroutines, children and zombies must not grow,
-// and no worker may hold another's pipes, the API socket or the main's
-// store descriptors.
+// and no worker may hold another's pipes, the API socket, the main's
+// store descriptors or what the main process inherited (checkInheritance).
 func TestRestartsLeakNothing(t *testing.T) {
 	lib := audioDir(t, 60)
 	script := writeScenario(t, "name: s\nduration: 1h\nlibrary:\n  files: 1\n  job_time: 300ms\n")
