@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"sync"
 	"syscall"
 
 	"github.com/nomarr/nomarr/adapters/audio"
 	"github.com/nomarr/nomarr/adapters/features"
 	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/tagwrite"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/tags"
@@ -188,14 +188,15 @@ func (m *MusiCNN) reuse(held map[string]string, path string) map[string]string {
 }
 
 // statAsScanned is the file's size and mtime as a library scan records them
-// (lstat: a symbolic link is recorded as the link, whose own size and mtime
-// a write through it leaves alone), read right after the tag write; nil
-// when the file cannot be read back. The store keeps them so that the next
-// scan does not take the job's own write for a change. A write by someone
-// else between the rename and this read would go unnoticed until the file
-// changes again: a window of one system call.
+// (library.Stat: a symbolic link is followed, and the stat is its
+// target's, the file the write replaced), read right after the tag write;
+// nil when the file cannot be read back or is no longer a regular file.
+// The store keeps them so that the next scan does not take the job's own
+// write for a change. A write by someone else between the rename and this
+// read would go unnoticed until the file changes again: a window of one
+// system call.
 func statAsScanned(path string) *store.Stat {
-	st, err := os.Lstat(path)
+	st, err := library.Stat(path)
 	if err != nil {
 		return nil
 	}

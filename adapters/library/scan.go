@@ -5,6 +5,7 @@ package library
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -73,8 +74,10 @@ func checkRoot(dir, root, walkRoot string) error {
 //
 // A dir that is a symbolic link (/music -> /mnt/nas/music) is walked
 // through its target, and its files are named under dir as given, so
-// their keys stay put when the link is pointed elsewhere; links below dir
-// are not followed.
+// their keys stay put when the link is pointed elsewhere. Links to folders
+// below dir are not followed. A link below dir to a regular file is an
+// audio file described by its target (Stat); a dangling link, or one to
+// anything else, is no file, as a FIFO or a folder named like audio is not.
 //
 // A dir that is an audio file is scanned as a library of that one file;
 // any other file is an error.
@@ -97,9 +100,10 @@ func Walk(dir string, visit func(store.File) error) (skipped []string, err error
 	if err := checkRoot(dir, root, walkRoot); err != nil {
 		return nil, err
 	}
-	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(walkRoot, func(walked string, d fs.DirEntry, err error) error {
+		path := walked
 		if walkRoot != root { // named under root, as the user gave it
-			path = root + strings.TrimPrefix(path, walkRoot)
+			path = root + strings.TrimPrefix(walked, walkRoot)
 		}
 		if err != nil {
 			if path == root {
@@ -120,8 +124,11 @@ func Walk(dir string, visit func(store.File) error) (skipped []string, err error
 		if d.IsDir() || !Extensions[strings.ToLower(filepath.Ext(path))] {
 			return nil
 		}
-		info, err := d.Info()
-		if err != nil {
+		info, err := Stat(walked)
+		switch {
+		case errors.Is(err, ErrNotFile):
+			return nil // gone since the folder was read, a dangling link, a FIFO
+		case err != nil:
 			skipped = append(skipped, fmt.Sprintf("%s: %v", path, err))
 			return nil
 		}

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
-	"syscall"
 
+	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -47,16 +44,9 @@ func runForget(args []string, stdout, stderr io.Writer) int {
 }
 
 // withGone is withFiles picking the files that are not valid and not on
-// disk (inventory.Gone).
+// disk as a scan counts files (inventory.Gone, library.OnDisk: a dangling
+// symbolic link is not on disk; a path that cannot be looked at is).
 func withGone(name string, args []string, stdout, stderr io.Writer,
 	do func(ctx context.Context, st store.Store, gone []store.File, where string) int) int {
-	return withFiles(name, func(page []store.File) []store.File { return inventory.Gone(page, "", onDisk) }, args, stdout, stderr, do)
-}
-
-// onDisk reports whether path is there; only "no such file" (or a parent
-// that is no longer a directory) says it is not: a path that cannot be
-// looked at (permissions, an I/O error) counts as there.
-func onDisk(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil || !(errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR))
+	return withFiles(name, func(page []store.File) []store.File { return inventory.Gone(page, "", library.OnDisk) }, args, stdout, stderr, do)
 }
