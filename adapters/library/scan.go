@@ -28,17 +28,26 @@ func Key(absPath string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// Scan walks dir and returns one document per audio file. Unreadable
-// directories are reported in skipped and do not stop the scan.
-func Scan(dir string) (files []store.File, skipped []string, err error) {
-	skipped, err = Walk(dir, func(f store.File) error {
+// Scan walks dir and returns one document per audio file. What could not
+// be read is reported in unread and does not stop the scan.
+func Scan(dir string) (files []store.File, unread []Unread, err error) {
+	unread, err = Walk(dir, func(f store.File) error {
 		files = append(files, f)
 		return nil
 	})
 	if err != nil {
-		return nil, skipped, err
+		return nil, unread, err
 	}
-	return files, skipped, nil
+	return files, unread, nil
+}
+
+// Unread is a folder (or an audio file) under a walk's root that could
+// not be read (permissions, an I/O error): the files in or at Path were
+// not seen, though they may well be there. Path is named as the walk names
+// its files (under the root as given).
+type Unread struct {
+	Path string
+	Err  error
 }
 
 // CheckRoot says whether dir can be scanned: a folder (or a link to one),
@@ -69,8 +78,9 @@ func checkRoot(dir, root, walkRoot string) error {
 
 // Walk walks dir and calls visit with one document per audio file, in
 // lexical order, without holding them: a library of a million files is
-// never in memory at once. Unreadable directories are reported in skipped
-// and do not stop the walk; an error from visit stops it and is returned.
+// never in memory at once. A folder or file that cannot be read is
+// reported in unread and does not stop the walk; an error from visit stops
+// it and is returned.
 //
 // A dir that is a symbolic link (/music -> /mnt/nas/music) is walked
 // through its target, and its files are named under dir as given, so
@@ -86,7 +96,7 @@ func checkRoot(dir, root, walkRoot string) error {
 // files: the tag writer's temporary copies (".nomarr-tmp-*.flac", which
 // keep the audio extension), macOS's "._*" resource forks beside each
 // track on shared drives, ".Trash" folders. dir itself may be hidden.
-func Walk(dir string, visit func(store.File) error) (skipped []string, err error) {
+func Walk(dir string, visit func(store.File) error) (unread []Unread, err error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("library: %w", err)
@@ -109,7 +119,7 @@ func Walk(dir string, visit func(store.File) error) (skipped []string, err error
 			if path == root {
 				return fmt.Errorf("library: scan %s: %w", dir, err)
 			}
-			skipped = append(skipped, fmt.Sprintf("%s: %v", path, err))
+			unread = append(unread, Unread{Path: path, Err: err})
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -129,11 +139,11 @@ func Walk(dir string, visit func(store.File) error) (skipped []string, err error
 		case errors.Is(err, ErrNotFile):
 			return nil // gone since the folder was read, a dangling link, a FIFO
 		case err != nil:
-			skipped = append(skipped, fmt.Sprintf("%s: %v", path, err))
+			unread = append(unread, Unread{Path: path, Err: err})
 			return nil
 		}
 		return visit(store.File{Key: Key(path), Path: path, Size: info.Size(), MtimeMs: info.ModTime().UnixMilli(),
 			NeedsTagging: true, IsValid: info.Size() > 0})
 	})
-	return skipped, err
+	return unread, err
 }

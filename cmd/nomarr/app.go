@@ -250,7 +250,7 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, log *slog.Logg
 	}
 	// The walk streams: files go to the store a batch at a time and only
 	// their keys are kept, to find the stored files that left.
-	scan := inventory.Scan{Root: root, Seen: map[string]bool{}}
+	scan := inventory.Scan{Root: root, Seen: map[string]bool{}, Unread: map[string]bool{}}
 	batch := make([]store.File, 0, scanBatch)
 	flush := func() error {
 		if err := st.UpsertFiles(ctx, batch); err != nil {
@@ -260,7 +260,7 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, log *slog.Logg
 		batch = batch[:0]
 		return nil
 	}
-	skipped, err := library.Walk(root, func(f store.File) error {
+	unread, err := library.Walk(root, func(f store.File) error {
 		scan.Seen[f.Key] = true
 		if batch = append(batch, f); len(batch) == scanBatch {
 			return flush()
@@ -273,10 +273,10 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, log *slog.Logg
 	if err != nil {
 		return r, err
 	}
-	for _, sk := range skipped {
-		log.Warn("scan: skipped", "why", sk)
+	for _, u := range unread {
+		log.Warn("scan: cannot read; the files stored at or under it are not marked missing", "path", u.Path, "err", u.Err)
+		scan.Unread[u.Path] = true
 	}
-	scan.Complete = len(skipped) == 0
 	for after := ""; ; {
 		page, err := st.ListFiles(ctx, after, listBatch)
 		if err != nil {

@@ -17,7 +17,8 @@ import (
 // TestScanMarksMissingAndBack: `nomarr scan` marks the known files that
 // left the folder missing, makes them valid again when they come back
 // unchanged, and marks nothing when the folder is empty (a drive that is
-// not mounted) or a sub-folder cannot be read.
+// not mounted); a sub-folder that cannot be read keeps only its own files
+// from being marked.
 func TestScanMarksMissingAndBack(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(t.TempDir(), "nomarr.db")
@@ -77,8 +78,11 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 		t.Fatal("b.flac came back but is still marked missing")
 	}
 
-	// An unreadable sub-folder hides c.ogg: nothing is marked. Root reads
-	// every folder, so as root the whole test runs again as nobody.
+	// An unreadable sub-folder (an ext4 disk's lost+found, say) hides
+	// c.ogg: c.ogg is not marked, but a.mp3, deleted elsewhere, is (before,
+	// one unreadable folder kept every file of the library valid, for
+	// good). Root reads every folder, so as root the whole test runs again
+	// as nobody.
 	if os.Geteuid() == 0 {
 		unprivileged.Rerun(t, "^TestScanMarksMissingAndBack$")
 	} else {
@@ -86,13 +90,21 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { os.Chmod(filepath.Join(dir, "sub"), 0o755) }) // so TempDir can be removed
-		scan("2 audio files\n")
+		if err := os.Remove(filepath.Join(dir, "a.mp3")); err != nil {
+			t.Fatal(err)
+		}
+		scan("1 audio files, 1 known files no longer there (marked missing)")
 		if err := os.Chmod(filepath.Join(dir, "sub"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if !valid("sub/c.ogg") {
 			t.Fatal("c.ogg marked missing while its folder could not be read")
 		}
+		if valid("a.mp3") {
+			t.Fatal("a.mp3 left the disk but was not marked missing beside an unreadable folder")
+		}
+		put("a.mp3")
+		scan("3 audio files\n")
 	}
 
 	// An empty folder (a drive not mounted): nothing is marked.

@@ -6,6 +6,7 @@
 package inventory
 
 import (
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,30 +19,55 @@ type Scan struct {
 	Root string
 	// Seen holds the keys of the files found under Root.
 	Seen map[string]bool
-	// Complete is false when some directory under Root could not be read:
-	// its files were not seen, though they may well be there.
-	Complete bool
+	// Unread holds the folders (and files) under Root, named as the stored
+	// paths are, that the scan could not read: the files at or under them
+	// were not seen, though they may well be there. An ext4 disk's
+	// lost+found (root's, mode 700) or a Windows drive's System Volume
+	// Information is one on every scan.
+	Unread map[string]bool
 }
 
-// Missing returns the keys of the files among stored that are valid, lie
-// under the root and were not seen.
+// Missing returns the keys of the files among stored that left the disk:
+// valid, under the root, not seen, and not at or under a folder the scan
+// could not read.
 //
-// Only a complete scan that found something marks files: an empty root is
-// far more often a drive that is not mounted than a library that was
-// emptied, and an unreadable directory hides files that are still there;
-// marking them missing only to make them valid again at the next scan is
-// churn for nothing.
+// A scan that found nothing marks nothing: an empty root is far more often
+// a drive that is not mounted than a library that was emptied. An
+// unreadable folder keeps its own files from being marked, and only them:
+// marking them only to make them valid again at the next scan would be
+// churn for nothing, while one folder that is never readable (lost+found)
+// must not keep every deleted track of the library valid for good.
 func (s Scan) Missing(stored []store.File) []string {
-	if !s.Complete || len(s.Seen) == 0 {
+	if len(s.Seen) == 0 {
 		return nil
 	}
 	var out []string
 	for _, f := range stored {
-		if f.IsValid && Under(s.Root, f.Path) && !s.Seen[f.Key] {
+		if f.IsValid && Under(s.Root, f.Path) && !s.Seen[f.Key] && !s.unread(f.Path) {
 			out = append(out, f.Key)
 		}
 	}
 	return out
+}
+
+// unread reports whether path, under the root, is or lies under one of
+// the paths the scan could not read: it looks up path and each of its
+// parents below the root, so that the cost does not grow with Unread.
+func (s Scan) unread(path string) bool {
+	if len(s.Unread) == 0 {
+		return false
+	}
+	for p := path; Under(s.Root, p); {
+		if s.Unread[p] {
+			return true
+		}
+		parent := filepath.Dir(p)
+		if parent == p { // "/", under a root of "/"
+			return false
+		}
+		p = parent
+	}
+	return false
 }
 
 // Under reports whether path lies under root (an absolute, clean path;

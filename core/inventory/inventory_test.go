@@ -16,24 +16,34 @@ func TestMissing(t *testing.T) {
 		{Key: "d", Path: "/music-other/d.mp3", IsValid: true}, // another root with the same prefix
 		{Key: "e", Path: "/music/e.mp3", IsValid: false},      // already missing (or empty)
 		{Key: "f", Path: "/elsewhere/f.mp3", IsValid: true},
+		{Key: "g", Path: "/music/sub/deep/g.mp3", IsValid: true},
+		{Key: "h", Path: "/music/subway/h.mp3", IsValid: true}, // beside sub, not in it
 	}
 	for _, c := range []struct {
-		name     string
-		root     string
-		seen     map[string]bool
-		complete bool
-		want     []string
+		name   string
+		root   string
+		seen   map[string]bool
+		unread []string
+		want   []string
 	}{
-		{"gone under the root", "/music", map[string]bool{"a": true}, true, []string{"b", "c"}},
-		{"all seen", "/music", map[string]bool{"a": true, "b": true, "c": true}, true, nil},
-		{"a sub-folder as root", "/music/sub", map[string]bool{"x": true}, true, []string{"b"}},
-		{"root with a slash", "/music/", map[string]bool{"a": true, "c": true}, true, []string{"b"}},
-		{"the whole file system", "/", map[string]bool{"a": true}, true, []string{"b", "c", "d", "f"}},
-		{"a scan that found nothing marks nothing", "/music", map[string]bool{}, true, nil},
-		{"a scan that could not read a directory marks nothing", "/music", map[string]bool{"a": true}, false, nil},
+		{"gone under the root", "/music", map[string]bool{"a": true}, nil, []string{"b", "c", "g", "h"}},
+		{"all seen", "/music", map[string]bool{"a": true, "b": true, "c": true, "g": true, "h": true}, nil, nil},
+		{"a sub-folder as root", "/music/sub", map[string]bool{"x": true}, nil, []string{"b", "g"}},
+		{"root with a slash", "/music/", map[string]bool{"a": true, "c": true, "g": true, "h": true}, nil, []string{"b"}},
+		{"the whole file system", "/", map[string]bool{"a": true}, nil, []string{"b", "c", "d", "f", "g", "h"}},
+		{"a scan that found nothing marks nothing", "/music", map[string]bool{}, nil, nil},
+		// lost+found, say: before, one unreadable folder kept every file of
+		// the library from being marked, on every scan.
+		{"an unreadable folder keeps only its own files", "/music", map[string]bool{"a": true}, []string{"/music/sub"}, []string{"c", "h"}},
+		{"an unreadable file keeps only itself", "/music", map[string]bool{"a": true}, []string{"/music/c.mp3"}, []string{"b", "g", "h"}},
+		{"an unreadable folder under the whole file system", "/", map[string]bool{"a": true}, []string{"/music"}, []string{"d", "f"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := Scan{Root: c.root, Seen: c.seen, Complete: c.complete}
+			unread := map[string]bool{}
+			for _, p := range c.unread {
+				unread[p] = true
+			}
+			s := Scan{Root: c.root, Seen: c.seen, Unread: unread}
 			if got := s.Missing(stored); !slices.Equal(got, c.want) {
 				t.Errorf("Missing(%q) = %v, want %v", c.root, got, c.want)
 			}
