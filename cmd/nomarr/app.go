@@ -287,7 +287,7 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, log *slog.Logg
 				r.pending++
 			}
 		}
-		if gone := scan.Missing(page); len(gone) > 0 {
+		if gone := scan.Missing(page, library.OnDisk); len(gone) > 0 {
 			n, err := st.MarkMissing(ctx, gone)
 			if err != nil {
 				return r, fmt.Errorf("scan: store: %w", err)

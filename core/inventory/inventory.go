@@ -28,22 +28,26 @@ type Scan struct {
 }
 
 // Missing returns the keys of the files among stored that left the disk:
-// valid, under the root, not seen, and not at or under a folder the scan
-// could not read.
+// valid, under the root, not seen, not at or under a folder the scan could
+// not read, and not on disk now (onDisk reports whether a path is there as
+// the scan counts files; it is asked of these candidates only).
 //
 // A scan that found nothing marks nothing: an empty root is far more often
 // a drive that is not mounted than a library that was emptied. An
 // unreadable folder keeps its own files from being marked, and only them:
 // marking them only to make them valid again at the next scan would be
 // churn for nothing, while one folder that is never readable (lost+found)
-// must not keep every deleted track of the library valid for good.
-func (s Scan) Missing(stored []store.File) []string {
+// must not keep every deleted track of the library valid for good. The
+// store changes during a long walk: a file another process stored
+// meanwhile (a `nomarr tag` of a new album during a daemon's rescan) is
+// not in Seen, but it is on disk, so it is not marked.
+func (s Scan) Missing(stored []store.File, onDisk func(path string) bool) []string {
 	if len(s.Seen) == 0 {
 		return nil
 	}
 	var out []string
 	for _, f := range stored {
-		if f.IsValid && Under(s.Root, f.Path) && !s.Seen[f.Key] && !s.unread(f.Path) {
+		if f.IsValid && Under(s.Root, f.Path) && !s.Seen[f.Key] && !s.unread(f.Path) && !onDisk(f.Path) {
 			out = append(out, f.Key)
 		}
 	}

@@ -19,33 +19,47 @@ func TestMissing(t *testing.T) {
 		{Key: "g", Path: "/music/sub/deep/g.mp3", IsValid: true},
 		{Key: "h", Path: "/music/subway/h.mp3", IsValid: true}, // beside sub, not in it
 	}
+	none := func(string) bool { return false }
 	for _, c := range []struct {
 		name   string
 		root   string
 		seen   map[string]bool
 		unread []string
+		onDisk func(string) bool
 		want   []string
 	}{
-		{"gone under the root", "/music", map[string]bool{"a": true}, nil, []string{"b", "c", "g", "h"}},
-		{"all seen", "/music", map[string]bool{"a": true, "b": true, "c": true, "g": true, "h": true}, nil, nil},
-		{"a sub-folder as root", "/music/sub", map[string]bool{"x": true}, nil, []string{"b", "g"}},
-		{"root with a slash", "/music/", map[string]bool{"a": true, "c": true, "g": true, "h": true}, nil, []string{"b"}},
-		{"the whole file system", "/", map[string]bool{"a": true}, nil, []string{"b", "c", "d", "f", "g", "h"}},
-		{"a scan that found nothing marks nothing", "/music", map[string]bool{}, nil, nil},
+		{"gone under the root", "/music", map[string]bool{"a": true}, nil, none, []string{"b", "c", "g", "h"}},
+		{"all seen", "/music", map[string]bool{"a": true, "b": true, "c": true, "g": true, "h": true}, nil, none, nil},
+		{"a sub-folder as root", "/music/sub", map[string]bool{"x": true}, nil, none, []string{"b", "g"}},
+		{"root with a slash", "/music/", map[string]bool{"a": true, "c": true, "g": true, "h": true}, nil, none, []string{"b"}},
+		{"the whole file system", "/", map[string]bool{"a": true}, nil, none, []string{"b", "c", "d", "f", "g", "h"}},
+		{"a scan that found nothing marks nothing", "/music", map[string]bool{}, nil, none, nil},
 		// lost+found, say: before, one unreadable folder kept every file of
 		// the library from being marked, on every scan.
-		{"an unreadable folder keeps only its own files", "/music", map[string]bool{"a": true}, []string{"/music/sub"}, []string{"c", "h"}},
-		{"an unreadable file keeps only itself", "/music", map[string]bool{"a": true}, []string{"/music/c.mp3"}, []string{"b", "g", "h"}},
-		{"an unreadable folder under the whole file system", "/", map[string]bool{"a": true}, []string{"/music"}, []string{"d", "f"}},
+		{"an unreadable folder keeps only its own files", "/music", map[string]bool{"a": true}, []string{"/music/sub"}, none, []string{"c", "h"}},
+		{"an unreadable file keeps only itself", "/music", map[string]bool{"a": true}, []string{"/music/c.mp3"}, none, []string{"b", "g", "h"}},
+		{"an unreadable folder under the whole file system", "/", map[string]bool{"a": true}, []string{"/music"}, none, []string{"d", "f"}},
+		// Stored by another process during the walk, after the walk passed
+		// its folder: on disk, so not marked.
+		{"a file on disk is not marked", "/music", map[string]bool{"a": true}, nil,
+			func(p string) bool { return p == "/music/c.mp3" }, []string{"b", "g", "h"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			unread := map[string]bool{}
 			for _, p := range c.unread {
 				unread[p] = true
 			}
+			var asked []string
+			onDisk := func(p string) bool {
+				asked = append(asked, p)
+				return c.onDisk(p)
+			}
 			s := Scan{Root: c.root, Seen: c.seen, Unread: unread}
-			if got := s.Missing(stored); !slices.Equal(got, c.want) {
+			if got := s.Missing(stored, onDisk); !slices.Equal(got, c.want) {
 				t.Errorf("Missing(%q) = %v, want %v", c.root, got, c.want)
+			}
+			if len(asked) > len(c.want)+1 {
+				t.Errorf("onDisk asked of %v: only the candidates' paths are looked at", asked)
 			}
 		})
 	}
