@@ -3,6 +3,7 @@
 package library
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -31,7 +32,7 @@ func Key(absPath string) string {
 // Scan walks dir and returns one document per audio file. What could not
 // be read is reported in unread and does not stop the scan.
 func Scan(dir string) (files []store.File, unread []Unread, err error) {
-	unread, err = Walk(dir, func(f store.File) error {
+	unread, err = Walk(context.Background(), dir, func(f store.File) error {
 		files = append(files, f)
 		return nil
 	})
@@ -80,7 +81,8 @@ func checkRoot(dir, root, walkRoot string) error {
 // lexical order, without holding them: a library of a million files is
 // never in memory at once. A folder or file that cannot be read is
 // reported in unread and does not stop the walk; an error from visit stops
-// it and is returned.
+// it and is returned, and so does ctx's end, checked at every entry (a
+// stop signal must not wait for the next audio file or store write).
 //
 // A dir that is a symbolic link (/music -> /mnt/nas/music) is walked
 // through its target, and its files are named under dir as given, so
@@ -96,7 +98,7 @@ func checkRoot(dir, root, walkRoot string) error {
 // files: the tag writer's temporary copies (".nomarr-tmp-*.flac", which
 // keep the audio extension), macOS's "._*" resource forks beside each
 // track on shared drives, ".Trash" folders. dir itself may be hidden.
-func Walk(dir string, visit func(store.File) error) (unread []Unread, err error) {
+func Walk(ctx context.Context, dir string, visit func(store.File) error) (unread []Unread, err error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("library: %w", err)
@@ -111,6 +113,9 @@ func Walk(dir string, visit func(store.File) error) (unread []Unread, err error)
 		return nil, err
 	}
 	err = filepath.WalkDir(walkRoot, func(walked string, d fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("library: scan %s: %w", dir, context.Cause(ctx))
+		}
 		path := walked
 		if walkRoot != root { // named under root, as the user gave it
 			path = root + strings.TrimPrefix(walked, walkRoot)

@@ -249,7 +249,9 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, log *slog.Logg
 		return r, fmt.Errorf("scan: %w", err)
 	}
 	// The walk streams: files go to the store a batch at a time and only
-	// their keys are kept, to find the stored files that left.
+	// their keys are kept, to find the stored files that left. A stop
+	// (ctx) ends the walk at its next entry, and an ended walk marks
+	// nothing.
 	scan := inventory.Scan{Root: root, Seen: map[string]bool{}, Unread: map[string]bool{}}
 	batch := make([]store.File, 0, scanBatch)
 	flush := func() error {
@@ -260,7 +262,7 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, log *slog.Logg
 		batch = batch[:0]
 		return nil
 	}
-	unread, err := library.Walk(root, func(f store.File) error {
+	unread, err := library.Walk(ctx, root, func(f store.File) error {
 		scan.Seen[f.Key] = true
 		if batch = append(batch, f); len(batch) == scanBatch {
 			return flush()
