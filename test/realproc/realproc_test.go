@@ -466,11 +466,21 @@ func TestPoisonFileQuarantined(t *testing.T) {
 // for a hang and none fails.
 func TestLockedStoreKillsNoWorker(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "nomarr.db")
-	locked := make(chan error, 1)
-	go func() { locked <- holdWriteLock(db, 6*time.Second) }()
+	type hold struct {
+		from, to time.Time
+		err      error
+	}
+	locked := make(chan hold, 1)
+	go func() {
+		from, err := holdWriteLock(db, 6*time.Second)
+		locked <- hold{from, time.Now(), err}
+	}()
+	start := time.Now()
 	r := drill(t, scenario("locked-store.yaml"), db)
-	if err := <-locked; err != nil {
-		t.Fatalf("holding the write lock: %v", err)
+	ran := time.Since(start)
+	h := <-locked
+	if h.err != nil {
+		t.Fatalf("holding the write lock: %v", h.err)
 	}
 	for _, e := range r.trace {
 		if e.Event.Event == "kill" || e.Event.Event == "failed" {
@@ -487,7 +497,14 @@ func TestLockedStoreKillsNoWorker(t *testing.T) {
 		held = held || (e.Event.Event == "store_error" && strings.Contains(e.Event.Reason, "locked"))
 	}
 	if !held {
-		t.Error("no store error in the trace: the lock was never met")
+		var errs []string
+		for _, e := range r.trace {
+			if e.Event.Event == "store_error" {
+				errs = append(errs, fmt.Sprintf("%d ms: %s", e.TMs, e.Event.Reason))
+			}
+		}
+		t.Errorf("no store error naming the lock in the trace: the lock was never met (held from %s to %s after the drill's start, which ran %s; store errors: %q)",
+			h.from.Sub(start).Round(time.Millisecond), h.to.Sub(start).Round(time.Millisecond), ran.Round(time.Millisecond), errs)
 	}
 }
 
@@ -497,11 +514,12 @@ func TestLockedStoreKillsNoWorker(t *testing.T) {
 // fixed time met either the start's scan, which then failed the drill, or
 // too little of the main loop), then holds its write lock (BEGIN
 // IMMEDIATE) for hold.
-func holdWriteLock(path string, hold time.Duration) error {
+// It returns when it took the lock.
+func holdWriteLock(path string, hold time.Duration) (time.Time, error) {
 	// Wait for the lock as long as it takes the drill's own writes to end.
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	defer db.Close()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -511,21 +529,22 @@ func holdWriteLock(path string, hold time.Duration) error {
 			break
 		}
 		if time.Now().After(deadline) {
-			return errors.New("no claim in the drill's store within 30 s")
+			return time.Time{}, errors.New("no claim in the drill's store within 30 s")
 		}
 	}
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return err
+		return time.Time{}, err
 	}
+	took := time.Now()
 	time.Sleep(hold)
 	_, err = conn.ExecContext(ctx, "ROLLBACK")
-	return err
+	return took, err
 }
 
 // A model load longer than hang_after is a cold start, not a hang: the real
