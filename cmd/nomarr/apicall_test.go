@@ -147,7 +147,11 @@ func TestOfflineResetRefusedUnderALiveHold(t *testing.T) {
 	here.UntilMs = soon
 	lapsedHere.UntilMs = time.Now().Add(-time.Hour).UnixMilli() // lapsed, but the process runs
 	elsewhere := node.NameHolder{Instance: "n1:7:8", Host: "other", PID: 7, UntilMs: soon}
-	for _, h := range []node.NameHolder{here, lapsedHere, elsewhere} {
+	// A hold elsewhere that ended by this host's clock, but less than a
+	// lease_ttl ago: a renewal late, or a clock behind; still in use.
+	justLapsed := elsewhere
+	justLapsed.UntilMs = time.Now().Add(-5 * time.Second).UnixMilli()
+	for _, h := range []node.NameHolder{here, lapsedHere, elsewhere, justLapsed} {
 		hold(h)
 		if rc, msg := reset(); rc != 1 || !strings.Contains(msg, `node "n1"`) || !strings.Contains(msg, "reset through its API") {
 			t.Errorf("reset under the hold %+v: exit %d, %q; want 1 naming the holder", h, rc, msg)
@@ -160,7 +164,9 @@ func TestOfflineResetRefusedUnderALiveHold(t *testing.T) {
 	released.UntilMs = 0
 	gone := self
 	gone.Started, gone.UntilMs = "1", soon // another process under this pid
-	for _, h := range []node.NameHolder{released, gone} {
+	longLapsed := elsewhere
+	longLapsed.UntilMs = time.Now().Add(-time.Hour).UnixMilli()
+	for _, h := range []node.NameHolder{released, gone, longLapsed} {
 		hold(h)
 		key := supervisor.RestartKey("n1", "worker:discovery:0")
 		withStore(t, s, func(st closer) {

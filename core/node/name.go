@@ -192,6 +192,30 @@ func Refusal(name, raw string, now time.Time, ttl time.Duration, live func(NameH
 	return DecideName(name, cur, raw, nil, "", now, ttl, l).Refuse
 }
 
+// InUse says why a main process may be running under the node name whose
+// stored hold is raw ("" when none can be): one that starts now would not
+// take it at once (DecideName before any earlier look), so its holder may
+// still write restart state over whatever another process writes. live
+// tells whether a holder's process runs (nil: unknown).
+func InUse(name, raw string, now time.Time, ttl time.Duration, live func(NameHolder) Liveness) string {
+	cur := parseHolder(raw)
+	if cur == nil {
+		return ""
+	}
+	l := LivenessUnknown
+	if live != nil {
+		l = live(*cur)
+	}
+	v := DecideName(name, cur, raw, nil, "", now, ttl, l)
+	switch {
+	case v.Refuse != "":
+		return v.Refuse
+	case !v.Take:
+		return fmt.Sprintf("node %q is held by main process %s, which may be running (its hold is taken for gone %s after it was last renewed)", name, cur, ttl)
+	}
+	return ""
+}
+
 // takeName looks at the name once and takes it if DecideName says so. A
 // store error or a lost race leaves it to a later look.
 func (n *Node) takeName(ctx context.Context, now time.Time) {
