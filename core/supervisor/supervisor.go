@@ -467,7 +467,7 @@ func (s *Supervisor) Reset(ctx context.Context, id string, now time.Time) error 
 	if s.started && !c.running && !s.stopping {
 		c.restartPending = true
 		c.restartAt = now
-		if !c.releasePending {
+		if !c.releasePending && !c.persistPending { // else Tick spawns once the writes are done
 			s.spawn(ctx, now, c, true)
 		}
 	}

@@ -1281,3 +1281,39 @@ func TestLeasesOfKilledWorkerNotRenewed(t *testing.T) {
 		t.Fatalf("killed worker's lease renewed to %s", c0.LeaseUntil.Sub(t0))
 	}
 }
+
+// A reset, like a restart, spawns only once its state is written: a reset
+// the store never learnt of would leave the worker failed at the next app
+// start while it ran now.
+func TestResetWaitsForItsStateWrite(t *testing.T) {
+	ms := memstore.New(1)
+	fs := &failingSave{Store: ms}
+	procs := &fakeProcs{}
+	cfg := supervisor.DefaultConfig("inst-a", "node-a", 1)
+	cfg.Restart.WindowLimit = 1
+	sup, err := supervisor.New(cfg, procs, fs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sup.Start(ctx, t0)
+	sup.Exited(ctx, w0, 1, 1, at(time.Second))
+	sup.Tick(ctx, at(2*time.Second))
+	sup.Exited(ctx, w0, 2, 1, at(3*time.Second)) // failed: the window limit
+	fs.fail = true
+	if err := sup.Reset(ctx, w0, at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	sup.Tick(ctx, at(time.Minute+time.Second))
+	if n := procs.count("spawn", w0); n != 2 {
+		t.Fatalf("%d spawns after a reset whose state could not be written, want 2 (none new)", n)
+	}
+	fs.fail = false
+	sup.Tick(ctx, at(time.Minute+2*time.Second))
+	if n := procs.count("spawn", w0); n != 3 {
+		t.Fatalf("%d spawns once the reset is written, want 3", n)
+	}
+	if st, ok := ms.RestartState("node-a/" + w0); !ok || st.Failed() {
+		t.Fatalf("persisted state = %+v %v, want the reset", st, ok)
+	}
+}
