@@ -34,10 +34,17 @@ func TestStatAsScannedFollowsLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	found := false
 	for _, f := range files {
-		if f.Path == link && (f.Size != got.Size || f.MtimeMs != got.MtimeMs) {
-			t.Fatalf("the scan records %+v, the job %+v", f, *got)
+		if f.Path == link {
+			found = true
+			if f.Size != got.Size || f.MtimeMs != got.MtimeMs {
+				t.Fatalf("the scan records %+v, the job %+v", f, *got)
+			}
 		}
+	}
+	if !found {
+		t.Fatalf("the scan did not find the link %s: %+v", link, files)
 	}
 	if err := os.Remove(target); err != nil {
 		t.Fatal(err)

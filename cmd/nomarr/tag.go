@@ -207,8 +207,8 @@ loop:
 	case allFailed:
 		fmt.Fprintln(stderr, "nomarr tag: every worker failed; see the log, fix the cause, and run `nomarr workers reset`")
 		return 1
-	case paused && c.Pending > 0:
-		fmt.Fprintf(stderr, "nomarr tag: %d files not yet tagged: %s\n", c.Pending, pauseAdvice)
+	case paused && c.Pending > 0: // the advice was given when the pause was seen
+		fmt.Fprintf(stderr, "nomarr tag: %d files not yet tagged (paused)\n", c.Pending)
 		return 1
 	}
 	code = 0

@@ -314,10 +314,13 @@ func TestTagPausedDuringTheRun(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
+	if n := strings.Count(logs, pauseAdvice); n != 1 {
+		t.Errorf("the advice is given %d times, want once:\n%s", n, logs)
+	}
 	if n := strings.Count(logs, "nomarr tag: paused during the run: stopping;"); n != 1 {
 		t.Errorf("the pause is told %d times, want once:\n%s", n, logs)
 	}
-	if !strings.Contains(logs, "files not yet tagged: the workers are paused") || !strings.Contains(logs, "run `nomarr workers resume`, then `nomarr tag` again") {
+	if !strings.Contains(logs, " files not yet tagged (paused)") || !strings.Contains(logs, "run `nomarr workers resume`, then `nomarr tag` again") {
 		t.Errorf("no word of what to run to go on:\n%s", logs)
 	}
 }

@@ -13,7 +13,9 @@
 //   - a stop or main death while the models load releases the claimed file
 //     at once (LeaveLoading);
 //   - after MainDied or StopRequested no new claim is made, and the current
-//     job is finished (completed or released) before Exit(0);
+//     job is finished (completed or released) before Exit(0); a result or
+//     release the store does not take is given up after MaxPendingWrites
+//     tries (LeaveLoading: after one), its lease then returning the file;
 //   - after MainDied the worker keeps the lease of the claim it holds
 //     (KeepLease), as no owner renews it any more;
 //   - a job result is written to the store at most once;
@@ -192,12 +194,17 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 	if w.running {
 		panic("worker: Step called while a job is running")
 	}
-	// 1. A finished job whose write failed comes first.
+	// 1. A finished job whose write failed comes first (or the release of
+	// a claim whose insert got no answer).
 	if w.pending != nil {
 		if !w.flushPending(ctx, now) {
 			if (w.mainDead || w.stopping) && w.pending.tries >= w.cfg.MaxPendingWrites {
+				what := "the result write"
+				if w.pending.doubtful {
+					what = "the release of a claim made without an answer"
+				}
 				w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, File: w.pending.ref.FileKey,
-					Reason: "giving up the result write; the lease expiry returns the file"})
+					Reason: "giving up " + what + "; the lease expiry returns the file"})
 				w.pending, w.job = nil, nil
 				return w.exit(0, "main process gone")
 			}
@@ -506,7 +513,7 @@ func (w *Worker) flushPending(ctx context.Context, now time.Time) bool {
 			ev.Path = p.path
 		}
 		w.sink.Emit(ev)
-	case p.doubtful && (errors.Is(err, store.ErrClaimLost) || errors.Is(err, store.ErrNotFound)):
+	case p.doubtful && errors.Is(err, store.ErrClaimLost):
 		w.storeOK() // the claim was never made
 	case errors.Is(err, store.ErrClaimLost):
 		w.storeOK()
