@@ -181,15 +181,22 @@ func parseHolder(raw string) *NameHolder {
 // decides, waiting as DecideName says. live tells whether a holder's
 // process runs (nil: unknown).
 func Refusal(name, raw string, now time.Time, ttl time.Duration, live func(NameHolder) Liveness) string {
+	v, _ := firstLook(name, raw, now, ttl, live)
+	return v.Refuse
+}
+
+// firstLook is DecideName for a process that has not looked at the name
+// before, with the holder of raw (nil: free).
+func firstLook(name, raw string, now time.Time, ttl time.Duration, live func(NameHolder) Liveness) (NameVerdict, *NameHolder) {
 	cur := parseHolder(raw)
 	if cur == nil {
-		return ""
+		return NameVerdict{Take: true}, nil
 	}
 	l := LivenessUnknown
 	if live != nil {
 		l = live(*cur)
 	}
-	return DecideName(name, cur, raw, nil, "", now, ttl, l).Refuse
+	return DecideName(name, cur, raw, nil, "", now, ttl, l), cur
 }
 
 // InUse says why a main process may be running under the node name whose
@@ -198,15 +205,7 @@ func Refusal(name, raw string, now time.Time, ttl time.Duration, live func(NameH
 // still write restart state over whatever another process writes. live
 // tells whether a holder's process runs (nil: unknown).
 func InUse(name, raw string, now time.Time, ttl time.Duration, live func(NameHolder) Liveness) string {
-	cur := parseHolder(raw)
-	if cur == nil {
-		return ""
-	}
-	l := LivenessUnknown
-	if live != nil {
-		l = live(*cur)
-	}
-	v := DecideName(name, cur, raw, nil, "", now, ttl, l)
+	v, cur := firstLook(name, raw, now, ttl, live)
 	switch {
 	case v.Refuse != "":
 		return v.Refuse

@@ -920,15 +920,22 @@ func TestCompletionCarriesRewrite(t *testing.T) {
 // job claimed, the store refuses it, the result is discarded, and the next
 // claim analyses the new content. Before, the file was marked tagged and
 // its new content never analysed.
+// rescanChanged records what a scan records for a file whose content
+// changed: a new size and mtime (its tagging state reset).
+func (r *rig) rescanChanged(key string) {
+	r.t.Helper()
+	changed := r.file(key)
+	changed.Size, changed.MtimeMs = 99, 2
+	if err := r.st.UpsertFiles(r.ctx, []store.File{changed}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 func TestChangedDuringJobNotCompleted(t *testing.T) {
 	r := newRig(t, nil)
 	r.addFiles("a")
 	r.startJob(t0)
-	changed := r.file("a")
-	changed.Size, changed.MtimeMs = 99, 2
-	if err := r.st.UpsertFiles(r.ctx, []store.File{changed}); err != nil {
-		t.Fatal(err)
-	}
+	r.rescanChanged("a")
 	r.w.JobDone(r.ctx, at(time.Second), ok())
 	if f := r.file("a"); f.Tagged || !f.NeedsTagging {
 		t.Fatalf("changed file after the old content's job: %+v", f)
@@ -1119,11 +1126,7 @@ func TestChangedDuringJobKeepsNoFailure(t *testing.T) {
 			r := newRig(t, nil)
 			r.addFiles("a")
 			r.startJob(t0)
-			changed := r.file("a")
-			changed.Size, changed.MtimeMs = 99, 2
-			if err := r.st.UpsertFiles(r.ctx, []store.File{changed}); err != nil {
-				t.Fatal(err)
-			}
+			r.rescanChanged("a")
 			r.w.JobDone(r.ctx, at(time.Second), res)
 			f := r.file("a")
 			if f.Failed || f.Attempts != 0 || f.Checkpoint != "" || f.LastError != "" || !f.IsValid || !f.NeedsTagging {
