@@ -174,34 +174,31 @@ func TestTagSaysItTagsTheStore(t *testing.T) {
 	}
 }
 
-// TestTagInterrupted: SIGINT stops `nomarr tag` gracefully; it says it was
-// interrupted and how to go on (not that files wait after "a transient
-// error"), forces the stop on a second SIGINT, and exits 130.
-func TestTagInterrupted(t *testing.T) {
+// slowTag is a `nomarr tag` run over four files whose jobs take 30 s,
+// with two workers, started and waited for until both work on a file.
+type slowTag struct {
+	cmd    *exec.Cmd
+	stderr *syncbuf.Buffer
+	done   chan error
+	data   string
+}
+
+func startSlowTag(t *testing.T) *slowTag {
+	t.Helper()
 	bin := nomarrBinary(t)
 	lib, data := t.TempDir(), t.TempDir()
 	audioFiles(t, lib, "1.mp3", "2.mp3", "3.mp3", "4.mp3")
 	script := write(t, "name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 30s\n")
-	db := filepath.Join(data, "nomarr.db")
-	var stderr syncbuf.Buffer
-	cmd := exec.Command(bin, "tag", lib, "--data-dir", data, "--workers", "2", "--analyzer", "script:"+script,
+	r := &slowTag{stderr: &syncbuf.Buffer{}, done: make(chan error, 1), data: data}
+	r.cmd = exec.Command(bin, "tag", lib, "--data-dir", data, "--workers", "2", "--analyzer", "script:"+script,
 		"--stop-grace", "1s", "--frame-interval", "200ms", "--check-interval", "100ms")
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	r.cmd.Stderr = r.stderr
+	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	waitUntil := func(what string, d time.Duration, ok func() bool) {
-		t.Helper()
-		for end := time.Now().Add(d); !ok(); time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(end) {
-				_ = cmd.Process.Kill()
-				t.Fatalf("no %s within %s:\n%s", what, d, stderr.String())
-			}
-		}
-	}
-	waitUntil("two jobs in progress", 20*time.Second, func() bool {
+	go func() { r.done <- r.cmd.Wait() }()
+	db := filepath.Join(data, "nomarr.db")
+	r.waitUntil(t, "two jobs in progress", 20*time.Second, func() bool {
 		st, err := sqlite.Open(db)
 		if err != nil {
 			return false
@@ -210,8 +207,29 @@ func TestTagInterrupted(t *testing.T) {
 		c, err := st.Counts(context.Background())
 		return err == nil && c.Claimed == 2
 	})
+	return r
+}
+
+// waitUntil polls ok for up to d; the run is killed and the test fails
+// when it never holds.
+func (r *slowTag) waitUntil(t *testing.T, what string, d time.Duration, ok func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); !ok(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			_ = r.cmd.Process.Kill()
+			t.Fatalf("no %s within %s:\n%s", what, d, r.stderr.String())
+		}
+	}
+}
+
+// TestTagInterrupted: SIGINT stops `nomarr tag` gracefully; it says it was
+// interrupted and how to go on (not that files wait after "a transient
+// error"), forces the stop on a second SIGINT, and exits 130.
+func TestTagInterrupted(t *testing.T) {
+	r := startSlowTag(t)
+	cmd, stderr, done := r.cmd, r.stderr, r.done
 	_ = cmd.Process.Signal(syscall.SIGINT)
-	waitUntil("stop", 5*time.Second, func() bool { return strings.Contains(stderr.String(), "msg=stop") })
+	r.waitUntil(t, "stop", 5*time.Second, func() bool { return strings.Contains(stderr.String(), "msg=stop") })
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-done:
@@ -271,34 +289,8 @@ func TestWorkerStoreErrorsLogged(t *testing.T) {
 // what to run to go on, stops gracefully and exits 1. It used to wait
 // forever, silent, its workers paused and the files still claimable.
 func TestTagPausedDuringTheRun(t *testing.T) {
-	bin := nomarrBinary(t)
-	lib, data := t.TempDir(), t.TempDir()
-	audioFiles(t, lib, "1.mp3", "2.mp3", "3.mp3", "4.mp3")
-	script := write(t, "name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 30s\n")
-	db := filepath.Join(data, "nomarr.db")
-	var stderr syncbuf.Buffer
-	cmd := exec.Command(bin, "tag", lib, "--data-dir", data, "--workers", "2", "--analyzer", "script:"+script,
-		"--stop-grace", "1s", "--frame-interval", "200ms", "--check-interval", "100ms")
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for end := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		st, err := sqlite.Open(db)
-		if err == nil {
-			c, err := st.Counts(context.Background())
-			st.Close()
-			if err == nil && c.Claimed == 2 {
-				break
-			}
-		}
-		if time.Now().After(end) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no two jobs in progress within 20 s:\n%s", stderr.String())
-		}
-	}
+	r := startSlowTag(t)
+	cmd, stderr, done, data := r.cmd, r.stderr, r.done, r.data
 	var out, errb bytes.Buffer
 	if rc := run([]string{"workers", "pause", "--data-dir", data, "--http-addr", "127.0.0.1:1"}, &out, &errb); rc != 0 {
 		t.Fatalf("workers pause: exit %d, %s", rc, errb.String())
