@@ -72,6 +72,10 @@ type Config struct {
 // MinInterval is the shortest accepted period: shorter ones only burn CPU.
 const MinInterval = 10 * time.Millisecond
 
+// MaxDuration bounds every duration key (a year): longer ones mean nothing
+// here, and sums of them must not overflow.
+const MaxDuration = 365 * 24 * time.Hour
+
 // MaxWorkers bounds workers per instance.
 const MaxWorkers = 1024
 

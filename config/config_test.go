@@ -51,6 +51,36 @@ func TestValidateNamesTheKey(t *testing.T) {
 	}
 }
 
+// A rule that fires before a frame can come would kill healthy workers:
+// stall_after needs two frame intervals, startup_timeout and
+// cold_start_max one. Durations are bounded, so that their sums in the
+// checks and the core cannot overflow.
+func TestValidateTimingAgainstFrames(t *testing.T) {
+	for _, tc := range []struct {
+		key string
+		set func(*Config)
+	}{
+		{"stall_after", func(c *Config) { c.StallAfter = 3 * time.Second }},
+		{"stall_after", func(c *Config) { c.StallAfter = 10 * time.Second }}, // two frames of 5 s: not more
+		{"startup_timeout", func(c *Config) { c.StartupTimeout = 5 * time.Second }},
+		{"cold_start_max", func(c *Config) { c.ColdStartMax = 4 * time.Second }},
+		{"frame_interval", func(c *Config) {
+			c.FrameInterval, c.StaleAfter, c.HangAfter = 1000000*time.Hour, 1000001*time.Hour, 1000001*time.Hour
+		}},
+	} {
+		c := Defaults()
+		tc.set(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("%s: got %v, want an error naming it", tc.key, err)
+		}
+	}
+	c := Defaults()
+	c.StallAfter = 11 * time.Second
+	if err := c.Validate(); err != nil {
+		t.Errorf("stall_after 11s with frame_interval 5s: %v", err)
+	}
+}
+
 func TestValuesRoundTrip(t *testing.T) {
 	c := Defaults()
 	c.Workers, c.HangAfter, c.GPU = 7, 42*time.Second, true

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/nomarr/nomarr/core/gpu"
@@ -24,6 +26,28 @@ func (c Config) Validate() error {
 		{"cleanup_period", c.CleanupPeriod}, {"gpu_probe_interval", c.GPUProbeInterval}, {"idle_poll_min", c.IdlePollMin}} {
 		if p.d < MinInterval {
 			return fmt.Errorf("config: %s must be at least %s, got %s", p.key, MinInterval, p.d)
+		}
+	}
+	// Every duration is bounded, so that sums and multiples of them (the
+	// checks below, deadlines in the core) cannot overflow.
+	fs := fields()
+	for _, k := range slices.Sorted(maps.Keys(fs)) {
+		if d, ok := fs[k](&c).(*time.Duration); ok && *d > MaxDuration {
+			return fmt.Errorf("config: %s must be at most %s, got %s", k, MaxDuration, *d)
+		}
+	}
+	// The owner sees a worker's progress and its first frame only through
+	// frames: a rule that fires before a frame can come kills healthy
+	// workers (a stall_after under frame_interval kills every job longer
+	// than it). stall_after needs two frames: the one that saw progress
+	// and the next.
+	for _, r := range []struct {
+		key    string
+		d, min time.Duration
+	}{{"startup_timeout", c.StartupTimeout, c.FrameInterval}, {"cold_start_max", c.ColdStartMax, c.FrameInterval},
+		{"stall_after", c.StallAfter, 2 * c.FrameInterval}} {
+		if r.d <= r.min {
+			return fmt.Errorf("config: %s (%s) must exceed %s (frame_interval is %s): the owner sees a worker only through its frames", r.key, r.d, r.min, c.FrameInterval)
 		}
 	}
 	// An orphaned worker renews its lease on its frame ticker once lease_ttl/3
