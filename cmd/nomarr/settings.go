@@ -92,8 +92,10 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 			return nil, nil, err
 		}
 	}
+	// An empty variable is unset, as an empty value in config.yaml is (a
+	// compose file's ${TOKEN} with nothing set must not wipe api_token).
 	for _, k := range applyOrder(allKeys()) {
-		if v, ok := os.LookupEnv("NOMARR_" + strings.ToUpper(k)); ok {
+		if v := os.Getenv("NOMARR_" + strings.ToUpper(k)); v != "" {
 			if err := s.set(k, v); err != nil {
 				return nil, nil, fmt.Errorf("environment NOMARR_%s: %w", strings.ToUpper(k), err)
 			}

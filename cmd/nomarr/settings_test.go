@@ -26,6 +26,8 @@ func TestSettingsPrecedence(t *testing.T) {
 	}
 	t.Setenv("NOMARR_WORKERS", "5")
 	t.Setenv("NOMARR_HTTP_ADDR", "127.0.0.1:9001")
+	t.Setenv("NOMARR_WRITE_MODE", "") // empty: unset, the file's value stays
+	t.Setenv("NOMARR_HANG_AFTER", "") // for every kind of key
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	s, rest, err := loadSettings(fs, []string{"--config", file, "DIR", "--workers", "7", "--data-dir", dir})
