@@ -356,12 +356,14 @@ func scrub(msg, password string) string {
 const (
 	errLockTimeout   = 18
 	errDeadlock      = 29
+	errDuplicateID   = 1005 // an index name taken by another definition ("duplicate value for `id` or `name`")
 	errConflict      = 1200 // write-write conflict, lock timeout on a document
 	errDocNotFound   = 1202
 	errCollNotFound  = 1203
 	errDuplicateName = 1207
 	errUniqueViolate = 1210
 	errDBNotFound    = 1228
+	errTxInUse       = 28 // a stream transaction still running a query ("transaction ... is already in use")
 	errTryAgain      = 1302
 	errBusy          = 1303
 )
@@ -625,7 +627,7 @@ func (s *Store) withTx(ctx context.Context, write []string, fn func(ctx context.
 	if err != nil && !errors.As(err, &keep) {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_ = tx.Abort(actx, nil) // the server aborts it anyway when it idles out
+		abort(actx, tx) // the server aborts it anyway when it idles out
 		return err
 	}
 	if cerr := tx.Commit(ctx, nil); cerr != nil {
@@ -636,13 +638,33 @@ func (s *Store) withTx(ctx context.Context, write []string, fn func(ctx context.
 		// after a commit that did land, the abort is refused, harmlessly.
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_ = tx.Abort(actx, nil)
+		abort(actx, tx)
 		return cerr
 	}
 	if keep != nil {
 		return keep.err
 	}
 	return nil
+}
+
+// abort aborts tx, best effort, until ctx ends. A transaction whose query
+// is still running on the server (the client gave up on it: a deadline, a
+// cancel) cannot be aborted yet: the server answers "transaction is in
+// use" (error 28, HTTP 500) and the transaction would hold its
+// documents' locks until it idles out (60 s), longer than a lease. Such an
+// answer is retried until the query has ended.
+func abort(ctx context.Context, tx arangodb.Transaction) {
+	for wait := 20 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+		err := tx.Abort(ctx, nil)
+		if err == nil || !hasErrorNum(err, errTxInUse) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
 }
 
 // commitAnyway makes withTx commit and then return err.

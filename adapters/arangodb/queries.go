@@ -7,16 +7,18 @@ import "strings"
 // collection a query touches is named in it (no dynamic DOCUMENT() access,
 // which a cluster would want declared with WITH). Bind parameters: @name.
 //
-// Key order (Discover, ListFiles): the cursor (_key > @after) and the order
-// (SORT _key) are both AQL string comparisons, so they agree with each
-// other. AQL compares strings with the server's ICU collation, set by its
-// language when its database directory was initialized (--icu-language;
-// by default en_US up to 3.11, en_US_POSIX from 3.12). For keys made only
-// of [0-9a-f] — the scanner's keys are lower-case hex — both collations
-// agree with byte order, the order of Go's string comparison and of the
-// SQLite store. validFileKey accepts any key ArangoDB does (upper case,
-// punctuation); for those the order is the server's and may differ from
-// byte order (en_US puts "a" before "B").
+// Key order (Discover, ListFiles): in each query the cursor (_key > @after)
+// and the order (SORT _key) agree with each other, as the index serving it
+// orders keys: ListFiles is served by the primary index, which compares
+// keys byte by byte; Discover by nomarr_discovery, a persistent index that
+// orders strings by the server's ICU collation (its language, set when its
+// database directory was initialized: --icu-language; by default en_US up
+// to 3.11, en_US_POSIX from 3.12). For keys made only of [0-9a-f] — the
+// scanner's keys are lower-case hex — all of these agree with byte order,
+// the order of Go's string comparison and of the SQLite store.
+// validFileKey accepts any key ArangoDB does (upper case, punctuation); for
+// those the two queries may order keys differently from each other and
+// from byte order (en_US puts "a" before "B").
 
 // qUpsertFiles inserts new files and resets the tagging state of files
 // whose size or mtime changed; an unchanged file whose validity differs

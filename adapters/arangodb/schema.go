@@ -235,7 +235,7 @@ func (s *Store) ensureIndex(ctx context.Context, ix index) error {
 	_, _, err = col.EnsurePersistentIndex(ctx, ix.fields, &arangodb.CreatePersistentIndexOptions{
 		Name: ix.name, Unique: &f, Sparse: &f, StoredValues: ix.stored,
 	})
-	if !hasErrorNum(err, errDuplicateName) {
+	if !hasErrorNum(err, errDuplicateName, errDuplicateID) { // a server says 1005 for a taken index name, older ones 1207
 		return err
 	}
 	dup := err

@@ -139,6 +139,24 @@ func TestBootstrapIndexDefinition(t *testing.T) {
 		}
 	})
 
+	t.Run("identical, reported as a duplicate identifier", func(t *testing.T) {
+		f := newFake(t, "nomarr")
+		f.dbExists = true
+		f.colls[colFiles] = map[string]doc{}
+		f.indexes[colFiles+"/"+discovery.name] = right
+		var first atomic.Bool
+		f.setHook(func(route, aql string) *fakeErr {
+			if route == "POST /_db/nomarr/_api/index" && first.CompareAndSwap(false, true) {
+				return &fakeErr{409, errDuplicateID, "duplicate value for `id` or `name`"}
+			}
+			return nil
+		})
+		openFake(t, f)
+		if !first.Load() {
+			t.Fatal("no index creation was answered with a duplicate identifier")
+		}
+	})
+
 	t.Run("duplicate name, no such index", func(t *testing.T) {
 		f := newFake(t, "nomarr")
 		f.setHook(func(route, aql string) *fakeErr {
