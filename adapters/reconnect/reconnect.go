@@ -18,42 +18,29 @@ import (
 // Opener opens the real store.
 type Opener func(ctx context.Context) (store.Store, error)
 
-// Store opens lazily. It is safe for concurrent use.
+// Store opens lazily. It is safe for concurrent use; how it opens is
+// attempt.go's.
+//
+// Invariants: at most one connection attempt is in flight, and mu is never
+// held during one, so no caller waits on the lock for a dial (see get for
+// how long a caller waits at most); st, once set, is never replaced.
 type Store struct {
 	open     Opener
 	minRetry time.Duration
 	now      func() time.Time
 
-	mu      sync.Mutex
-	st      store.Store
-	lastErr error
-	lastTry time.Time
+	mu       sync.Mutex // guards the fields below
+	st       store.Store
+	lastErr  error     // the last failed attempt's error; nil until one fails and once one succeeds
+	lastEnd  time.Time // when the last failed attempt ended: the retry gap counts from here
+	inFlight *attempt  // the attempt under way, or nil
+	closed   bool
 }
 
-// New returns a lazily opened store; failed opens are retried at most every
-// minRetry.
+// New returns a lazily opened store; a failed open is tried again no
+// sooner than minRetry after it ended.
 func New(open Opener, minRetry time.Duration) *Store {
 	return &Store{open: open, minRetry: minRetry, now: time.Now}
-}
-
-// get returns the open store or a fault error.
-func (s *Store) get(ctx context.Context) (store.Store, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.st != nil {
-		return s.st, nil
-	}
-	if s.lastErr != nil && s.now().Sub(s.lastTry) < s.minRetry {
-		return nil, fmt.Errorf("store unavailable: %w", s.lastErr)
-	}
-	s.lastTry = s.now()
-	st, err := s.open(ctx)
-	if err != nil {
-		s.lastErr = err
-		return nil, fmt.Errorf("store unavailable: %w", err)
-	}
-	s.st, s.lastErr = st, nil
-	return st, nil
 }
 
 // Underlying returns the open store, if any (for optional interfaces).
@@ -63,11 +50,18 @@ func (s *Store) Underlying() store.Store {
 	return s.st
 }
 
-// Close closes the underlying store if it was opened.
+// Close closes the underlying store if it was opened, and cuts short an
+// attempt under way (which closes what it opens after this; later calls
+// that find no store fail). It does not wait for that attempt.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.st.(io.Closer); ok {
+	s.closed = true
+	st, a := s.st, s.inFlight
+	s.mu.Unlock()
+	if a != nil {
+		a.cancel()
+	}
+	if c, ok := st.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil
