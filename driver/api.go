@@ -26,7 +26,7 @@ var _ httpapi.Backend = (*API)(nil)
 // published view (view.go), so the answer never waits for a loop held up
 // in a store call; the store is read directly.
 func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
-	info := httpapi.Info{Store: a.StoreID, Version: a.Version, WorkerEnabled: true}
+	info := httpapi.Info{Store: a.StoreID, Version: a.Version}
 	v := a.Main.View()
 	if v == nil { // the loop has not run yet: wait for its first step
 		if err := a.Main.Do(ctx, func(_ context.Context, now time.Time) { a.Main.publish(now) }); err != nil {
@@ -56,23 +56,38 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 		info.Workers = append(info.Workers, w)
 	}
 	// Workers are shown even while the store is down: that is when they matter.
-	if c, _, err := a.Main.LibraryCounts(ctx); err != nil {
+	if err := a.readStore(ctx, &info); err != nil {
 		info.StoreError = err.Error()
-	} else {
-		info.Library = c
-		for i, w := range info.Workers { // a key says nothing to a person
-			if w.CurrentJob == "" {
-				continue
-			}
-			if f, err := a.Main.Store.File(ctx, w.CurrentJob); err == nil {
-				info.Workers[i].CurrentPath = f.Path
-			}
-		}
-	}
-	if v, ok, err := a.Main.Store.GetMeta(ctx, store.MetaWorkerEnabled); err == nil {
-		info.WorkerEnabled = store.Enabled(v, ok)
 	}
 	return info, nil
+}
+
+// readStore fills in info's store part: the library counts, the pause flag
+// and the current jobs' paths. It sets either all of the counts and the
+// flag or, with an error, none: with StoreError set both are unknown (the
+// zeros mean nothing; /metrics leaves them out, the dashboard shows "?"),
+// never a guess such as "enabled" for a paused cluster. The flag is read
+// even when the counts come from the last good read (LibraryCounts), so a
+// store gone since shows here.
+func (a *API) readStore(ctx context.Context, info *httpapi.Info) error {
+	c, _, err := a.Main.LibraryCounts(ctx)
+	if err != nil {
+		return err
+	}
+	v, ok, err := a.Main.Store.GetMeta(ctx, store.MetaWorkerEnabled)
+	if err != nil {
+		return fmt.Errorf("reading the pause flag (%s): %w", store.MetaWorkerEnabled, err)
+	}
+	info.Library, info.WorkerEnabled = c, store.Enabled(v, ok)
+	for i, w := range info.Workers { // a key says nothing to a person
+		if w.CurrentJob == "" {
+			continue
+		}
+		if f, err := a.Main.Store.File(ctx, w.CurrentJob); err == nil {
+			info.Workers[i].CurrentPath = f.Path
+		}
+	}
+	return nil
 }
 
 // SetEnabled implements httpapi.Backend.

@@ -100,7 +100,8 @@ type Info struct {
 	WorkerEnabled bool         `json:"worker_enabled"`
 	Workers       []WorkerInfo `json:"workers"`
 	Library       store.Counts `json:"library"`
-	// StoreError says why Library is empty: the store is unreachable.
+	// StoreError says why Library and WorkerEnabled are unknown (zeros):
+	// a store read for this answer failed (the store is unreachable).
 	StoreError string `json:"store_error,omitempty"`
 }
 
