@@ -56,10 +56,12 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "nomarr status:", cerr)
 			return 1
 		}
-		info = httpapi.Info{Store: redact(s.get("db")), Library: c, WorkerEnabled: true}
-		if v, ok, err := st.GetMeta(context.Background(), store.MetaWorkerEnabled); err == nil {
-			info.WorkerEnabled = store.Enabled(v, ok)
+		v, ok, merr := st.GetMeta(context.Background(), store.MetaWorkerEnabled)
+		if merr != nil { // the flag cannot be told: not shown as enabled
+			fmt.Fprintln(stderr, "nomarr status: reading the pause flag:", merr)
+			return 1
 		}
+		info = httpapi.Info{Store: redact(s.get("db")), Library: c, WorkerEnabled: store.Enabled(v, ok)}
 		fmt.Fprintln(stderr, "nomarr status:", err, "— showing the store only")
 	}
 	if *asJSON {
