@@ -1,6 +1,7 @@
 package arangodb
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -121,41 +122,28 @@ func TestBootstrapIndexDefinition(t *testing.T) {
 		})
 	}
 
-	t.Run("identical, reported as duplicate", func(t *testing.T) {
-		f := newFake(t, "nomarr")
-		f.dbExists = true
-		f.colls[colFiles] = map[string]doc{}
-		f.indexes[colFiles+"/"+discovery.name] = right
-		var first atomic.Bool
-		f.setHook(func(route, aql string) *fakeErr {
-			if route == "POST /_db/nomarr/_api/index" && first.CompareAndSwap(false, true) {
-				return &fakeErr{409, errDuplicateName, "duplicate value"}
+	// A server answers an index name taken by an identical definition with
+	// the existing index, or, racing a concurrent bootstrap, with a
+	// duplicate: 1207 (duplicate name) or 1005 (duplicate identifier).
+	for _, dup := range []*fakeErr{{409, errDuplicateName, "duplicate value"}, {409, errDuplicateID, "duplicate value for `id` or `name`"}} {
+		t.Run(fmt.Sprintf("identical, reported as error %d", dup.num), func(t *testing.T) {
+			f := newFake(t, "nomarr")
+			f.dbExists = true
+			f.colls[colFiles] = map[string]doc{}
+			f.indexes[colFiles+"/"+discovery.name] = right
+			var first atomic.Bool
+			f.setHook(func(route, aql string) *fakeErr {
+				if route == "POST /_db/nomarr/_api/index" && first.CompareAndSwap(false, true) {
+					return dup
+				}
+				return nil
+			})
+			openFake(t, f)
+			if !first.Load() {
+				t.Fatal("no index creation was answered with a duplicate")
 			}
-			return nil
 		})
-		openFake(t, f)
-		if !first.Load() {
-			t.Fatal("no index creation was answered with a duplicate name")
-		}
-	})
-
-	t.Run("identical, reported as a duplicate identifier", func(t *testing.T) {
-		f := newFake(t, "nomarr")
-		f.dbExists = true
-		f.colls[colFiles] = map[string]doc{}
-		f.indexes[colFiles+"/"+discovery.name] = right
-		var first atomic.Bool
-		f.setHook(func(route, aql string) *fakeErr {
-			if route == "POST /_db/nomarr/_api/index" && first.CompareAndSwap(false, true) {
-				return &fakeErr{409, errDuplicateID, "duplicate value for `id` or `name`"}
-			}
-			return nil
-		})
-		openFake(t, f)
-		if !first.Load() {
-			t.Fatal("no index creation was answered with a duplicate identifier")
-		}
-	})
+	}
 
 	t.Run("duplicate name, no such index", func(t *testing.T) {
 		f := newFake(t, "nomarr")
