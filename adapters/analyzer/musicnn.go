@@ -77,7 +77,7 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 			cp.Tags[tags.KeyVersion] == m.Models.Version() && cp.Stamp != nil {
 			now, err := tagwrite.StampOf(job.Path)
 			switch {
-			case err == nil && now == *cp.Stamp:
+			case err == nil && now.Same(*cp.Stamp):
 				all, stamp = cp.Tags, now
 			case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 				// Gone (its drive unmounted): missing, the checkpoint kept

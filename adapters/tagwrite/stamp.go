@@ -13,14 +13,19 @@ import (
 // compares before it renames its copy over the original. It is plain data,
 // so a caller can keep it (JSON) between reading a file and writing into it.
 //
-// Two stamps are equal only for the same file unchanged as far as the
-// kernel's timestamps tell: a replacement (a new inode), an edit that moves
+// Two stamps are the same content (Same) only for the same file unchanged
+// as far as the kernel's timestamps tell: a replacement (a new inode), an edit that moves
 // the size or the modification time, and an in-place edit that sets the
 // modification time back (the change time moves; user space cannot set it)
 // all give another stamp. An edit within the same clock tick as the
 // stamped state can go unseen, as for Write's own check. Outside Linux,
 // Dev, Ino and CtimeNs are 0 and a stamp tells contents apart by size and
 // modification time only.
+//
+// Same leaves the device out: it names the mount, not the file. Each NFS
+// client numbers its mounts on its own, and a drive remounted may get
+// another number, while the inode (the server's file id on NFS) and the
+// times stay; a checkpoint taken on one host must resume on another.
 type Stamp struct {
 	Dev     uint64 `json:"dev"`
 	Ino     uint64 `json:"ino"`
@@ -52,11 +57,16 @@ func stampOf(st fs.FileInfo) Stamp {
 	return s
 }
 
-// differences names what differs between s and o ("" when they are equal).
+// Same reports whether s and o are the same content (everything but the
+// device equal).
+func (s Stamp) Same(o Stamp) bool { return s.differences(o) == "" }
+
+// differences names what differs between s and o but the device ("" when
+// nothing does).
 func (s Stamp) differences(o Stamp) string {
 	var d []string
-	if s.Dev != o.Dev || s.Ino != o.Ino {
-		d = append(d, "another file (device/inode)")
+	if s.Ino != o.Ino {
+		d = append(d, "another file (inode)")
 	}
 	if s.Size != o.Size {
 		d = append(d, fmt.Sprintf("size %d, stamped %d", s.Size, o.Size))

@@ -120,3 +120,26 @@ func TestWriteIfSameRefusesOtherContent(t *testing.T) {
 		}
 	})
 }
+
+// The device is left out of Same: a checkpoint stamped on one NFS client,
+// or before a drive was remounted, names the same file by its inode and
+// times under another device number. Anything else that differs is
+// another content.
+func TestStampSameLeavesOutTheDevice(t *testing.T) {
+	s := Stamp{Dev: 2049, Ino: 77, Size: 1000, MtimeNs: 5, CtimeNs: 6}
+	other := s
+	other.Dev = 48
+	if !s.Same(other) {
+		t.Error("a stamp under another device number is not the same content")
+	}
+	for name, change := range map[string]func(*Stamp){
+		"inode": func(x *Stamp) { x.Ino++ }, "size": func(x *Stamp) { x.Size++ },
+		"mtime": func(x *Stamp) { x.MtimeNs++ }, "ctime": func(x *Stamp) { x.CtimeNs++ },
+	} {
+		x := s
+		change(&x)
+		if s.Same(x) {
+			t.Errorf("another %s is the same content", name)
+		}
+	}
+}
