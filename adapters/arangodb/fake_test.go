@@ -747,11 +747,27 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		f.colls[colRestart][str(b["key"])] = d
 		return []any{1}, nil
 	},
+	// INSERT ... OPTIONS { overwriteMode: "ignore" }: a document whose
+	// _key exists (stored, or inserted earlier by the same statement) is
+	// left as it is; one without a _key gets the padded generator's next;
+	// an illegal key fails the whole statement (1221), nothing written.
 	qAppendHistory: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
-		for _, r := range b["rows"].([]any) {
-			f.seq++
-			k := fmt.Sprintf("%016x", f.seq)
-			f.colls[colHistory][k] = with(r.(map[string]any), "_key", k)
+		rows := b["rows"].([]any)
+		for _, r := range rows {
+			if k, ok := r.(map[string]any)["_key"]; ok && !legalKey(k) {
+				return nil, &fakeErr{400, 1221, fmt.Sprintf("illegal document key: %v", k)}
+			}
+		}
+		for _, r := range rows {
+			d := r.(map[string]any)
+			k, ok := d["_key"].(string)
+			if !ok {
+				f.seq++
+				k = fmt.Sprintf("%016x", f.seq)
+			}
+			if _, dup := f.colls[colHistory][k]; !dup {
+				f.colls[colHistory][k] = with(d, "_key", k)
+			}
 		}
 		return nil, nil
 	},
@@ -815,6 +831,21 @@ func (f *fakeServer) list(b map[string]any, limit int) []any {
 		out = append(out, with(f.colls[colFiles][k], "_id", colFiles+"/"+k, "_rev", "_r"))
 	}
 	return out
+}
+
+// legalKey reports whether a server takes k as a document key: a string
+// of 1 to 254 bytes of the key alphabet.
+func legalKey(k any) bool {
+	s, ok := k.(string)
+	if !ok || s == "" || len(s) > maxKeyLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !keyByteOK(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // historyOldestFirst returns the health_history documents by (at_ms, _key).

@@ -2,7 +2,9 @@ package arangodb
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -752,22 +754,56 @@ func (s *Store) SaveRestart(ctx context.Context, key string, st restart.State) e
 	return nil
 }
 
-// historyDoc is a health_history document.
+// historyDoc is a health_history document, keyed by its identity
+// (historyKey).
 type historyDoc struct {
+	Key       string `json:"_key"`
 	AtMs      num64  `json:"at_ms"`
 	Instance  string `json:"instance"`
 	Component string `json:"component"`
 	Status    string `json:"status"`
 }
 
-// AppendHistory implements store.History: the batch is one INSERT statement.
+// historyKey is the _key of a history row: its identity (store.HistoryRow)
+// in the key alphabet — instance and component escaped (every byte outside
+// the alphabet, and '%' and '!', as %XX), then the time in milliseconds,
+// joined by '!', which no escaped part holds: distinct identities have
+// distinct keys. A key that would pass the 254-byte limit is '!' and the
+// SHA-256 of that spelling in hex (one '!', where the others have two).
+// Keys made by the collection's padded generator (rows written before
+// history keys were derived) are hex digits only and meet neither form.
+func historyKey(r store.HistoryRow) string {
+	var b strings.Builder
+	part := func(s string) {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c != '%' && c != '!' && keyByteOK(c) {
+				b.WriteByte(c)
+			} else {
+				fmt.Fprintf(&b, "%%%02X", c)
+			}
+		}
+		b.WriteByte('!')
+	}
+	part(r.Instance)
+	part(r.Component)
+	b.WriteString(strconv.FormatInt(ms(r.At), 10))
+	if b.Len() > maxKeyLen {
+		sum := sha256.Sum256([]byte(b.String()))
+		return "!" + hex.EncodeToString(sum[:])
+	}
+	return b.String()
+}
+
+// AppendHistory implements store.History: the batch is one INSERT statement
+// of documents keyed by their identity (historyKey), which leaves a key
+// that exists, or came earlier in the batch, as it is.
 func (s *Store) AppendHistory(ctx context.Context, rows []store.HistoryRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	docs := make([]historyDoc, len(rows))
 	for i, r := range rows {
-		docs[i] = historyDoc{AtMs: num64(ms(r.At)), Instance: r.Instance, Component: r.Component, Status: r.Status}
+		docs[i] = historyDoc{Key: historyKey(r), AtMs: num64(ms(r.At)), Instance: r.Instance, Component: r.Component, Status: r.Status}
 	}
 	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
 		_, err := queryAll[any](ctx, s.db, qAppendHistory, map[string]any{"rows": docs})

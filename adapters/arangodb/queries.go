@@ -289,8 +289,11 @@ const qSaveRestart = `UPSERT { _key: @key }
   IN worker_restart_policy
   RETURN 1`
 
-// qAppendHistory inserts a whole snapshot in one statement.
-const qAppendHistory = `FOR r IN @rows INSERT r INTO health_history`
+// qAppendHistory inserts a whole snapshot in one statement. Each row
+// carries its identity as _key (historyKey): a row stored already, by an
+// earlier call whose answer was lost or earlier in @rows, is left as it
+// is (overwriteMode "ignore": no write, no error).
+const qAppendHistory = `FOR r IN @rows INSERT r INTO health_history OPTIONS { overwriteMode: "ignore" }`
 
 // qPruneHistory deletes up to @limit rows older than @before (index on
 // at_ms) and returns how many it deleted.
@@ -302,7 +305,9 @@ const qPruneHistory = `LET n = (FOR h IN health_history
   RETURN 1)
 RETURN LENGTH(n)`
 
-// qRecentHistory returns the newest rows, newest first (index on at_ms, _key).
+// qRecentHistory returns the newest rows, newest first (index on at_ms,
+// _key): rows of one instant in the order of their keys, i.e. by instance
+// and component.
 const qRecentHistory = `FOR h IN health_history
   SORT h.at_ms DESC, h._key DESC
   LIMIT @limit

@@ -49,7 +49,7 @@ var indexes = []index{
 	// Claims by lease (expiry) and by holder (ReleaseWorker, RenewLeases).
 	{colClaims, "nomarr_claims_lease", []string{"lease_until"}, nil},
 	{colClaims, "nomarr_claims_worker", []string{"worker_id"}, nil},
-	// History by time; _key (padded generator: insertion order) breaks ties.
+	// History by time; _key (the row's identity, historyKey) breaks ties.
 	{colHistory, "nomarr_history_at", []string{"at_ms", "_key"}, nil},
 }
 
@@ -188,7 +188,9 @@ func (s *Store) createCollection(ctx context.Context, name string, oneShard bool
 	defer cancel()
 	props := &arangodb.CreateCollectionPropertiesV2{}
 	if name == colHistory {
-		// Padded keys grow in insertion order and sort as strings.
+		// Rows carry their own keys now (historyKey); those written
+		// before got padded keys. The generator stays, so that new and
+		// older databases are laid out alike.
 		props.KeyOptions = &arangodb.CollectionKeyOptions{Type: arangodb.KeyGeneratorPadded}
 	}
 	if name == colFiles {

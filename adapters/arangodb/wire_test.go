@@ -650,7 +650,7 @@ func TestBatchWritesRetryDeletedDocument(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.AppendHistory(bg, []store.HistoryRow{{At: storetest.T0, Status: "x"}, {At: storetest.T0, Status: "y"}}); err != nil {
+	if err := s.AppendHistory(bg, []store.HistoryRow{{At: storetest.T0, Component: "x", Status: "x"}, {At: storetest.T0, Component: "y", Status: "y"}}); err != nil {
 		t.Fatal(err)
 	}
 	// goneOnce answers the first run of q with 1202.
@@ -702,4 +702,72 @@ func TestBatchWritesRetryDeletedDocument(t *testing.T) {
 	_, err = s2.CleanupClaims(bg, storetest.At(time.Hour))
 	wantFault(t, "CleanupClaims under a lasting 1202", err, "cleanup claims", "error 1202")
 	f.setHook(nil)
+}
+
+// A history row's key is its identity in the key alphabet: legal and
+// within the length limit whatever the names (bytes outside the alphabet,
+// the separator '!', '%', names too long to spell out), and distinct for
+// distinct identities; through the fake, which refuses an illegal key as
+// a server does, such rows are stored once each.
+func TestHistoryKey(t *testing.T) {
+	long := strings.Repeat("/", 100) // 300 bytes escaped
+	row := func(inst, comp string, at time.Duration) store.HistoryRow {
+		return store.HistoryRow{At: storetest.At(at), Instance: inst, Component: comp, Status: "healthy"}
+	}
+	rows := []store.HistoryRow{
+		row("host:1:0", "worker:discovery:0", 0),
+		row("host:1:0", "worker:discovery:0", time.Millisecond),
+		row("a!b", "c", 0), row("a", "b!c", 0), row("a%21b", "c", 0), row("a%b", "c", 0),
+		row("", "x", 0), row("x", "", 0), row("", "", 0),
+		row("naïve host/1 0", "worker discovery\t0", 0),
+		row(long, "c", 0), row(long+"x", "c", 0), row(long, "c", time.Millisecond),
+	}
+	seen := map[string]store.HistoryRow{}
+	for _, r := range rows {
+		k := historyKey(r)
+		if !legalKey(k) {
+			t.Errorf("historyKey(%q, %q) = %q: not a legal key", r.Instance, r.Component, k)
+		}
+		if prev, dup := seen[k]; dup {
+			t.Errorf("historyKey(%q, %q) = %q, as for (%q, %q)", r.Instance, r.Component, k, prev.Instance, prev.Component)
+		}
+		seen[k] = r
+		if historyKey(r) != k {
+			t.Errorf("historyKey(%q, %q) is not deterministic", r.Instance, r.Component)
+		}
+		same := r
+		same.At, same.Status = r.At.Add(300*time.Microsecond), "failed"
+		if historyKey(same) != k {
+			t.Errorf("historyKey differs within one millisecond, or with the status")
+		}
+	}
+	if k := historyKey(rows[0]); k != "host:1:0!worker:discovery:0!"+fmt.Sprint(storetest.T0.UnixMilli()) {
+		t.Errorf("historyKey of a plain row = %q, want it readable", k)
+	}
+
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	for range 2 {
+		if err := s.AppendHistory(bg, rows); err != nil {
+			t.Fatalf("AppendHistory: %v", err)
+		}
+	}
+	got, err := s.RecentHistory(bg, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("%d rows stored after appending %d twice, want each once", len(got), len(rows))
+	}
+	for _, r := range rows {
+		n := 0
+		for _, g := range got {
+			if g.Instance == r.Instance && g.Component == r.Component && g.At.Equal(r.At) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("row (%q, %q, %v) stored %d times", r.Instance, r.Component, r.At, n)
+		}
+	}
 }

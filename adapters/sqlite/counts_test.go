@@ -236,7 +236,7 @@ func downgradeToV1(t testing.TB, path string, extra ...string) {
 	execAll(t, path, append([]string{
 		`DROP TRIGGER library_counts_insert`, `DROP TRIGGER library_counts_delete`, `DROP TRIGGER library_counts_update`,
 		`DROP TABLE library_counts`,
-		`DROP INDEX library_files_ready`, `DROP INDEX library_files_waiting`,
+		`DROP INDEX library_files_ready`, `DROP INDEX library_files_waiting`, `DROP INDEX health_history_identity`,
 		`ALTER TABLE library_files DROP COLUMN waiting`,
 		`CREATE INDEX library_files_pending ON library_files (key) WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0`,
 		`UPDATE meta SET value = '1' WHERE key = '` + MetaSchemaVersion + `'`,

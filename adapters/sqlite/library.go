@@ -579,7 +579,9 @@ func (s *Store) SaveRestart(ctx context.Context, key string, st restart.State) e
 	return nil
 }
 
-// AppendHistory implements store.History (one transaction per batch).
+// AppendHistory implements store.History (one transaction per batch): a
+// row whose identity is stored already, or earlier in the batch, is
+// skipped (sAppendHistory).
 func (s *Store) AppendHistory(ctx context.Context, rows []store.HistoryRow) error {
 	if len(rows) == 0 {
 		return nil

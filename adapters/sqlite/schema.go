@@ -156,6 +156,29 @@ var version2 = []string{
 		WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND waiting = 1`,
 }
 
+// extras are indexes added since schema version 2 that change no
+// semantics (a program of this version is right with or without them), so
+// they need no new schema version, which would make the programs already
+// deployed refuse the file: a new or upgraded database gets them with its
+// schema, a version 2 database made before them at its next open for
+// writing (ensureExtras). Each is a plain CREATE INDEX IF NOT EXISTS, which
+// builds on any such file.
+var extras = []struct{ name, ddl string }{
+	// A history row's identity (store.HistoryRow), for AppendHistory's
+	// NOT EXISTS probe. Not UNIQUE: a file written before appends were
+	// idempotent may hold duplicate rows, and must open all the same.
+	{"health_history_identity", `CREATE INDEX IF NOT EXISTS health_history_identity ON health_history (instance, component, at_ms)`},
+}
+
+// extrasDDL is the statements of extras.
+func extrasDDL() []string {
+	out := make([]string, len(extras))
+	for i, x := range extras {
+		out[i] = x.ddl
+	}
+	return out
+}
+
 // changedFile: in an upsert, the stored file's size or mtime differs from
 // the scanned one.
 const changedFile = `(library_files.size <> excluded.size OR library_files.mtime_ms <> excluded.mtime_ms)`
@@ -309,7 +332,11 @@ var writeSQL = map[int]string{
 			recent = excluded.recent, last_restart_wall_ms = excluded.last_restart_wall_ms,
 			failed_at_wall_ms = excluded.failed_at_wall_ms, failure_reason = excluded.failure_reason,
 			updated_at_wall_ms = excluded.updated_at_wall_ms`,
-	sAppendHistory: `INSERT INTO health_history (at_ms, instance, component, status) VALUES (?, ?, ?, ?)`,
+	// A row whose identity is stored already (a batch sent again after a
+	// lost answer) is skipped: one probe of health_history_identity.
+	sAppendHistory: `INSERT INTO health_history (at_ms, instance, component, status)
+		SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS
+			(SELECT 1 FROM health_history WHERE instance = ?2 AND component = ?3 AND at_ms = ?1)`,
 	sPruneHistory: `DELETE FROM health_history WHERE id IN
 			(SELECT id FROM health_history WHERE at_ms < ? ORDER BY at_ms LIMIT ?)`,
 }

@@ -245,7 +245,13 @@ func (s *Store) bootstrap(ctx context.Context) error {
 		return err
 	}
 	if v == SchemaVersion {
-		return s.checkWAL(ctx)
+		if err := s.checkWAL(ctx); err != nil {
+			return err
+		}
+		if !s.cfg.readOnly {
+			s.ensureExtras(ctx)
+		}
+		return nil
 	}
 	if v > SchemaVersion {
 		return fmt.Errorf("schema version %d is newer than this program's %d", v, SchemaVersion)
@@ -276,7 +282,7 @@ func (s *Store) bootstrap(ctx context.Context) error {
 		if err == nil && cur >= SchemaVersion {
 			return nil // another process created it meanwhile
 		}
-		if err := execSchema(ctx, tx, slices.Concat(schema, version2)); err != nil {
+		if err := execSchema(ctx, tx, slices.Concat(schema, version2, extrasDDL())); err != nil {
 			return fmt.Errorf("schema: %w", err)
 		}
 		return stampVersion(ctx, tx)
@@ -304,11 +310,51 @@ func (s *Store) upgrade(ctx context.Context, from int) error {
 		if cur != 1 {
 			return fmt.Errorf("schema version %d cannot be upgraded (known: 1)", cur)
 		}
-		if err := execSchema(ctx, tx, version2); err != nil {
+		if err := execSchema(ctx, tx, slices.Concat(version2, extrasDDL())); err != nil {
 			return fmt.Errorf("schema upgrade %d → %d: %w", from, SchemaVersion, err)
 		}
 		return stampVersion(ctx, tx)
 	})
+}
+
+// ensureExtras creates the extras a database of this schema version lacks
+// (made before they were added). Best effort, as they only make a
+// statement faster: when the write lock cannot be had (another process
+// holds it past the busy timeout) or the build fails, the store opens
+// without them and the next open for writing tries again.
+func (s *Store) ensureExtras(ctx context.Context) {
+	have, err := strings1Ctx(ctx, s.r, `SELECT name FROM sqlite_schema WHERE type = 'index'`)
+	if err != nil {
+		return
+	}
+	var ddl []string
+	for _, x := range extras {
+		if !slices.Contains(have, x.name) {
+			ddl = append(ddl, x.ddl)
+		}
+	}
+	if len(ddl) == 0 {
+		return
+	}
+	_ = s.withTx(ctx, func(tx *sql.Tx) error { return execSchema(ctx, tx, ddl) })
+}
+
+// strings1Ctx reads a one-column result of strings.
+func strings1Ctx(ctx context.Context, db *sql.DB, q string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // execSchema runs schema statements in order; ?1 in one is now, by the

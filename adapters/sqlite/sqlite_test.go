@@ -610,6 +610,63 @@ func TestOddPath(t *testing.T) {
 	}
 }
 
+// A file written before history appends were idempotent lacks the
+// identity index and may hold duplicate rows: it opens all the same (the
+// index is not UNIQUE), gets the index at its first open for writing (not
+// at a read-only one), keeps its old rows and takes no new duplicates. An
+// upgrade from version 1 and a new file get the index too.
+func TestHistoryIdentityOnAnOldFile(t *testing.T) {
+	path := tempDB(t)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := func(sec int, comp, status string) store.HistoryRow {
+		return store.HistoryRow{At: at(time.Duration(sec) * time.Second), Instance: "h:1:0", Component: comp, Status: status}
+	}
+	if err := s.AppendHistory(bg, []store.HistoryRow{r(0, "a", "healthy"), r(0, "b", "healthy")}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	const has = `SELECT name FROM sqlite_schema WHERE type = 'index' AND name = 'health_history_identity'`
+	execAll(t, path, `DROP INDEX health_history_identity`,
+		`INSERT INTO health_history (at_ms, instance, component, status) SELECT at_ms, instance, component, status FROM health_history WHERE component = 'a'`)
+
+	ro := openT(t, path, WithReadOnly())
+	if got := strings1(t, ro.r, has); len(got) != 0 {
+		t.Fatal("a read-only open created the index")
+	}
+	s = openT(t, path)
+	if got := strings1(t, s.r, has); len(got) != 1 {
+		t.Fatal("no health_history_identity after an open for writing")
+	}
+	if err := s.AppendHistory(bg, []store.HistoryRow{r(0, "a", "healthy"), r(0, "b", "healthy"), r(30, "a", "failed"), r(30, "a", "failed")}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RecentHistory(bg, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var desc []string
+	for _, h := range got {
+		desc = append(desc, fmt.Sprintf("%s@%ds", h.Component, h.At.Sub(t0)/time.Second))
+	}
+	if want := []string{"a@0s", "b@0s", "a@0s", "a@30s"}; !slices.Equal(desc, want) {
+		t.Fatalf("history = %v, want %v (the old duplicate kept, nothing added twice)", desc, want)
+	}
+	plan := queryPlan(t, s.w, writeSQL[sAppendHistory], ms(t0), "h:1:0", "a", "healthy")
+	if !strings.Contains(plan, "USING COVERING INDEX health_history_identity (instance=? AND component=? AND at_ms=?)") {
+		t.Errorf("AppendHistory's probe does not use the identity index:\n%s", plan)
+	}
+
+	path = tempDB(t)
+	openT(t, path)
+	downgradeToV1(t, path)
+	if got := strings1(t, openT(t, path).r, has); len(got) != 1 {
+		t.Fatal("no health_history_identity after an upgrade from version 1")
+	}
+}
+
 // PruneHistory deletes a backlog larger than one statement's batch.
 func TestPruneHistoryBatches(t *testing.T) {
 	s := openT(t, tempDB(t))

@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RestartState", testRestartState},
 		{"History", testHistory},
 		{"PruneHistory", testPruneHistory},
+		{"HistoryAppendIdempotent", testHistoryAppendIdempotent},
 		{"ListFiles", testListFiles},
 		{"MissingAndBack", testMissingAndBack},
 		{"MissingAndChanged", testMissingAndChanged},
@@ -1276,6 +1277,64 @@ func testHistory(h *h) {
 	}
 	if last, _ := historyOf(h.T, h.st, 1); len(last) != 1 || last[0].Status != "failed" {
 		h.Fatalf("RecentHistory(1) = %+v", last)
+	}
+}
+
+// testHistoryAppendIdempotent: a row whose identity (instance, component,
+// time in milliseconds) is stored already is skipped, whatever its status,
+// as is the second of two such rows in one call: the monitor sends its
+// buffer again after a failed call, and the store may have written it
+// before its answer was lost. Rows differing in any part of the identity
+// are kept; a pruned row's identity is free again.
+func testHistoryAppendIdempotent(h *h) {
+	ctx := h.Context()
+	rows := []store.HistoryRow{
+		{At: T0, Instance: "host:1:0", Component: "worker:discovery:0", Status: "healthy"},
+		{At: T0, Instance: "host:1:0", Component: "worker:discovery:1", Status: "pending"},
+		{At: T0, Instance: "host:2:0", Component: "worker:discovery:0", Status: "healthy"},
+		{At: At(30 * time.Second), Instance: "host:1:0", Component: "worker:discovery:0", Status: "unhealthy"},
+	}
+	if err := h.st.AppendHistory(ctx, rows); err != nil {
+		h.Fatal(err)
+	}
+	later := store.HistoryRow{At: At(time.Minute), Instance: "host:1:0", Component: "worker:discovery:0", Status: "failed"}
+	same := rows[0]
+	same.At, same.Status = same.At.Add(400*time.Microsecond), "failed" // the same millisecond: the same snapshot
+	again := append(slices.Clone(rows), later, later, same)
+	if err := h.st.AppendHistory(ctx, again); err != nil {
+		h.Fatalf("AppendHistory(the batch again, plus one row) = %v", err)
+	}
+	if err := h.st.AppendHistory(ctx, rows[3:]); err != nil {
+		h.Fatalf("AppendHistory(one row again) = %v", err)
+	}
+	want := append(slices.Clone(rows), later)
+	h.wantHistory("after appending the batch again", want)
+
+	if n, err := h.st.PruneHistory(ctx, At(2*time.Minute)); err != nil || n != len(want) {
+		h.Fatalf("PruneHistory(2m) = %d, %v; want all %d rows", n, err, len(want))
+	}
+	if err := h.st.AppendHistory(ctx, rows[:1]); err != nil {
+		h.Fatal(err)
+	}
+	h.wantHistory("after pruning and appending a pruned row again", rows[:1])
+}
+
+// wantHistory checks the store's history (when it can read it back) is
+// want, oldest first.
+func (h *h) wantHistory(what string, want []store.HistoryRow) {
+	h.Helper()
+	got, ok := historyOf(h.T, h.st, 100)
+	if !ok {
+		return
+	}
+	if len(got) != len(want) {
+		h.Fatalf("history %s = %d rows %+v, want %d %+v", what, len(got), got, len(want), want)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if !SameTime(g.At, w.At) || g.Instance != w.Instance || g.Component != w.Component || g.Status != w.Status {
+			h.Fatalf("history %s: row %d = %+v, want %+v (all: %+v)", what, i, g, w, got)
+		}
 	}
 }
 

@@ -170,11 +170,26 @@ type Crash struct {
 }
 
 // HistoryRow is one component's status in a health-history snapshot.
+//
+// Invariant: a row's identity is (Instance, Component, At in milliseconds)
+// — one snapshot per component per instant per instance. A store holds at
+// most one row of an identity (HistoryIdentity); Status is not part of it.
 type HistoryRow struct {
 	At        time.Time
 	Instance  string
 	Component string
 	Status    string
+}
+
+// HistoryIdentity is what makes a HistoryRow unique (see HistoryRow).
+type HistoryIdentity struct {
+	Instance, Component string
+	AtMs                int64
+}
+
+// Identity returns the row's identity.
+func (r HistoryRow) Identity() HistoryIdentity {
+	return HistoryIdentity{Instance: r.Instance, Component: r.Component, AtMs: r.At.UnixMilli()}
 }
 
 // Counts summarises the library. Tagged, Failed and Pending (needs
@@ -298,6 +313,13 @@ type RestartStates interface {
 // decisions). rows is only valid during the call: an implementation that
 // writes asynchronously must copy it.
 type History interface {
+	// AppendHistory stores rows, in order. It is idempotent: a
+	// row whose identity (HistoryRow.Identity) is stored already — or
+	// appears earlier in rows — is skipped, whatever its status, so the
+	// caller can send a batch again after a call that failed (the monitor
+	// keeps its buffer and sends it with the next snapshot), even when the
+	// store wrote it and only its answer was lost. A pruned row's identity
+	// is free again.
 	AppendHistory(ctx context.Context, rows []HistoryRow) error
 }
 

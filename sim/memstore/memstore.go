@@ -47,6 +47,9 @@ type Store struct {
 	restart map[string]restart.State
 	meta    map[string]string
 	history []store.HistoryRow
+	// historyIDs holds the identity of every row of history (kept and
+	// pruned with it): AppendHistory skips a row already there in O(1).
+	historyIDs map[store.HistoryIdentity]struct{}
 
 	fault     Fault
 	errorRate float64
@@ -61,13 +64,14 @@ type Store struct {
 // New returns an empty store; seed drives the random-error fault.
 func New(seed uint64) *Store {
 	return &Store{
-		index:     map[string]int{},
-		claims:    map[string]*store.Claim{},
-		tags:      map[string]map[string]string{},
-		restart:   map[string]restart.State{},
-		meta:      map[string]string{},
-		rng:       rand.New(rand.NewPCG(seed, 0x6e6f6d617272)),
-		TagWrites: map[string]int{},
+		index:      map[string]int{},
+		claims:     map[string]*store.Claim{},
+		tags:       map[string]map[string]string{},
+		restart:    map[string]restart.State{},
+		meta:       map[string]string{},
+		historyIDs: map[store.HistoryIdentity]struct{}{},
+		rng:        rand.New(rand.NewPCG(seed, 0x6e6f6d617272)),
+		TagWrites:  map[string]int{},
 	}
 }
 
@@ -526,12 +530,20 @@ func (s *Store) SaveRestart(_ context.Context, key string, st restart.State) err
 	return nil
 }
 
-// AppendHistory implements store.History.
+// AppendHistory implements store.History: rows whose identity is there
+// already are skipped.
 func (s *Store) AppendHistory(_ context.Context, rows []store.HistoryRow) error {
 	if err := s.op(); err != nil {
 		return err
 	}
-	s.history = append(s.history, rows...)
+	for _, r := range rows {
+		id := r.Identity()
+		if _, dup := s.historyIDs[id]; dup {
+			continue // written already (a batch sent again after a lost answer)
+		}
+		s.historyIDs[id] = struct{}{}
+		s.history = append(s.history, r)
+	}
 	return nil
 }
 
@@ -543,7 +555,13 @@ func (s *Store) PruneHistory(_ context.Context, before time.Time) (int, error) {
 		return 0, err
 	}
 	n := len(s.history)
-	s.history = slices.DeleteFunc(s.history, func(r store.HistoryRow) bool { return r.At.Before(before) })
+	s.history = slices.DeleteFunc(s.history, func(r store.HistoryRow) bool {
+		if r.At.Before(before) {
+			delete(s.historyIDs, r.Identity())
+			return true
+		}
+		return false
+	})
 	return n - len(s.history), nil
 }
 
