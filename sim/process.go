@@ -34,8 +34,13 @@ type Process struct {
 	busy     busy
 	job      worker.Job
 	jobStart time.Time
-	wake     uint64 // token of the pending step wake-up
-	buf      []byte
+	// jobGPU is the GPU outage count when the job started; onCPU: an
+	// outage during a job moved the loaded models to the CPU, as the
+	// inference adapter does (worker.Result.FellBack), until unloaded.
+	jobGPU int
+	onCPU  bool
+	wake   uint64 // token of the pending step wake-up
+	buf    []byte
 }
 
 // Alive reports whether the process runs.
@@ -92,11 +97,12 @@ func (p *Process) step() {
 			if !p.alive || p.hung {
 				return
 			}
-			p.busy = free
+			p.busy, p.onCPU = free, false
 			p.wk.ModelsLoaded(w.ctx, w.now, nil)
 			p.step()
 		})
 	case worker.UnloadModels:
+		p.onCPU = false
 		p.wk.ModelsUnloaded(w.now)
 		p.schedule(w.now)
 	case worker.Run:
@@ -116,7 +122,7 @@ const (
 
 func (p *Process) run(job worker.Job) {
 	w := p.in.w
-	p.busy, p.job, p.jobStart = running, job, w.now
+	p.busy, p.job, p.jobStart, p.jobGPU = running, job, w.now, w.gpuGen
 	spec := w.specs[job.FileKey]
 	jt := w.sc.JobTime(job.FileKey)
 	if job.Checkpoint == tagsCheckpoint {
@@ -141,7 +147,12 @@ func (p *Process) run(job worker.Job) {
 			}
 			p.busy = free
 			job.Fence = func() error { return p.wk.Fence(w.ctx, w.now) }
-			p.wk.JobDone(w.ctx, w.now, w.analyze(job, p.in.node.Sup.WorkerID(p.comp)))
+			if w.cfg.GPU && (!w.gpuUp || w.gpuGen != p.jobGPU) {
+				p.onCPU = true
+			}
+			r := w.analyze(job, p.in.node.Sup.WorkerID(p.comp))
+			r.FellBack = p.onCPU
+			p.wk.JobDone(w.ctx, w.now, r)
 			p.step()
 		})
 	}
@@ -271,8 +282,8 @@ func (w *World) analyze(job worker.Job, workerID string) worker.Result {
 	}
 	// A GPU that went away mid-job fails the run on CUDA; the inference
 	// adapter runs it again on the CPU (adapters/gpu, Models.Predict), so
-	// the job completes. The preflight before the next claim is what sees
-	// the outage.
+	// the job completes, and the models stay on the CPU (Process.onCPU).
+	// The preflight before the next claim is what sees the outage.
 	// Its last step writes tags into the file: only while the claim holds.
 	if err := job.Confirm(); err != nil {
 		return worker.FenceFailed(err, tagsCheckpoint)

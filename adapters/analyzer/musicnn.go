@@ -59,10 +59,18 @@ type checkpoint struct {
 	Stamp *tagwrite.Stamp   `json:"stamp,omitempty"`
 }
 
-// Analyze implements worker.Analyzer.
+// Analyze implements worker.Analyzer. Its result says when the models
+// fell back to the CPU (worker.Result.FellBack), whatever the job's
+// outcome.
 func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int64)) worker.Result {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	r := m.analyze(ctx, job, progress)
+	r.FellBack = m.Models.FellBack()
+	return r
+}
+
+func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int64)) worker.Result {
 	var all map[string]string
 	// stamp is the content the tags are derived from; they are written
 	// into that content only (tagwrite.WriteIfSame).

@@ -43,6 +43,9 @@ func (m *Models) Provider() string { return "" }
 // Fallbacks is 0.
 func (m *Models) Fallbacks() int { return 0 }
 
+// FellBack is false.
+func (m *Models) FellBack() bool { return false }
+
 // Version is the model-set version of the files in ModelsDir.
 func (m *Models) Version() string {
 	v, _ := Version(m.cfg.ModelsDir)

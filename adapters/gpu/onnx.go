@@ -81,12 +81,15 @@ type Models struct {
 	loaded    bool
 	provider  string
 	fallbacks int
-	version   string
-	blobs     [][]byte   // model bytes in ModelFiles order, while loaded
-	backbone  *session   // the backbone whole (nil when split is used)
-	split     *split     // the backbone as front end + rest (see rewrite.go)
-	heads     []*session // tags.Heads order
-	full      *batch     // reusable tensors of BatchSize patches
+	// fellBack: the sessions run on the CPU because a Run failed on CUDA;
+	// until Unload (FellBack).
+	fellBack bool
+	version  string
+	blobs    [][]byte   // model bytes in ModelFiles order, while loaded
+	backbone *session   // the backbone whole (nil when split is used)
+	split    *split     // the backbone as front end + rest (see rewrite.go)
+	heads    []*session // tags.Heads order
+	full     *batch     // reusable tensors of BatchSize patches
 
 	// beforeRun, when set (tests), runs before each session Run and may
 	// fail it, to simulate a provider failure.
@@ -165,7 +168,7 @@ func (m *Models) loadLocked(ctx context.Context) error {
 		m.blobs = nil
 		return err
 	}
-	m.loaded = true
+	m.loaded, m.fellBack = true, false
 	return nil
 }
 
@@ -407,6 +410,7 @@ func (m *Models) Unload() {
 	m.destroySessions()
 	m.blobs = nil
 	m.loaded = false
+	m.fellBack = false
 	m.version = "" // model files replaced meanwhile give the next one's version
 }
 
@@ -436,6 +440,17 @@ func (m *Models) Fallbacks() int {
 	return m.fallbacks
 }
 
+// FellBack reports whether the loaded sessions run on the CPU because a
+// Run failed on CUDA (Predict): they stay there until Unload, and the
+// worker unloads them once the GPU is healthy again
+// (worker.Result.FellBack). A load that found CUDA unusable is not a
+// fallback in this sense: loading again would find the same.
+func (m *Models) FellBack() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.loaded && m.fellBack
+}
+
 // Version is the model-set version (nom_version, see the package function
 // Version): of the loaded bytes while loaded, else of the files in
 // ModelsDir as first read after the last Unload; "" when they cannot be
@@ -455,7 +470,7 @@ func (m *Models) Version() string {
 // returns one row per patch. A Run that fails on CUDA (out of memory, a
 // provider failure) is retried once with the sessions recreated on the CPU,
 // with a logged warning (Fallbacks counts it); the sessions then stay on the
-// CPU until the next Unload. Classify maps the error.
+// CPU until the next Unload (FellBack). Classify maps the error.
 func (m *Models) Predict(patches []float32, n int) (tags.Predictions, error) {
 	if n < 0 || len(patches) != n*PatchSize {
 		return tags.Predictions{}, fmt.Errorf("gpu: predict: %d values for %d patches, want %d", len(patches), n, n*PatchSize)
@@ -474,6 +489,7 @@ func (m *Models) Predict(patches []float32, n int) (tags.Predictions, error) {
 	}
 	m.cfg.Logger.Warn("gpu: run failed on CUDA; retrying on the CPU", "err", err, "patches", n)
 	m.fallbacks++
+	m.fellBack = true
 	if cerr := m.createSessions(context.Background(), ProviderCPU); cerr != nil {
 		m.destroySessions()
 		m.blobs = nil

@@ -564,8 +564,8 @@ func TestCUDARunFailureRetriesOnCPU(t *testing.T) {
 	if d := maxDiff(t, want, got); d != 0 {
 		t.Errorf("results after the CPU retry differ by %g", d)
 	}
-	if m.Provider() != ProviderCPU || m.Fallbacks() != 1 {
-		t.Errorf("Provider=%q Fallbacks=%d, want cpu, 1", m.Provider(), m.Fallbacks())
+	if m.Provider() != ProviderCPU || m.Fallbacks() != 1 || !m.FellBack() {
+		t.Errorf("Provider=%q Fallbacks=%d FellBack=%v, want cpu, 1, true", m.Provider(), m.Fallbacks(), m.FellBack())
 	}
 	if !strings.Contains(logs.String(), "retrying on the CPU") || !strings.Contains(logs.String(), "out of memory") {
 		t.Errorf("no warning logged; logs:\n%s", logs.String())
@@ -593,6 +593,19 @@ func TestCUDARunFailureRetriesOnCPU(t *testing.T) {
 	}
 	if c, _ := Classify(err); c != worker.Transient {
 		t.Errorf("Classify = %q, want transient", c)
+	}
+
+	// Unload forgets the fallback: the next load tries CUDA again.
+	m.beforeRun = nil
+	if _, err := m.Predict(patches, n); err != nil {
+		t.Fatal(err)
+	}
+	if !m.FellBack() {
+		t.Error("FellBack false while the sessions stay on the CPU")
+	}
+	m.Unload()
+	if m.FellBack() {
+		t.Error("FellBack still true after Unload")
 	}
 }
 

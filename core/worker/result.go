@@ -76,6 +76,12 @@ type Result struct {
 	// Rewritten: the job wrote its tags into the file, which now has this
 	// size and mtime (store.Completion.Rewritten).
 	Rewritten *store.Stat
+	// FellBack: the models are on the CPU because the GPU failed them
+	// (out of memory, a provider failure) after they were loaded on it;
+	// they stay there until unloaded. The worker unloads them between
+	// jobs once the GPU is healthy again (Worker.Step), so the next job
+	// loads them on the GPU.
+	FellBack bool
 }
 
 // Analyzer is the port for the job itself. The driver runs it outside the

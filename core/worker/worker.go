@@ -68,10 +68,15 @@ type Worker struct {
 	abandonCode    int
 
 	idleSince time.Time
-	idlePoll  time.Duration
-	waitUntil time.Time // backing off until then
-	svcFails  int       // consecutive failures of svcDep (service backoff exponent)
-	svcDep    string    // the dependency the current backoff is about
+	// onCPUSince: when a job first reported that a GPU failure moved the
+	// loaded models to the CPU (Result.FellBack); zero while they are
+	// where they were loaded. Cleared when they are unloaded.
+	onCPUSince   time.Time
+	unloadReason string // why the pending UnloadModels step was asked for
+	idlePoll     time.Duration
+	waitUntil    time.Time // backing off until then
+	svcFails     int       // consecutive failures of svcDep (service backoff exponent)
+	svcDep       string    // the dependency the current backoff is about
 
 	breakers map[string]*breaker.Breaker
 	pending  *pendingWrite
@@ -271,6 +276,9 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 		if w.svcDep == DepGPU {
 			w.svcFails = 0
 		}
+		if s, ok := w.maybeReturnToGPU(now); ok {
+			return s
+		}
 	}
 	// 7. Idle eviction.
 	if w.phase == health.Idle {
@@ -364,7 +372,26 @@ func (w *Worker) maybeEvict(now time.Time) (Step, bool) {
 	if now.Sub(w.idleSince) < w.cfg.CacheIdleTimeout {
 		return Step{}, false
 	}
-	return Step{Kind: UnloadModels}, true
+	w.unloadReason = "idle"
+	return Step{Kind: UnloadModels, Reason: w.unloadReason}, true
+}
+
+// maybeReturnToGPU unloads models that a GPU failure moved to the CPU,
+// once they have run there for CacheIdleTimeout and the GPU preflight
+// passes again: the next job loads them on the GPU. It is asked only
+// between jobs (no claim held). A GPU that fails them again moves them
+// back to the CPU for another CacheIdleTimeout, so a flaky GPU costs one
+// model load per period; CacheIdleTimeout 0 (no eviction) keeps them on
+// the CPU until the worker restarts.
+func (w *Worker) maybeReturnToGPU(now time.Time) (Step, bool) {
+	if !w.modelsLoaded || w.onCPUSince.IsZero() || w.cfg.CacheIdleTimeout <= 0 {
+		return Step{}, false
+	}
+	if now.Sub(w.onCPUSince) < w.cfg.CacheIdleTimeout {
+		return Step{}, false
+	}
+	w.unloadReason = "back to the GPU after a fallback to the CPU"
+	return Step{Kind: UnloadModels, Reason: w.unloadReason}, true
 }
 
 // ModelsLoaded reports the outcome of a LoadModels step. A load failure
@@ -386,8 +413,10 @@ func (w *Worker) ModelsLoaded(ctx context.Context, now time.Time, err error) {
 // ModelsUnloaded reports that an UnloadModels step is done.
 func (w *Worker) ModelsUnloaded(now time.Time) {
 	w.modelsLoaded = false
+	w.onCPUSince = time.Time{}
 	w.idleSince = now
-	w.sink.Emit(event.Event{T: now, Event: event.ModelsUnloaded, Component: w.cfg.Component})
+	w.sink.Emit(event.Event{T: now, Event: event.ModelsUnloaded, Component: w.cfg.Component, Reason: w.unloadReason})
+	w.unloadReason = ""
 }
 
 // JobDone reports the outcome of a Run step and writes it to the store.
@@ -396,6 +425,9 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 		panic("worker: JobDone without a running job")
 	}
 	w.running = false
+	if r.FellBack && w.onCPUSince.IsZero() && w.modelsLoaded {
+		w.onCPUSince = now
+	}
 	f := w.job
 	ref := store.Ref{FileKey: f.Key, WorkerID: w.cfg.WorkerID}
 	ms := float64(now.Sub(w.jobStart)) / float64(time.Millisecond)

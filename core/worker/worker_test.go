@@ -1141,3 +1141,90 @@ func TestChangedDuringJobKeepsNoFailure(t *testing.T) {
 		})
 	}
 }
+
+// A job whose models fell back to the CPU (a GPU failure after they were
+// loaded on it) makes the worker unload them between jobs once they have
+// run on the CPU for cache_idle_timeout and the GPU preflight passes, so
+// the next job loads them on the GPU again; not while the GPU is down,
+// not before the period, never with a claim held.
+func TestFallbackReturnsToTheGPU(t *testing.T) {
+	r := newRig(t, func(c *worker.Config) { c.UseGPU = true })
+	files := make([]string, 12)
+	for i := range files {
+		files[i] = fmt.Sprintf("f%02d", i)
+	}
+	r.addFiles(files...)
+	gpuAt := func(now time.Time, up bool) {
+		t.Helper()
+		h := gpu.Health{OK: up, AtMs: now.UnixMilli()}
+		if !up {
+			h.Reason = "xid 79"
+		}
+		if err := r.st.SetMeta(r.ctx, store.MetaGPUHealth, h.Encode()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gpuAt(t0, true)
+	fellBack := ok()
+	fellBack.FellBack = true
+	// 0 s: the first job runs on the GPU; 10 s: the second falls back.
+	r.job(t0, 10*time.Second, ok())
+	r.job(at(10*time.Second), 10*time.Second, fellBack)
+	fell := at(20 * time.Second)
+	// Jobs go on, on the CPU, while the period runs.
+	now := fell
+	for i := 0; i < 5; i++ {
+		gpuAt(now, true)
+		r.job(now, time.Minute, fellBack)
+		now = now.Add(time.Minute)
+	}
+	if now.Sub(fell) != 5*time.Minute || len(r.ev.of(event.ModelsUnloaded)) != 0 {
+		t.Fatalf("after %s on the CPU: %d unloads, want none yet", now.Sub(fell), len(r.ev.of(event.ModelsUnloaded)))
+	}
+	// The period is over, but the GPU is down: the preflight backs off,
+	// and nothing is unloaded.
+	gpuAt(now, false)
+	if s := r.wantStep(now, worker.Wait); !strings.Contains(s.Reason, "xid 79") {
+		t.Fatalf("step = %+v, want a wait for the GPU", s)
+	}
+	if n := len(r.ev.of(event.ModelsUnloaded)); n != 0 {
+		t.Fatalf("%d unloads while the GPU is down", n)
+	}
+	// The GPU is back: the next step unloads, before any claim.
+	now = now.Add(time.Minute)
+	gpuAt(now, true)
+	claims := len(r.ev.of(event.Claim))
+	s := r.wantStep(now, worker.UnloadModels)
+	if _, held := r.w.Holding(); held || len(r.ev.of(event.Claim)) != claims {
+		t.Fatal("unload asked with a claim held")
+	}
+	r.w.ModelsUnloaded(now)
+	if u := r.ev.of(event.ModelsUnloaded); len(u) != 1 || !strings.Contains(u[0].Reason, "GPU") || u[0].Reason != s.Reason {
+		t.Fatalf("unload events %+v, want one naming the return to the GPU", u)
+	}
+	// The next job loads the models again, and a job that does not fall
+	// back keeps them where they are, for good.
+	r.wantStep(now, worker.LoadModels)
+	r.w.ModelsLoaded(r.ctx, now, nil)
+	r.wantStep(now, worker.Run)
+	r.w.JobDone(r.ctx, now.Add(time.Minute), ok())
+	for i := 0; i < 3; i++ {
+		now = now.Add(5 * time.Minute)
+		gpuAt(now, true)
+		r.job(now, time.Minute, ok())
+	}
+	if n := len(r.ev.of(event.ModelsUnloaded)); n != 1 {
+		t.Fatalf("%d unloads, want 1: models on the GPU stay loaded", n)
+	}
+	// Without a GPU to return to (UseGPU off), a fallback report asks for
+	// nothing.
+	r = newRig(t, nil)
+	r.addFiles("a", "b")
+	r.job(t0, time.Second, fellBack)
+	r.job(at(time.Hour), time.Second, ok())
+	for _, u := range r.ev.of(event.ModelsUnloaded) {
+		if u.Reason != "idle" {
+			t.Fatalf("unload %+v without UseGPU, want only idle evictions", u)
+		}
+	}
+}
