@@ -604,12 +604,22 @@ func queryAll[T any](ctx context.Context, q querier, aql string, bind map[string
 
 // queryCount runs a statement that answers one number (a count).
 func queryCount(ctx context.Context, q querier, aql string, bind map[string]any) (int, error) {
-	rows, err := queryAll[int](ctx, q, aql, bind)
+	return queryOne[int](ctx, q, aql, "count", bind)
+}
+
+// queryOne runs a statement that answers exactly one row (what names the
+// row in an error): a write statement whose whole answer is one row (a
+// count, or its results collected in one array) has it in the first
+// batch, which the server sends with the commit, so a write that
+// committed never reports a fault for a later batch it failed to fetch.
+func queryOne[T any](ctx context.Context, q querier, aql, what string, bind map[string]any) (T, error) {
+	var zero T
+	rows, err := queryAll[T](ctx, q, aql, bind)
 	if err != nil {
-		return 0, err
+		return zero, err
 	}
 	if len(rows) != 1 {
-		return 0, fmt.Errorf("arangodb: a count query answered %d rows, want 1", len(rows))
+		return zero, fmt.Errorf("arangodb: a %s query answered %d rows, want 1", what, len(rows))
 	}
 	return rows[0], nil
 }

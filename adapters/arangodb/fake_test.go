@@ -647,26 +647,28 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		f.colls[colFiles][str(b["file"])] = with(fd, "failed", true, "last_error", b["reason"])
 		return []any{1}, nil
 	},
+	// One row: how many leases were extended.
 	qRenewLeases: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
-		var out []any
+		n := 0
 		for k, c := range f.colls[colClaims] {
 			if slices.Contains(b["ids"].([]any), c["worker_id"]) && num(c["lease_until"]) < num(b["until"]) {
 				f.colls[colClaims][k] = with(c, "lease_until", b["until"])
-				out = append(out, 1)
+				n++
 			}
 		}
-		return out, nil
+		return []any{n}, nil
 	},
+	// One row: the array of the removed claims (empty: none).
 	qCleanupClaims: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
-		var out []any
+		gone := []any{}
 		for k, c := range f.colls[colClaims] {
 			fd, ok := f.colls[colFiles][str(c["file_key"])]
 			if num(c["lease_until"]) < num(b["now"]) || !ok || !isTrue(fd["needs_tagging"]) || !isTrue(fd["is_valid"]) || isTrue(fd["failed"]) {
 				delete(f.colls[colClaims], k)
-				out = append(out, c)
+				gone = append(gone, c)
 			}
 		}
-		return out, nil
+		return []any{gone}, nil
 	},
 	qFile: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		if fd, ok := f.colls[colFiles][str(b["key"])]; ok {

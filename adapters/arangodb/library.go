@@ -456,8 +456,8 @@ func (s *Store) RenewLeases(ctx context.Context, workerIDs []string, until time.
 	}
 	var n int
 	err := s.write(ctx, alsoGone, func(ctx context.Context) error {
-		rows, err := queryAll[int](ctx, s.db, qRenewLeases, map[string]any{"ids": workerIDs, "until": ms(until)})
-		n = len(rows)
+		var err error
+		n, err = queryCount(ctx, s.db, qRenewLeases, map[string]any{"ids": workerIDs, "until": ms(until)})
 		return err
 	})
 	if err != nil {
@@ -476,7 +476,7 @@ func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim
 	var docs []claimDoc
 	err := s.write(ctx, alsoGone, func(ctx context.Context) error {
 		var err error
-		docs, err = queryAll[claimDoc](ctx, s.db, qCleanupClaims, map[string]any{"now": ms(now)})
+		docs, err = queryOne[[]claimDoc](ctx, s.db, qCleanupClaims, "removed-claims", map[string]any{"now": ms(now)})
 		return err
 	})
 	if err != nil {

@@ -220,14 +220,18 @@ const qQuarantine = `FOR f IN library_files
   RETURN 1`
 
 // qRenewLeases extends (never shortens) the leases of the given workers'
-// claims in one statement (index on worker_id). A claim deleted by a
+// claims in one statement (index on worker_id) and returns how many it
+// extended, as one row: the whole answer comes in the first batch, which a
+// write statement sends once committed (a row per claim, over several
+// batches, could fail to arrive after the commit). A claim deleted by a
 // concurrent transaction after this statement's snapshot makes it fail with
 // a write-write conflict or "document not found" (1202); RenewLeases runs it
 // again.
-const qRenewLeases = `FOR c IN worker_claims
+const qRenewLeases = `LET n = (FOR c IN worker_claims
   FILTER c.worker_id IN @ids AND c.lease_until < @until
   UPDATE c WITH { lease_until: @until } IN worker_claims
-  RETURN 1`
+  RETURN 1)
+RETURN LENGTH(n)`
 
 // qCleanupClaims deletes the claims whose lease expired before @now or
 // whose file is gone or no longer pending (tagged, failed, invalid). The
@@ -237,12 +241,15 @@ const qRenewLeases = `FOR c IN worker_claims
 // (1202) when it was deleted, and CleanupClaims runs it again on a fresh
 // snapshot; it never removes a live claim, and RETURN OLD names only claims
 // it removed. Claims number about the workers, so the scan is small; each
-// costs one primary-index probe of library_files.
-const qCleanupClaims = `FOR c IN worker_claims
+// costs one primary-index probe of library_files. The removed claims come
+// back as one row, an array (empty: none): the whole answer is in the
+// first batch, which a write statement sends once committed.
+const qCleanupClaims = `LET gone = (FOR c IN worker_claims
   LET f = FIRST(FOR lf IN library_files FILTER lf._key == c.file_key RETURN lf)
   FILTER c.lease_until < @now OR f == null OR f.needs_tagging != true OR f.is_valid != true OR f.failed == true
   REMOVE c IN worker_claims
-  RETURN OLD`
+  RETURN OLD)
+RETURN gone`
 
 // qFile reads one file.
 const qFile = `FOR f IN library_files FILTER f._key == @key RETURN f`

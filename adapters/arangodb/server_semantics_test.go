@@ -6,6 +6,7 @@ package arangodb
 // (Write-write conflicts: TestContractFakeConflicts.)
 
 import (
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -129,5 +130,57 @@ func TestPruneAnswersInOneRow(t *testing.T) {
 	left := len(f.coll(colHistory))
 	if err != nil || n != len(rows) || left != 0 {
 		t.Errorf("PruneHistory = %d, %v, but all %d rows were deleted: the statement committed before its answer was read", n, err, len(rows))
+	}
+}
+
+// RenewLeases and CleanupClaims are write statements over every claim (a
+// fleet's worth: more than a batch of 1,000 rows at scale). Each answers
+// one row — the count of renewed leases, the array of removed claims — so
+// the whole answer comes in the first batch, with the commit: had they
+// answered a row per claim, a failure fetching a later batch would report
+// a fault for leases renewed or claims removed (and the caller, told
+// nothing was removed, would not report those claims' files).
+func TestRenewAndCleanupAnswerInOneRow(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	keys := []string{"a", "b", "c", "d", "e"}
+	storetestSeed(t, s, keys...)
+	for _, k := range keys {
+		if _, err := s.Claim(bg, store.Claim{FileKey: k, WorkerID: "i/w0", ClaimedAt: storetest.T0, LeaseUntil: storetest.At(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.locked(func() { f.batch = 2 }) // stands for the 1 000-row batches
+	var fetches atomic.Int32
+	f.setHook(func(route, aql string) *fakeErr {
+		if strings.HasPrefix(route, "POST /_db/nomarr/_api/cursor/") { // the next batch
+			fetches.Add(1)
+			return &fakeErr{503, 503, "service unavailable"}
+		}
+		return nil
+	})
+	defer f.setHook(nil)
+	until := storetest.At(2 * time.Minute)
+	n, err := s.RenewLeases(bg, []string{"i/w0"}, until)
+	renewed := 0
+	for _, c := range f.coll(colClaims) {
+		if num(c["lease_until"]) == float64(until.UnixMilli()) {
+			renewed++
+		}
+	}
+	if err != nil || n != len(keys) || renewed != len(keys) {
+		t.Errorf("RenewLeases = %d, %v, and %d leases were renewed: the statement committed before its answer was read", n, err, renewed)
+	}
+	gone, err := s.CleanupClaims(bg, storetest.At(time.Hour))
+	left := len(f.coll(colClaims))
+	var got []string
+	for _, c := range gone {
+		got = append(got, c.FileKey)
+	}
+	if err != nil || !slices.Equal(got, keys) || left != 0 {
+		t.Errorf("CleanupClaims = %v, %v, and %d claims are left of %d: the statement committed before its answer was read", got, err, left, len(keys))
+	}
+	if fetches.Load() != 0 {
+		t.Errorf("%d further batches fetched, want none: the answer is one row", fetches.Load())
 	}
 }
