@@ -137,11 +137,13 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 		}
 		if all == nil && m.WriteMode != tags.ModeNone {
 			// The models are the expensive part: a file whose tags could
-			// not be written (a read-only library) fails before them,
-			// unless it holds this model set's tags already (then the
+			// not be written fails before them — a format that cannot
+			// hold them (WAV, WMA, …) always, a read-only library unless
+			// the file holds this model set's tags already (then the
 			// write may find nothing to change).
-			if err := tagwrite.Writable(job.Path); errors.Is(err, tagwrite.ErrReadOnly) &&
-				fileTags()[tags.KeyVersion] != m.Models.Version() {
+			err := tagwrite.Writable(job.Path)
+			if errors.Is(err, tagwrite.ErrUnsupported) ||
+				errors.Is(err, tagwrite.ErrReadOnly) && fileTags()[tags.KeyVersion] != m.Models.Version() {
 				return writeError(err)
 			}
 		}
@@ -221,9 +223,9 @@ func writeError(err error) worker.Result {
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return worker.Result{Class: worker.Permanent, Reason: "missing", Missing: true}
-	case errors.Is(err, tagwrite.ErrReadOnly):
+	case errors.Is(err, tagwrite.ErrReadOnly), errors.Is(err, tagwrite.ErrUnsupported):
 		return worker.Result{Class: worker.Permanent, Reason: reason + " (write_mode: none keeps the tags in the store only)"}
-	case errors.Is(err, tagwrite.ErrUnsupported), errors.Is(err, tagwrite.ErrInvalidTag):
+	case errors.Is(err, tagwrite.ErrInvalidTag):
 		return worker.Result{Class: worker.Permanent, Reason: reason}
 	case errors.Is(err, tagwrite.ErrNoTagLib):
 		return worker.Result{Class: worker.ServiceDown, Dependency: worker.DepDecoder, Reason: err.Error()}

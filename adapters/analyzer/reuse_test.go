@@ -130,6 +130,19 @@ func TestFileTagsOfThisModelSetReused(t *testing.T) {
 		t.Errorf("read-only file: %+v, want a permanent read-only failure before the models", r)
 	}
 	inferred("read-only, write_mode none", first(analyze(ro, tags.ModeNone, true)))
+
+	// A format the tags cannot be written into (WAV) fails before the
+	// models run too, saying what to do; with write_mode none its tags go
+	// to the store only, so it is analysed.
+	wav := filepath.Join(dir, "tone.wav")
+	if out, err := exec.Command("ffmpeg", "-v", "error", "-i", src, wav).CombinedOutput(); err != nil {
+		t.Fatalf("make tone.wav: %v %s", err, out)
+	}
+	if r, _ := analyze(wav, tags.ModeFull, true); r.Class != worker.Permanent ||
+		!strings.Contains(r.Reason, "unsupported audio format") || !strings.Contains(r.Reason, "write_mode: none") {
+		t.Errorf("WAV file: %+v, want a permanent unsupported-format failure before the models", r)
+	}
+	inferred("WAV, write_mode none", first(analyze(wav, tags.ModeNone, true)))
 	// Holding this model set's tags, it goes on to the models even when
 	// they cannot be reused (minimal, or reuse off): the write may find
 	// nothing to change.

@@ -498,9 +498,11 @@ const wOK = 2 // access(2) W_OK
 // an error matching ErrReadOnly when the file, its folder or the file
 // system is read-only, or when this process could not keep the file's
 // owner or group (ErrOwner: not root, and the file belongs to another
-// user or group), another error when the file cannot be looked at.
-// A job asks it before the expensive part of its work, so that a read-only
-// library fails each file at once instead of after its analysis.
+// user or group); one matching ErrUnsupported when the file is not in a
+// format this package writes (Detect: WAV, AIFF, WMA, …); another error
+// when the file cannot be looked at. A job asks it before the expensive
+// part of its work, so that a read-only library, or a file whose format
+// cannot hold the tags, fails at once instead of after its analysis.
 func Writable(path string) error {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -512,6 +514,9 @@ func Writable(path string) error {
 	}
 	if err := checkWritable(real, st, filepath.Dir(real)); err != nil {
 		return fmt.Errorf("tagwrite: write %s: %w", path, err)
+	}
+	if _, err := Detect(real); err != nil {
+		return err
 	}
 	return nil
 }
