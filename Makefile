@@ -1,8 +1,8 @@
-# Nomarr — developer and CI entry points. GNU make, Go and a C compiler;
-# `make deps` installs the rest on Debian/Ubuntu (ffmpeg, TagLib, sox,
-# espeak-ng, the ONNX Runtime library). Without a C compiler (no cgo) the
-# build has no MusiCNN analyzer, no tag writing and no race detector (see
-# RACE below).
+# Nomarr — developer and CI entry points. GNU make and Go; `make deps`
+# installs the rest on Debian/Ubuntu (ffmpeg, TagLib, sox, espeak-ng, the
+# ONNX Runtime library, and gcc when no C compiler is on PATH). Without a C
+# compiler (no cgo) the build has no MusiCNN analyzer, no tag writing and no
+# race detector (see RACE below).
 #
 #   make test        deps for the tests, go vet, go test (with -race when cgo works), fuzz smoke
 #   make fuzz        every fuzz target for FUZZTIME (default 60s) each
@@ -58,8 +58,9 @@ RUN_TARGET ?= $(if $(LIBRARY),run-library,run-demo)
 
 test: test-deps vet unit fuzz-smoke
 
-# System packages (ffmpeg, TagLib, sox, espeak-ng) and the ONNX Runtime
-# library; idempotent and quick when everything is there.
+# System packages (ffmpeg, TagLib, sox, espeak-ng; gcc when no C compiler is
+# on PATH) and the ONNX Runtime library; idempotent and quick when
+# everything is there.
 deps:
 	scripts/deps.sh
 	@if [ -x scripts/fetch-ort.sh ]; then scripts/fetch-ort.sh; fi

@@ -5,6 +5,9 @@
 #   pkg-config   locating TagLib for cgo
 #   sox          test-library generation (scripts/testaudio.sh)
 #   espeak-ng    speech for the test library
+#   gcc, libc6-dev  a C compiler, when none is on PATH (no cc or gcc): without
+#                one Go builds without cgo, and such a binary cannot run the
+#                MusiCNN analyzer (ONNX Runtime) or write tags (TagLib)
 # With --test (make test), also what only the tests use, best effort (a
 # test that needs a missing one says so and skips):
 #   qemu-user    runs the simulator's arm64 build (cross-machine determinism)
@@ -13,6 +16,11 @@
 set -euo pipefail
 
 PACKAGES=(ffmpeg libtag1-dev pkg-config sox espeak-ng)
+# A C compiler is looked for on PATH, not by package: one installed by other
+# means (clang as cc, a toolchain of its own) is taken as it is.
+if ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then
+	PACKAGES+=(gcc libc6-dev)
+fi
 OPTIONAL=()
 case "${1:-}" in
 --test) OPTIONAL=(qemu-user) ;;
