@@ -39,6 +39,18 @@ func newLogger(s *settings, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
 }
 
+// haveCgo is builtWithCgo (cgo.go, nocgo.go); a variable for the tests.
+var haveCgo = builtWithCgo
+
+// errNoCgoBuild is checkAnalyzer's answer for the MusiCNN analyzer in a
+// binary built without cgo. Its workers would fail every model load
+// (gpu.ErrNoCgo) and crash-loop until failed, and that failure persists
+// past the rebuild that fixes the cause, so the check comes before anything
+// is spawned or written.
+var errNoCgoBuild = errors.New("this nomarr binary was built without cgo (CGO_ENABLED=0, as Go builds when it finds " +
+	"no C compiler), and the musicnn analyzer needs cgo for ONNX Runtime and TagLib: install a C compiler " +
+	"(Debian: apt-get install gcc, or `make deps`), then rebuild with CGO_ENABLED=1 (`make build`)")
+
 // checkAnalyzer says whether the configured analyzer can run, with one clear
 // message on how to fix what is missing.
 func checkAnalyzer(s *settings) error {
@@ -47,6 +59,9 @@ func checkAnalyzer(s *settings) error {
 	case name == "noop", strings.HasPrefix(name, "script:"):
 		return nil
 	case name == "musicnn":
+		if !haveCgo {
+			return errNoCgoBuild
+		}
 		if err := gpu.CheckLibrary(s.get("onnxruntime_lib")); err != nil {
 			if looked := s.searched["onnxruntime_lib"]; len(looked) > 1 && errors.Is(err, gpu.ErrLibraryNotFound) {
 				return gpu.LibraryNotFoundIn(looked)
