@@ -92,7 +92,9 @@ func writeStatus(stdout io.Writer, info httpapi.Info) {
 		fmt.Fprintf(stdout, "store %s: %d files, %d tagged, %d failed, %d pending, %d in progress",
 			info.Store, l.Total, l.Tagged, l.Failed, l.Pending, l.Claimed)
 		if n := l.Invalid(); n > 0 {
-			fmt.Fprintf(stdout, ", %d not valid (empty, or gone at the last scan: `nomarr missing` lists those)", n)
+			// `nomarr missing` lists the files not on disk, not the empty
+			// ones (they are there: nothing to forget).
+			fmt.Fprintf(stdout, ", %d not valid (empty files, or files gone at the last scan: `nomarr missing` lists the gone ones)", n)
 		}
 	}
 	fmt.Fprintf(stdout, "; workers enabled: %v\n", info.WorkerEnabled)

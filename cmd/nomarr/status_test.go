@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,5 +58,33 @@ func TestStatusPrintsCountsWhenStoreIsUp(t *testing.T) {
 	rc := run([]string{"status", "--http-addr", strings.TrimPrefix(ts.URL, "http://"), "--data-dir", t.TempDir()}, &out, &errb)
 	if rc != 0 || !strings.Contains(out.String(), "store sqlite:/x.db: 5 files, 2 tagged, 0 failed, 3 pending") {
 		t.Errorf("exit %d, %q", rc, out.String())
+	}
+}
+
+// TestStatusSaysWhatMissingLists: the files not valid are the empty ones
+// and those gone at the last scan, and `nomarr missing` lists only the
+// gone ones (an empty file is on disk): the status line must not send the
+// user to it for all of them. Here one empty file, which missing leaves
+// out.
+func TestStatusSaysWhatMissingLists(t *testing.T) {
+	lib, data := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(lib, "empty.flac"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--data-dir", data, "--http-addr", "127.0.0.1:1"}
+	var out, errb bytes.Buffer
+	if rc := run(append([]string{"scan", lib}, base...), &out, &errb); rc != 0 {
+		t.Fatalf("scan: exit %d, %s", rc, errb.String())
+	}
+	out.Reset()
+	if rc := run(append([]string{"missing"}, base...), &out, &errb); rc != 0 || out.Len() != 0 {
+		t.Fatalf("missing lists an empty file: exit %d, %q", rc, out.String())
+	}
+	out.Reset()
+	if rc := run(append([]string{"status"}, base...), &out, &errb); rc != 0 {
+		t.Fatalf("status: exit %d, %s", rc, errb.String())
+	}
+	if got := out.String(); !strings.Contains(got, "1 not valid (empty files, or files gone at the last scan: `nomarr missing` lists the gone ones)") {
+		t.Errorf("status line %q", got)
 	}
 }
