@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -71,6 +72,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot create the store's directory; retrying the store", "err", err)
 	}
 	if _, err := st.Counts(ctx); err != nil && ctx.Err() == nil {
+		// A store that is the wrong kind of database is a configuration
+		// error, refused as tag refuses it; any other failure is an
+		// outage, retried.
+		if wrongStore(err) {
+			fmt.Fprintln(stderr, "nomarr serve:", strings.TrimPrefix(err.Error(), "store unavailable: "))
+			stopHTTP()
+			<-httpDone
+			return 1
+		}
 		log.Error("store unavailable; retrying", "db", redact(s.get("db")), "err", err)
 	}
 	log.Info("serving", "http", api.Addr(), "workers", s.core.Workers, "store", redact(s.get("db")), "node", s.get("node"))

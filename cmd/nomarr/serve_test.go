@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
 	"io"
 	"net"
 	"net/http"
@@ -120,4 +122,79 @@ func startServe(t *testing.T, bin string, logs io.Writer, args ...string) (*exec
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	return cmd, done
+}
+
+// TestServeRefusesAForeignDatabase: `nomarr serve --db` naming another
+// program's SQLite database is a configuration error: serve says so and
+// exits 1 at start, as tag, status and workers refuse it, instead of
+// logging "store unavailable; retrying" for ever and exiting 0 on SIGINT.
+func TestServeRefusesAForeignDatabase(t *testing.T) {
+	bin := nomarrBinary(t)
+	foreign := foreignDatabase(t)
+	var logs syncbuf.Buffer
+	cmd, done := startServe(t, bin, &logs, "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--db", "sqlite:"+foreign)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Signal(os.Interrupt)
+		<-done
+		t.Fatalf("serve with another program's database still running after 20 s; log:\n%s", logs.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(logs.String(), "nomarr serve: sqlite: open "+foreign+": not a nomarr database") {
+		t.Errorf("serve with another program's database: exit %d, want 1 saying so; log:\n%s", code, logs.String())
+	}
+	if strings.Contains(logs.String(), "retrying") || strings.Contains(logs.String(), "worker:discovery:0") {
+		t.Errorf("serve retried the foreign database or started a worker; log:\n%s", logs.String())
+	}
+}
+
+// TestWrongStoreRecognised: what serve refuses at start (wrongStore) is
+// the wrong kind of database, as the SQLite adapter says it: another
+// program's tables, a file that is not SQLite, a schema newer than this
+// program's. A store it cannot open for other reasons (a directory not
+// there, a drive not mounted) is an outage, retried.
+func TestWrongStoreRecognised(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.db")
+	if err := os.WriteFile(text, bytes.Repeat([]byte("not a database\n"), 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newer := filepath.Join(dir, "newer.db")
+	db, err := sql.Open("sqlite", newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema_version', '99')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for path, want := range map[string]bool{
+		foreignDatabase(t):                      true,
+		text:                                    true,
+		newer:                                   true,
+		filepath.Join(dir, "gone", "nomarr.db"): false,
+	} {
+		st, err := openStore(context.Background(), "sqlite:"+path)
+		if err == nil {
+			st.Close()
+		}
+		if got := wrongStore(err); got != want {
+			t.Errorf("%s: open error %v: wrongStore %v, want %v", path, err, got, want)
+		}
+	}
+}
+
+// foreignDatabase creates a SQLite database with another program's table.
+func foreignDatabase(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "foreign.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE songs (id INTEGER PRIMARY KEY, title TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

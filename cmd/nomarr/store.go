@@ -68,3 +68,28 @@ func sqlitePath(db string) (path string, ok bool) {
 func lazyStore(db string) *reconnect.Store {
 	return reconnect.New(func(ctx context.Context) (store.Store, error) { return openStore(ctx, db) }, 2*time.Second)
 }
+
+// wrongStore reports whether err, from opening the store, says that the
+// store is not one nomarr can use, whether or not it is reachable: another
+// program's SQLite database, a file that is no SQLite database, a schema
+// newer than this program's. That is a configuration error, which serve
+// refuses at start as tag does; every other error (the store down, locked,
+// its directory not mounted) is an outage that serve outlives, retrying.
+// The adapters say it in words only, hence the match on them
+// (TestWrongStoreRecognised keeps it in step).
+func wrongStore(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	for _, s := range []string{
+		"not a nomarr database",        // sqlite: tables, no schema version
+		"file is not a database",       // SQLITE_NOTADB
+		"is newer than this program's", // sqlite: schema version
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
