@@ -14,7 +14,7 @@ import (
 // runFailed implements `nomarr failed [DIR]`: the failed files (under DIR)
 // with the reason each failed, one per line.
 func runFailed(args []string, stdout, stderr io.Writer) int {
-	return withFailed("failed", args, stdout, stderr, func(_ context.Context, _ store.Store, failed []store.File, where string) int {
+	return withFailed("failed", args, stdout, stderr, func(_ context.Context, _ store.Store, failed []store.File, sc scope) int {
 		for _, f := range failed {
 			missing := ""
 			if !f.IsValid { // a retry makes it work only once a scan finds it again
@@ -22,7 +22,7 @@ func runFailed(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stdout, "%s\t%s%s\n", f.Path, f.LastError, missing)
 		}
-		printTally(stderr, len(failed), "failed files"+where, "after fixing the cause, `nomarr retry` sends them back to work")
+		printTally(stderr, len(failed), "failed files"+sc.where, "after fixing the cause, `"+sc.again("retry")+"` sends them back to work")
 		return 0
 	})
 }
@@ -30,13 +30,13 @@ func runFailed(args []string, stdout, stderr io.Writer) int {
 // runRetry implements `nomarr retry [DIR]`: the failed files (under DIR)
 // become work again; `nomarr tag`, or a running `nomarr serve`, tags them.
 func runRetry(args []string, stdout, stderr io.Writer) int {
-	return withFailed("retry", args, stdout, stderr, func(ctx context.Context, st store.Store, failed []store.File, where string) int {
+	return withFailed("retry", args, stdout, stderr, func(ctx context.Context, st store.Store, failed []store.File, sc scope) int {
 		n, err := inBatches(ctx, failed, st.RetryFailed)
 		if err != nil {
 			fmt.Fprintf(stderr, "nomarr retry: %v (%d files sent back to work before it)\n", err, n)
 			return 1
 		}
-		fmt.Fprintf(stdout, "%d failed files%s sent back to work; `nomarr tag`, or a running `nomarr serve`, tags them\n", n, where)
+		fmt.Fprintf(stdout, "%d failed files%s sent back to work; `%s`, or a running `nomarr serve`, tags them\n", n, sc.where, sc.tag())
 		return 0
 	})
 }
@@ -71,15 +71,38 @@ func printTally(w io.Writer, n int, what, hint string) {
 
 // withFailed is withFiles picking the failed files.
 func withFailed(name string, args []string, stdout, stderr io.Writer,
-	do func(ctx context.Context, st store.Store, failed []store.File, where string) int) int {
+	do func(ctx context.Context, st store.Store, failed []store.File, sc scope) int) int {
 	return withFiles(name, func(page []store.File) []store.File { return inventory.Failed(page, "") }, args, stdout, stderr, do)
+}
+
+// scope is what withFiles's do is told of the files it got: where (" under
+// DIR", or "") for its messages, and, for its hints, the commands to run
+// next on the same files and store.
+type scope struct {
+	where string
+	s     *settings
+	dir   []string // DIR as given, when given
+}
+
+// again is `nomarr CMD [DIR]` with the store flags this command was given.
+func (sc scope) again(cmd string) string {
+	return sc.s.again(append([]string{cmd}, sc.dir...)...)
+}
+
+// tag is `nomarr tag DIR` with those flags, DIR left for the user to fill
+// when none was given (tag tags the whole store whatever DIR it scans).
+func (sc scope) tag() string {
+	if len(sc.dir) == 0 {
+		return sc.s.again("tag", "DIR")
+	}
+	return sc.again("tag")
 }
 
 // withFiles parses `nomarr NAME [DIR]`, opens the store, picks files from
 // each page of the library (those under DIR, as an absolute path) and runs
 // do with them.
 func withFiles(name string, pick func(page []store.File) []store.File, args []string, stdout, stderr io.Writer,
-	do func(ctx context.Context, st store.Store, files []store.File, where string) int) int {
+	do func(ctx context.Context, st store.Store, files []store.File, sc scope) int) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	s, rest, code, ok := commandSettings(name, fs, args, stdout, stderr)
@@ -122,7 +145,7 @@ func withFiles(name string, pick func(page []store.File) []store.File, args []st
 		}
 		after = page[len(page)-1].Key
 	}
-	return do(ctx, st, picked, where)
+	return do(ctx, st, picked, scope{where: where, s: s, dir: rest})
 }
 
 // underDir matches the paths of dir's files, or dir itself, as the scan

@@ -30,7 +30,7 @@ func TestFailedAndRetry(t *testing.T) {
 			t.Errorf("failed does not list %s with its reason:\n%s", p, out)
 		}
 	}
-	if strings.Contains(out, paths[2]) || !strings.Contains(errb, "2 failed files; after fixing the cause, `nomarr retry`") {
+	if strings.Contains(out, paths[2]) || !strings.Contains(errb, "2 failed files; after fixing the cause, `nomarr retry --data-dir "+data+"` sends them back") {
 		t.Errorf("failed:\n%s%s", out, errb)
 	}
 	if out, _ := nomarr(0, "failed", filepath.Join(lib, "b")); strings.Count(out, "\n") != 1 || !strings.Contains(out, paths[1]) {
@@ -38,7 +38,7 @@ func TestFailedAndRetry(t *testing.T) {
 	}
 
 	out, _ = nomarr(0, "retry", filepath.Join(lib, "a"))
-	if !strings.HasPrefix(out, "1 failed files under "+filepath.Join(lib, "a")+" sent back to work") {
+	if !strings.HasPrefix(out, "1 failed files under "+filepath.Join(lib, "a")+" sent back to work; `nomarr tag "+filepath.Join(lib, "a")+" --data-dir "+data+"`") {
 		t.Errorf("retry a: %s", out)
 	}
 	if out, _ := nomarr(0, "failed"); strings.Count(out, "\n") != 1 || !strings.Contains(out, paths[1]) {

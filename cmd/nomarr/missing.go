@@ -15,12 +15,12 @@ import (
 // runMissing implements `nomarr missing [DIR]`: the files the store keeps
 // that are no longer on disk (under DIR), one path per line, by path.
 func runMissing(args []string, stdout, stderr io.Writer) int {
-	return withGone("missing", args, stdout, stderr, func(_ context.Context, _ store.Store, gone []store.File, where string) int {
+	return withGone("missing", args, stdout, stderr, func(_ context.Context, _ store.Store, gone []store.File, sc scope) int {
 		slices.SortFunc(gone, func(a, b store.File) int { return strings.Compare(a.Path, b.Path) })
 		for _, f := range gone {
 			fmt.Fprintln(stdout, f.Path)
 		}
-		printTally(stderr, len(gone), "files no longer on disk"+where, "once they left for good, `nomarr forget` deletes them from the store")
+		printTally(stderr, len(gone), "files no longer on disk"+sc.where, "once they left for good, `"+sc.again("forget")+"` deletes them from the store")
 		return 0
 	})
 }
@@ -28,13 +28,13 @@ func runMissing(args []string, stdout, stderr io.Writer) int {
 // runForget implements `nomarr forget [DIR]`: the store forgets the files
 // that are no longer on disk (under DIR), with their stored tags.
 func runForget(args []string, stdout, stderr io.Writer) int {
-	return withGone("forget", args, stdout, stderr, func(ctx context.Context, st store.Store, gone []store.File, where string) int {
+	return withGone("forget", args, stdout, stderr, func(ctx context.Context, st store.Store, gone []store.File, sc scope) int {
 		n, err := inBatches(ctx, gone, st.ForgetMissing)
 		if err != nil {
 			fmt.Fprintf(stderr, "nomarr forget: %v (%d files forgotten before it)\n", err, n)
 			return 1
 		}
-		fmt.Fprintf(stdout, "%d files no longer on disk%s forgotten", n, where)
+		fmt.Fprintf(stdout, "%d files no longer on disk%s forgotten", n, sc.where)
 		if skipped := len(gone) - n; skipped > 0 {
 			fmt.Fprintf(stdout, " (%d found again by a scan meanwhile: kept)", skipped)
 		}
@@ -47,6 +47,6 @@ func runForget(args []string, stdout, stderr io.Writer) int {
 // disk as a scan counts files (inventory.Gone, library.OnDisk: a dangling
 // symbolic link is not on disk; a path that cannot be looked at is).
 func withGone(name string, args []string, stdout, stderr io.Writer,
-	do func(ctx context.Context, st store.Store, gone []store.File, where string) int) int {
+	do func(ctx context.Context, st store.Store, gone []store.File, sc scope) int) int {
 	return withFiles(name, func(page []store.File) []store.File { return inventory.Gone(page, "", library.OnDisk) }, args, stdout, stderr, do)
 }

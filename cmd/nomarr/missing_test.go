@@ -35,7 +35,7 @@ func TestMissingAndForget(t *testing.T) {
 	if got := lines(out); len(got) != 2 || got[0] != paths[0] || got[1] != paths[2] {
 		t.Errorf("missing = %q, want %s and %s", got, paths[0], paths[2])
 	}
-	if !strings.HasPrefix(errb, "2 files no longer on disk; once they left for good, `nomarr forget`") {
+	if !strings.HasPrefix(errb, "2 files no longer on disk; once they left for good, `nomarr forget --data-dir "+data+"` deletes them") {
 		t.Errorf("missing stderr: %s", errb)
 	}
 	if out, _ := nomarr(0, "missing", filepath.Join(lib, "b")); strings.TrimSpace(out) != paths[2] {

@@ -23,6 +23,39 @@ type settings struct {
 	// looked at when none of them had it (the last is the key's value), so
 	// that the message about the missing file can name them all.
 	searched map[string][]string
+	// storeFlags are the flags of this command line that pick the store
+	// (storeFlagKeys), as given, for the commands a hint tells the user to
+	// run (again).
+	storeFlags []string
+}
+
+// storeFlagKeys are the keys whose flags a hint repeats: those that pick
+// the store (a config file may set them too), and the node, whose name
+// keys the workers' restart state.
+var storeFlagKeys = []string{"data_dir", "db", "node"}
+
+// again is the command line `nomarr WORDS…` with the store-selecting flags
+// this command was given (storeFlags), quoted for a shell: a hint that
+// names it reaches the store this command used. Flags it was not given
+// are left out (their defaults, or the environment, apply again).
+func (s *settings) again(words ...string) string {
+	parts := []string{"nomarr"}
+	for _, w := range words {
+		parts = append(parts, shellQuote(w))
+	}
+	for _, f := range s.storeFlags {
+		parts = append(parts, shellQuote(f))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote is w as a shell word: as it is when it holds nothing a shell
+// would take apart or expand, else in single quotes.
+func shellQuote(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:@%+=,") == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
 // appKeys are the application's keys with their defaults ("" = computed).
@@ -112,6 +145,14 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 	}
 	if err := s.finish(); err != nil {
 		return nil, nil, err
+	}
+	if *cfgFile != "" {
+		s.storeFlags = append(s.storeFlags, "--config", *cfgFile)
+	}
+	for _, k := range storeFlagKeys {
+		if v, ok := flags[k]; ok {
+			s.storeFlags = append(s.storeFlags, "--"+strings.ReplaceAll(k, "_", "-"), v)
+		}
 	}
 	return s, rest, nil
 }

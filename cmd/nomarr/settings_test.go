@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,6 +233,46 @@ func TestMissingRuntimeAndModelsNameEveryPlaceLooked(t *testing.T) {
 		filepath.Join(data, "models", "musicnn"), "set models_dir"} {
 		if !strings.Contains(out, p) {
 			t.Errorf("missing models: %q does not name %s", out, p)
+		}
+	}
+}
+
+// TestHintsCarryTheStoreFlags: the commands a hint tells the user to run
+// (`nomarr workers reset`, `nomarr tag DIR` again, …) carry the flags this
+// command was given that pick the store (--config, --data-dir, --db, and
+// --node, which keys the restart state), quoted for a shell, and no
+// other: run verbatim after `make run` (its own data dir) they used to
+// look for a store in the default data dir.
+func TestHintsCarryTheStoreFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "nomarr workers reset"},
+		{[]string{"--workers", "3", "--log-level", "warn", "--analyzer", "noop"}, "nomarr workers reset"},
+		{[]string{"--data_dir", "/srv/my music", "--workers", "3", "--node", "n1"}, "nomarr workers reset --data-dir '/srv/my music' --node n1"},
+		{[]string{"--db", "sqlite:/x/it's.db", "--config", "/etc/nomarr.yaml"}, `nomarr workers reset --config /etc/nomarr.yaml --db 'sqlite:/x/it'\''s.db'`},
+	} {
+		t.Setenv("NOMARR_DATA_DIR", t.TempDir()) // the environment is not repeated
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		args := c.args
+		for i, a := range args { // a config file that is there
+			if a == "--config" {
+				args = slices.Clone(args)
+				args[i+1] = filepath.Join(t.TempDir(), "nomarr.yaml")
+				if err := os.WriteFile(args[i+1], nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				c.want = strings.Replace(c.want, "/etc/nomarr.yaml", args[i+1], 1)
+			}
+		}
+		s, _, err := loadSettings(fs, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.again("workers", "reset"); got != c.want {
+			t.Errorf("%q: hint %q, want %q", c.args, got, c.want)
 		}
 	}
 }

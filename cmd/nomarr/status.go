@@ -69,7 +69,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(info)
 	} else {
-		writeStatus(stdout, info)
+		writeStatus(stdout, info, s.again("missing"))
 	}
 	if info.StoreError != "" {
 		return 1
@@ -79,8 +79,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 
 // writeStatus prints info as text. When the daemon reports its store
 // unavailable, the library counts it sends are zeros that mean nothing: the
-// store's error is printed in their place.
-func writeStatus(stdout io.Writer, info httpapi.Info) {
+// store's error is printed in their place. missing is the command that
+// lists the files gone from disk (settings.again).
+func writeStatus(stdout io.Writer, info httpapi.Info, missing string) {
 	if info.StoreError != "" {
 		msg := info.StoreError // often says it already
 		if !strings.HasPrefix(msg, "store unavailable") {
@@ -94,7 +95,7 @@ func writeStatus(stdout io.Writer, info httpapi.Info) {
 		if n := l.Invalid(); n > 0 {
 			// `nomarr missing` lists the files not on disk, not the empty
 			// ones (they are there: nothing to forget).
-			fmt.Fprintf(stdout, ", %d not valid (empty files, or files gone at the last scan: `nomarr missing` lists the gone ones)", n)
+			fmt.Fprintf(stdout, ", %d not valid (empty files, or files gone at the last scan: `%s` lists the gone ones)", n, missing)
 		}
 	}
 	fmt.Fprintf(stdout, "; workers enabled: %v\n", info.WorkerEnabled)

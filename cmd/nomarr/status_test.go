@@ -84,7 +84,7 @@ func TestStatusSaysWhatMissingLists(t *testing.T) {
 	if rc := run(append([]string{"status"}, base...), &out, &errb); rc != 0 {
 		t.Fatalf("status: exit %d, %s", rc, errb.String())
 	}
-	if got := out.String(); !strings.Contains(got, "1 not valid (empty files, or files gone at the last scan: `nomarr missing` lists the gone ones)") {
+	if got := out.String(); !strings.Contains(got, "1 not valid (empty files, or files gone at the last scan: `nomarr missing --data-dir "+data+"` lists the gone ones)") {
 		t.Errorf("status line %q", got)
 	}
 }

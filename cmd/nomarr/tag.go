@@ -69,7 +69,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	}
 	scanned, err := scanLibrary(ctx, st, rest[0], log)
 	if sig := interrupted(); sig != nil {
-		fmt.Fprintf(stderr, "nomarr tag: interrupted during the scan of %s; run `nomarr tag` again to go on\n", rest[0])
+		fmt.Fprintf(stderr, "nomarr tag: interrupted during the scan of %s; run `%s` again to go on\n", rest[0], s.again("tag", rest[0]))
 		return signalExit(sig)
 	}
 	if err != nil {
@@ -78,7 +78,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "found %d audio files in %s\n", scanned.found, rest[0])
 	if workersPaused(ctx, st) { // tagpause.go
-		fmt.Fprintln(stderr, "nomarr tag:", pauseAdvice)
+		fmt.Fprintln(stderr, "nomarr tag:", pauseAdvice+pauseHint(s, rest[0]))
 		return 1
 	}
 	// The library before the run; with nothing pending (every file tagged,
@@ -171,7 +171,7 @@ loop:
 		allFailed = failed == s.core.Workers
 		paused = workersPaused(context.Background(), st)
 		if paused {
-			fmt.Fprintln(stderr, "nomarr tag: paused during the run: stopping;", pauseAdvice)
+			fmt.Fprintln(stderr, "nomarr tag: paused during the run: stopping;", pauseAdvice+pauseHint(s, rest[0]))
 		}
 		idle++
 		if c.Pending == 0 || c.Claimed > 0 {
@@ -202,10 +202,10 @@ loop:
 	printSummary(stdout, before, c, time.Since(start))
 	switch {
 	case interrupted() != nil:
-		fmt.Fprintf(stderr, "nomarr tag: interrupted: %d files not yet tagged; run `nomarr tag` again to go on\n", c.Pending)
+		fmt.Fprintf(stderr, "nomarr tag: interrupted: %d files not yet tagged; run `%s` again to go on\n", c.Pending, s.again("tag", rest[0]))
 		return signalExit(interrupted())
 	case allFailed:
-		fmt.Fprintln(stderr, "nomarr tag: every worker failed; see the log, fix the cause, and run `nomarr workers reset`")
+		fmt.Fprintf(stderr, "nomarr tag: every worker failed; see the log, fix the cause, and run `%s`\n", s.again("workers", "reset"))
 		return 1
 	case paused && c.Pending > 0: // the advice was given when the pause was seen
 		fmt.Fprintf(stderr, "nomarr tag: %d files not yet tagged (paused)\n", c.Pending)
@@ -231,7 +231,7 @@ loop:
 			see = "--log-level info shows them"
 		}
 		fmt.Fprintf(stderr, "nomarr tag: %d files wait for a retry after a transient error (%s); "+
-			"run `nomarr tag` again later, or keep `nomarr serve` running, to retry them\n", c.Pending, see)
+			"run `%s` again later, or keep `nomarr serve` running, to retry them\n", c.Pending, see, s.again("tag", rest[0]))
 		code = 1
 	}
 	return code

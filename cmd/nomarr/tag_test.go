@@ -181,6 +181,7 @@ type slowTag struct {
 	stderr *syncbuf.Buffer
 	done   chan error
 	data   string
+	lib    string
 }
 
 func startSlowTag(t *testing.T) *slowTag {
@@ -189,7 +190,7 @@ func startSlowTag(t *testing.T) *slowTag {
 	lib, data := t.TempDir(), t.TempDir()
 	audioFiles(t, lib, "1.mp3", "2.mp3", "3.mp3", "4.mp3")
 	script := write(t, "name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 30s\n")
-	r := &slowTag{stderr: &syncbuf.Buffer{}, done: make(chan error, 1), data: data}
+	r := &slowTag{stderr: &syncbuf.Buffer{}, done: make(chan error, 1), data: data, lib: lib}
 	r.cmd = exec.Command(bin, "tag", lib, "--data-dir", data, "--workers", "2", "--analyzer", "script:"+script,
 		"--stop-grace", "1s", "--frame-interval", "200ms", "--check-interval", "100ms")
 	r.cmd.Stderr = r.stderr
@@ -241,7 +242,7 @@ func TestTagInterrupted(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit %d, want 130 (SIGINT)", code)
 	}
-	if !strings.Contains(logs, "nomarr tag: interrupted: 4 files not yet tagged; run `nomarr tag` again to go on") {
+	if !strings.Contains(logs, "nomarr tag: interrupted: 4 files not yet tagged; run `nomarr tag "+r.lib+" --data-dir "+r.data+"` again to go on") {
 		t.Errorf("no word of the interruption:\n%s", logs)
 	}
 	if strings.Contains(logs, "transient error") {
@@ -312,7 +313,9 @@ func TestTagPausedDuringTheRun(t *testing.T) {
 	if n := strings.Count(logs, "nomarr tag: paused during the run: stopping;"); n != 1 {
 		t.Errorf("the pause is told %d times, want once:\n%s", n, logs)
 	}
-	if !strings.Contains(logs, " files not yet tagged (paused)") || !strings.Contains(logs, "run `nomarr workers resume`, then `nomarr tag` again") {
+	// What to run names the store and the folder of this run.
+	if !strings.Contains(logs, " files not yet tagged (paused)") ||
+		!strings.Contains(logs, "run `nomarr workers resume --data-dir "+data+"`, then `nomarr tag "+r.lib+" --data-dir "+data+"` again") {
 		t.Errorf("no word of what to run to go on:\n%s", logs)
 	}
 }
