@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/nomarr/nomarr/core/inventory"
@@ -113,6 +116,10 @@ func withFiles(name string, pick func(page []store.File) []store.File, args []st
 		return usageError(stderr, name)
 	}
 	match, where := func(string) bool { return true }, ""
+	// A DIR that is not there is a mistake to say (a typo would list
+	// nothing and exit 0), unless the store knows files under it: a
+	// folder deleted or unmounted since it was scanned.
+	gone, known := "", false
 	if len(rest) == 1 {
 		abs, err := filepath.Abs(rest[0])
 		if err != nil {
@@ -120,6 +127,9 @@ func withFiles(name string, pick func(page []store.File) []store.File, args []st
 			return 1
 		}
 		match, where = underDir(abs), " under "+abs
+		if _, err := os.Stat(abs); errors.Is(err, iofs.ErrNotExist) {
+			gone = abs
+		}
 	}
 	st, err := openExisting(s)
 	if err != nil {
@@ -140,10 +150,17 @@ func withFiles(name string, pick func(page []store.File) []store.File, args []st
 				picked = append(picked, f)
 			}
 		}
+		for _, f := range page {
+			known = known || (gone != "" && (f.Path == gone || inventory.Under(gone, f.Path)))
+		}
 		if len(page) < listBatch {
 			break
 		}
 		after = page[len(page)-1].Key
+	}
+	if gone != "" && !known {
+		fmt.Fprintf(stderr, "nomarr %s: %s: no such file or directory, and the store has no file under it\n", name, rest[0])
+		return 1
 	}
 	return do(ctx, st, picked, scope{where: where, s: s, dir: rest})
 }

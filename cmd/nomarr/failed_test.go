@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -74,4 +75,42 @@ func cli(t *testing.T, bin, data string) func(wantCode int, args ...string) (std
 		}
 		return out.String(), errb.String()
 	}
+}
+
+// TestFilesCommandsNameAMissingDir: `nomarr failed DIR` (and retry,
+// missing, forget) with a DIR that is not there and under which the store
+// knows no file is a mistake (a typo), said naming DIR with exit 1, as
+// scan and tag say it, not an empty answer with exit 0. A folder that is
+// gone but whose files the store keeps (deleted or unmounted since the
+// scan) is still answered: that is what missing and forget are for.
+func TestFilesCommandsNameAMissingDir(t *testing.T) {
+	lib, data := t.TempDir(), t.TempDir()
+	paths := audioFiles(t, lib, "a/x.mp3", "b/y.mp3")
+	base := []string{"--data-dir", data}
+	nomarr := func(wantCode int, args ...string) (string, string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if rc := run(append(args, base...), &out, &errb); rc != wantCode {
+			t.Errorf("nomarr %s: exit %d, want %d; %s%s", strings.Join(args, " "), rc, wantCode, out.String(), errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	nomarr(0, "scan", lib)
+	typo := filepath.Join(lib, "c")
+	for _, cmd := range []string{"failed", "retry", "missing", "forget"} {
+		if _, errb := nomarr(1, cmd, typo); errb != "nomarr "+cmd+": "+typo+": no such file or directory, and the store has no file under it\n" {
+			t.Errorf("%s %s: %q", cmd, typo, errb)
+		}
+	}
+	if _, errb := nomarr(0, "failed", filepath.Join(lib, "a")); !strings.HasPrefix(errb, "0 failed files under ") {
+		t.Errorf("failed under a folder that is there: %q", errb)
+	}
+	if err := os.RemoveAll(filepath.Join(lib, "b")); err != nil {
+		t.Fatal(err)
+	}
+	nomarr(0, "scan", lib)
+	if out, _ := nomarr(0, "missing", filepath.Join(lib, "b")); out != paths[1]+"\n" {
+		t.Errorf("missing under a folder gone since the scan: %q, want %s", out, paths[1])
+	}
+	nomarr(0, "failed", filepath.Join(lib, "b"))
 }
