@@ -84,6 +84,8 @@ type checker struct {
 	upSince     map[*Instance]time.Time // main process → since when it has been alive and not stopped
 	stops       map[string][]span       // instance id → its main process's stops (main: hang), in order
 	mainUpAt    time.Time               // the earliest upSince of the main processes up now
+
+	crash crashModel // crash counts and quarantines (check_crash.go)
 }
 
 // span is one stop of a main process, from its start to its end.
@@ -106,7 +108,7 @@ func newChecker(w *World) *checker {
 	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, cutOff: map[string]bool{}, healedAt: map[string]time.Time{}, tagged: map[string]int{},
 		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
 		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{},
-		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}}
+		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}, crash: newCrashModel()}
 }
 
 func (c *checker) violate(format string, a ...any) {
@@ -138,6 +140,7 @@ func (c *checker) onEvent(r *Rec) {
 		c.holder[e.File] = e.Worker
 		c.analysing[e.File] = e.Worker
 		delete(c.cutOff, e.File)
+		c.crashKnow(e.File)
 	case event.Tagged:
 		c.tagged[e.File]++
 		if c.tagged[e.File] > 1 {
@@ -153,10 +156,21 @@ func (c *checker) onEvent(r *Rec) {
 			delete(c.holder, e.File)
 		}
 		c.endJob(e)
+		if e.Event == event.Release && e.Instance != "" && e.Reason == "worker died" {
+			c.crashRelease(e.File, e.Worker, e.Count, nil)
+		}
+	case event.Quarantined:
+		c.crashQuarantined(e)
 	case event.LeaseExpired:
 		c.claimExpired(e.File, e.Worker)
 	case event.Fault:
 		if e.Reason == LostReply {
+			switch e.Detail {
+			case opClaim:
+				c.crashKnow(e.File)
+			case opReleaseWorker:
+				c.crashLostRelease(e)
+			}
 			c.onLostReply(e)
 		}
 	case event.Stop:
@@ -174,6 +188,7 @@ func (c *checker) onEvent(r *Rec) {
 			h.healthy = false
 		}
 	case event.Exit:
+		c.crashExit(e)
 		c.lifetimeReset(e.Instance, e.Component)
 		c.run(e.Instance, e.Component).down = true
 	case event.RestartScheduled:
@@ -501,6 +516,7 @@ func (c *checker) checkOrphanExit(in *Instance, e *event.Event) {
 // afterEvent checks state-based properties.
 func (c *checker) afterEvent() {
 	w := c.w
+	c.crashAfterEvent()
 	for _, in := range w.Instances {
 		for _, id := range in.node.Sup.Components() {
 			if n := in.node.Sup.PendingTimers(id); n > 1 {
@@ -568,6 +584,7 @@ func (c *checker) afterEvent() {
 
 // final checks the end state, in file order.
 func (c *checker) final() {
+	c.crashAfterEvent()
 	files := make([]string, 0, len(c.w.Store.TagWrites))
 	for f := range c.w.Store.TagWrites {
 		files = append(files, f)

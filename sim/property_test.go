@@ -692,7 +692,10 @@ func checkLiveness(c *genCase, o outcome) string {
 			continue
 		}
 		if f.Failed && f.LastError == "crashed a worker" {
-			continue // quarantined: two workers died holding it (injected crashes/hangs)
+			// Quarantined: quarantine_after counted deaths of workers
+			// holding it (injected crashes, hangs); the safety checker
+			// verifies each quarantine against its own crash model.
+			continue
 		}
 		cl, held := st.ClaimOf(key)
 		retry := "-"

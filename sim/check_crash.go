@@ -1,0 +1,138 @@
+package sim
+
+import (
+	"sort"
+
+	"github.com/nomarr/nomarr/core/event"
+)
+
+// quarantineReason is a quarantined file's last error (DESIGN §7: failed,
+// reason "crashed a worker").
+const quarantineReason = "crashed a worker"
+
+// crashModel is the checker's own model of the poison-file rule of DESIGN
+// §7: when a worker dies holding a claim, the file's crash_count goes up by
+// one, and the death that brings it to quarantine_after quarantines the
+// file. Any death counts (a crash, a kill for a hang, a stall, a missed
+// startup or cold start), except a death during a stop of its main process
+// (graceful or forced: the worker was told to go, or killed by the stop).
+//
+// Property, exactly: each file released by the owner because its worker
+// died (a `release` with reason "worker died", whose count is the file's
+// crash count after it; or such a release whose answer was lost, read from
+// the store) has crash count c+1 when the death counts and c when it does
+// not, c being the count before per this model; it is quarantined in that
+// same release (a `quarantined` event right after it, or the store's file
+// failed with reason "crashed a worker") if and only if the death counts
+// and c+1 >= quarantine_after. A quarantine is never reported otherwise.
+//
+// A death is "during a stop" when its `exit` event comes after its main
+// process's `stop` event. A release that fails (store down, partition,
+// lock) is retried later with the same verdict, so the verdict is taken at
+// the exit. A release whose answer was lost was made: the trace has a
+// fault event per file (lostreply.go) and no release event, and the retry
+// finds nothing left to release.
+type crashModel struct {
+	count  map[string]int  // file → its crash count, per the model
+	counts map[string]bool // worker id → its last death counts a crash
+	due    map[string]int  // file → the crash count that must have quarantined it in this instant
+}
+
+func newCrashModel() crashModel {
+	return crashModel{count: map[string]int{}, counts: map[string]bool{}, due: map[string]int{}}
+}
+
+// crashKnow starts the model of a file from the store when it is first
+// claimed (a store that outlived an earlier run may hold counts already).
+func (c *checker) crashKnow(file string) {
+	if _, ok := c.crash.count[file]; ok || file == "" {
+		return
+	}
+	f, _ := c.w.Store.Peek(file)
+	c.crash.count[file] = f.CrashCount
+}
+
+// crashExit: the owner declared a worker dead (its `exit` event).
+func (c *checker) crashExit(e *event.Event) {
+	c.crash.counts[e.Instance+"/"+e.Component] = !c.stopping[e.Instance]
+}
+
+// crashRelease checks the owner's release of file, claimed by the dead
+// worker wid, that left the file with crash count got (quarantined: the
+// release quarantined it, as far as the caller can tell; nil when the
+// quarantined event is still to come).
+func (c *checker) crashRelease(file, wid string, got int, quarantined *bool) {
+	qa := c.w.cfg.QuarantineAfter
+	prev, known := c.crash.count[file]
+	counts, died := c.crash.counts[wid]
+	c.crash.count[file] = got
+	if !known || !died {
+		if !died {
+			c.violate("%s released by the owner as a dead worker's, but no death of %s was reported", file, wid)
+		}
+		return
+	}
+	want := prev
+	if counts {
+		want++
+	}
+	if got != want {
+		what := "counted"
+		if !counts {
+			what = "not counted (a death during a stop)"
+		}
+		c.violate("%s released after %s died: crash count %d, want %d (was %d; the death is %s)", file, wid, got, want, prev, what)
+		return
+	}
+	should := counts && want >= qa
+	if quarantined == nil {
+		if should {
+			c.crash.due[file] = want
+		}
+		return
+	}
+	switch {
+	case should && !*quarantined:
+		c.violate("%s reached crash count %d (quarantine_after %d) after %s died, but was not quarantined", file, want, qa, wid)
+	case !should && *quarantined && prev < qa:
+		c.violate("%s quarantined after %s died at crash count %d, want quarantine_after %d crashes counted by deaths outside a stop", file, wid, got, qa)
+	}
+}
+
+// crashQuarantined: a `quarantined` event. It must follow the release
+// whose counted death brought the file to quarantine_after.
+func (c *checker) crashQuarantined(e *event.Event) {
+	if _, ok := c.crash.due[e.File]; !ok {
+		c.violate("%s quarantined (crash count %d) without a death outside a stop bringing its count to quarantine_after %d (model: %d)",
+			e.File, e.Count, c.w.cfg.QuarantineAfter, c.crash.count[e.File])
+	}
+	delete(c.crash.due, e.File)
+}
+
+// crashLostRelease: the owner's release of a dead worker's claims was made
+// but its answer lost; the store holds its outcome.
+func (c *checker) crashLostRelease(e *event.Event) {
+	if e.File == "" {
+		return
+	}
+	f, _ := c.w.Store.Peek(e.File)
+	q := f.Failed && f.LastError == quarantineReason
+	c.crashRelease(e.File, e.Worker, f.CrashCount, &q)
+}
+
+// crashAfterEvent: a release that brought a file to quarantine_after is
+// followed, in the same instant, by its quarantine.
+func (c *checker) crashAfterEvent() {
+	if len(c.crash.due) == 0 {
+		return
+	}
+	files := make([]string, 0, len(c.crash.due))
+	for f := range c.crash.due {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		c.violate("%s reached crash count %d (quarantine_after %d) without being quarantined", f, c.crash.due[f], c.w.cfg.QuarantineAfter)
+		delete(c.crash.due, f)
+	}
+}

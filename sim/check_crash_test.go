@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/nomarr/nomarr/core/event"
+)
+
+// The crash model counts a death against the files its worker held unless
+// the death came during a stop, and wants the quarantine exactly when the
+// count reaches quarantine_after. The owner's events are fed by hand, so
+// the test does not depend on the core producing them.
+func TestCheckerCrashModel(t *testing.T) {
+	for _, tc := range []struct {
+		stop        bool
+		count       int  // the released file's crash count per the fed release event
+		quarantined bool // a quarantined event follows
+		want        string
+	}{
+		{count: 1},
+		{count: 0, want: "crash count 0, want 1"},
+		{stop: true, count: 0},
+		{stop: true, count: 1, want: "crash count 1, want 0"},
+		{count: 1, quarantined: true, want: "quarantined (crash count 1) without"},
+	} {
+		t.Run(fmt.Sprintf("stop=%v,count=%d,quarantined=%v", tc.stop, tc.count, tc.quarantined), func(t *testing.T) {
+			w := checkedWorld(t, `name: crash-model
+seed: 1
+duration: 5s
+config: {workers: 1}
+library: {files: 1, job_time: 10m}
+`)
+			w.Run()
+			in := w.Instances[0]
+			comp := "worker:discovery:0"
+			wid := in.node.Sup.WorkerID(comp)
+			if w.check.crash.count["f0000"] != 0 || len(w.check.violations) > 0 {
+				t.Fatalf("setup: crash model %v, violations %v", w.check.crash.count, w.check.violations)
+			}
+			if tc.stop {
+				w.record(event.Event{Event: event.Stop, Instance: in.ID})
+			}
+			w.record(event.Event{Event: event.Exit, Instance: in.ID, Component: comp, Code: event.IntPtr(-1), Reason: "hang: no frame for 30s"})
+			w.record(event.Event{Event: event.Release, Instance: in.ID, Component: comp, File: "f0000", Worker: wid, Reason: "worker died", Count: tc.count})
+			if tc.quarantined {
+				w.record(event.Event{Event: event.Quarantined, Instance: in.ID, File: "f0000", Reason: quarantineReason, Count: tc.count})
+			}
+			w.check.afterEvent()
+			if tc.want == "" && len(w.check.violations) > 0 {
+				t.Errorf("flagged: %v", w.check.violations)
+			}
+			if tc.want != "" && !hasViolation(w.check.violations, tc.want) {
+				t.Errorf("want a violation %q, got %v", tc.want, w.check.violations)
+			}
+		})
+	}
+}
+
+// A release that brings a file to quarantine_after without quarantining it
+// is flagged once the instant is over.
+func TestCheckerWantsTheQuarantine(t *testing.T) {
+	w := checkedWorld(t, `name: crash-model
+seed: 1
+duration: 5s
+config: {workers: 1}
+library: {files: 1, job_time: 10m}
+`)
+	w.Run()
+	in := w.Instances[0]
+	comp := "worker:discovery:0"
+	w.check.crash.count["f0000"] = w.cfg.QuarantineAfter - 1
+	w.record(event.Event{Event: event.Exit, Instance: in.ID, Component: comp, Code: event.IntPtr(-1), Reason: "SIGKILL"})
+	w.record(event.Event{Event: event.Release, Instance: in.ID, Component: comp, File: "f0000", Worker: in.node.Sup.WorkerID(comp),
+		Reason: "worker died", Count: w.cfg.QuarantineAfter})
+	w.check.afterEvent()
+	if !hasViolation(w.check.violations, "without being quarantined") {
+		t.Errorf("want the missing quarantine flagged, got %v", w.check.violations)
+	}
+}
