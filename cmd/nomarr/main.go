@@ -90,7 +90,8 @@ var usage = func() string {
 	for _, c := range commands {
 		fmt.Fprintf(&b, "  %s\n        %s\n", c.synopsis, c.summary)
 	}
-	b.WriteString("  help [COMMAND]\n        this text, or a command's flags and configuration keys with their defaults\n\n")
+	b.WriteString("  help [COMMAND]\n        this text, or a command's flags and configuration keys with their defaults\n")
+	b.WriteString("  version, --version\n        the build's version: its commit (+dirty when built from a changed tree), or dev\n\n")
 	b.WriteString("configuration: flags (--key value) > NOMARR_<KEY> environment > config.yaml;\n" +
 		"invalid configuration exits 2 with a message naming the key.\n")
 	return b.String()
@@ -126,6 +127,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runMissing(args[1:], stdout, stderr)
 	case "forget":
 		return runForget(args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		return runVersion(args[1:], stdout, stderr)
 	case "worker": // hidden: started by a main process
 		return runWorker(args[1:], stderr)
 	case "drill": // hidden: real-process playback of a scenario

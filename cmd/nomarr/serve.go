@@ -16,9 +16,6 @@ import (
 	"github.com/nomarr/nomarr/driver"
 )
 
-// version is set at build time (-ldflags "-X main.version=…").
-var version = "dev"
-
 // runServe implements `nomarr serve`: scan + periodic rescan of
 // library_root, the workers, the HealthMonitor and the HTTP API, until
 // SIGINT/SIGTERM, then a graceful stop; a second signal forces it
@@ -38,8 +35,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr serve:", err)
 		return exitUsage
 	}
-	api, err := httpapi.New(&driver.API{Main: m, StoreID: redact(s.get("db")), Version: version},
-		httpapi.Options{Addr: s.get("http_addr"), Token: s.get("api_token"), Logger: log, Version: version})
+	api, err := httpapi.New(&driver.API{Main: m, StoreID: redact(s.get("db")), Version: buildVersion()},
+		httpapi.Options{Addr: s.get("http_addr"), Token: s.get("api_token"), Logger: log, Version: buildVersion()})
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr serve:", err)
 		return exitUsage

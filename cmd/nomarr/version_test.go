@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/internal/syncbuf"
+)
+
+// TestVersionOf: a build's version is its commit's first 12 digits, with
+// +dirty when its tree had changes, and dev without a commit.
+func TestVersionOf(t *testing.T) {
+	rev := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123"}}
+	for _, c := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{nil, "dev"},
+		{&debug.BuildInfo{}, "dev"},
+		{&debug.BuildInfo{Settings: rev}, "0123456789ab"},
+		{&debug.BuildInfo{Settings: append(rev, debug.BuildSetting{Key: "vcs.modified", Value: "false"})}, "0123456789ab"},
+		{&debug.BuildInfo{Settings: append(rev, debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, "0123456789ab+dirty"},
+	} {
+		if got := versionOf(c.bi); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.bi, got, c.want)
+		}
+	}
+}
+
+// TestVersion: `nomarr version` and `nomarr --version` print the build's
+// version, and a serve of the same binary reports the same one in
+// /api/v1/info (it used to say "dev" whatever the build).
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		var out, errb bytes.Buffer
+		if rc := run(args, &out, &errb); rc != 0 || out.String() != "nomarr "+buildVersion()+"\n" {
+			t.Errorf("%v: exit %d, %q %q", args, rc, out.String(), errb.String())
+		}
+	}
+	bin := nomarrBinary(t)
+	got, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(got)), "nomarr ")
+	// dev when the build stamps no commit (GOFLAGS=-buildvcs=false).
+	if git, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil && v != "dev" &&
+		!strings.HasPrefix(string(git), strings.TrimSuffix(v, "+dirty")) {
+		t.Errorf("bin --version %q, not the checkout's commit %s", got, git)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var logs syncbuf.Buffer
+	cmd, done := startServe(t, bin, &logs, "--data-dir", t.TempDir(), "--http-addr", addr)
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		<-done
+	}()
+	var info httpapi.Info
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/api/v1/info")
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&info)
+			resp.Body.Close()
+			if err == nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no /api/v1/info from serve: %v; log:\n%s", err, logs.String())
+		}
+	}
+	if info.Version != v {
+		t.Errorf("the API's version %q, `nomarr --version` %q", info.Version, v)
+	}
+}
