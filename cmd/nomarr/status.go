@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,15 +40,16 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "nomarr status:", err)
 			return 1
 		}
-		// Looking creates nothing: a SQLite store that is not there (a
-		// mistyped --db, another --data-dir) is said to be missing.
+		// No daemon is the usual case, not an error: the dial's error is
+		// not shown. Looking creates nothing: a SQLite store that is not
+		// there (a mistyped --db, another --data-dir) is said to be missing.
 		if serr := storeMissing(s); serr != nil {
-			fmt.Fprintf(stderr, "nomarr status: %v; %v\n", err, serr)
+			fmt.Fprintf(stderr, "nomarr status: no daemon at %s, and %v\n", s.get("http_addr"), serr)
 			return 1
 		}
 		st, serr := openForSettings(s)
 		if serr != nil {
-			fmt.Fprintf(stderr, "nomarr status: %v; store unavailable: %v\n", err, serr)
+			fmt.Fprintf(stderr, "nomarr status: no daemon at %s, and the store is unavailable: %v\n", s.get("http_addr"), serr)
 			return 1
 		}
 		defer st.Close()
@@ -61,13 +63,26 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "nomarr status: reading the pause flag:", merr)
 			return 1
 		}
-		info = httpapi.Info{Store: redact(s.get("db")), Library: c, WorkerEnabled: store.Enabled(v, ok)}
-		fmt.Fprintln(stderr, "nomarr status:", err, "— showing the store only")
+		// The version is this binary's; there is no instance (no main
+		// process), so --json leaves it out (offlineJSON).
+		info = httpapi.Info{Version: buildVersion(), Store: redact(s.get("db")), Library: c, WorkerEnabled: store.Enabled(v, ok)}
+		fmt.Fprintf(stderr, "no daemon at %s: showing the store only\n", s.get("http_addr"))
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(info)
+		b, err := json.Marshal(info)
+		if err == nil && info.Instance == "" {
+			b = offlineJSON(b)
+		}
+		var out bytes.Buffer
+		if err == nil {
+			err = json.Indent(&out, b, "", "  ")
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "nomarr status:", err)
+			return 1
+		}
+		out.WriteByte('\n')
+		_, _ = out.WriteTo(stdout)
 	} else {
 		writeStatus(stdout, info, s.again("missing"))
 	}
@@ -111,4 +126,14 @@ func writeStatus(stdout io.Writer, info httpapi.Info, missing string) {
 		}
 		tw.Flush()
 	}
+}
+
+// offlineJSON is the JSON of an Info without a main process (no daemon)
+// less its empty "instance", which would read as a daemon with no name.
+// Instance is Info's first field, so its empty value opens the object.
+func offlineJSON(b []byte) []byte {
+	if rest, ok := bytes.CutPrefix(b, []byte(`{"instance":"",`)); ok {
+		return append([]byte{'{'}, rest...)
+	}
+	return b
 }

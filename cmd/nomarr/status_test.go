@@ -88,3 +88,37 @@ func TestStatusSaysWhatMissingLists(t *testing.T) {
 		t.Errorf("status line %q", got)
 	}
 }
+
+// TestOfflineStatusIsCalm: without a daemon (the usual case for a
+// one-shot user) status says so in one plain line on stderr, not with the
+// dial's error, and its --json has this binary's version and no empty
+// instance (there is no main process to name).
+func TestOfflineStatusIsCalm(t *testing.T) {
+	data := t.TempDir()
+	base := []string{"--data-dir", data, "--http-addr", "127.0.0.1:1"}
+	var out, errb bytes.Buffer
+	if rc := run(append([]string{"status"}, base...), &out, &errb); rc != 1 ||
+		errb.String() != "nomarr status: no daemon at 127.0.0.1:1, and no store at "+filepath.Join(data, "nomarr.db")+" (nothing scanned with this --db or --data-dir yet)\n" {
+		t.Errorf("status without a daemon or a store: exit %d, %q", rc, errb.String())
+	}
+	if rc := run(append([]string{"scan", t.TempDir()}, base...), &out, &errb); rc != 0 {
+		t.Fatalf("scan: exit %d, %s", rc, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run(append([]string{"status"}, base...), &out, &errb); rc != 0 || errb.String() != "no daemon at 127.0.0.1:1: showing the store only\n" {
+		t.Errorf("status without a daemon: exit %d, stderr %q", rc, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run(append([]string{"status", "--json"}, base...), &out, &errb); rc != 0 {
+		t.Fatalf("status --json: exit %d, %s", rc, errb.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out.String())
+	}
+	if _, ok := got["instance"]; ok || got["version"] != buildVersion() || got["store"] != "sqlite:"+filepath.Join(data, "nomarr.db") {
+		t.Errorf("status --json without a daemon:\n%s", out.String())
+	}
+}
