@@ -203,6 +203,17 @@ func (h hostStore) RetryFailed(ctx context.Context, keys []string) (int, error) 
 	return n, nil
 }
 
+func (h hostStore) Retag(ctx context.Context, keys []string, version string) (int, error) {
+	if err := h.cut(); err != nil {
+		return 0, err
+	}
+	n, err := h.w.Store.Retag(ctx, keys, version)
+	if err := h.reply(err, "retag"); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 func (h hostStore) GetMeta(ctx context.Context, key string) (string, bool, error) {
 	if err := h.cut(); err != nil {
 		return "", false, err

@@ -509,6 +509,17 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		func(d doc) doc {
 			return with(d, "failed", false, "attempts", 0, "crash_count", 0, "next_retry_at", 0, "skip_until", 0, "last_error", "")
 		}),
+	qRetag: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		return snapshotKeyedUpdate(
+			func(d doc) bool {
+				_, claimed := f.colls[colClaims]["claim_"+str(d["_key"])]
+				return isTrue(d["tagged"]) && isTrue(d["is_valid"]) && d["failed"] == false &&
+					str(d["tagged_version"]) != str(b["version"]) && !claimed
+			},
+			func(d doc) doc {
+				return with(d, "tagged", false, "needs_tagging", true, "attempts", 0, "crash_count", 0, "next_retry_at", 0, "skip_until", 0)
+			})(f, b)
+	},
 	qForgetFiles: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		var out []any
 		for _, k := range b["keys"].([]any) {

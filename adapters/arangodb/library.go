@@ -518,12 +518,25 @@ func (s *Store) ListFiles(ctx context.Context, after string, limit int) ([]store
 
 // MarkMissing implements store.Inventory in one query (one transaction).
 func (s *Store) MarkMissing(ctx context.Context, keys []string) (int, error) {
-	return s.updateEach(ctx, qMarkMissing, "mark missing", keys)
+	return s.updateEach(ctx, qMarkMissing, "mark missing", keys, conflictsOnly, nil)
 }
 
 // RetryFailed implements store.Inventory.
 func (s *Store) RetryFailed(ctx context.Context, keys []string) (int, error) {
-	return s.updateEach(ctx, qRetryFailed, "retry failed", keys)
+	return s.updateEach(ctx, qRetryFailed, "retry failed", keys, conflictsOnly, nil)
+}
+
+// Retag implements store.Inventory in one query (one transaction, qRetag),
+// which re-checks each file and its claim. A file written after the
+// query's snapshot (completed meanwhile) makes it fail with a write-write
+// conflict, one deleted meanwhile (forgotten) with "document not found"
+// (1202): it runs again on a fresh snapshot, where the condition is
+// evaluated anew.
+func (s *Store) Retag(ctx context.Context, keys []string, version string) (int, error) {
+	if version == "" {
+		return 0, nil
+	}
+	return s.updateEach(ctx, qRetag, "retag", keys, alsoGone, map[string]any{"version": version})
 }
 
 // ForgetMissing implements store.Inventory, in one stream transaction: the
@@ -574,16 +587,22 @@ func fileKeys(keys []string) []string {
 }
 
 // updateEach runs q, a statement over the files of @keys that returns how
-// many it changed, with each valid key once, and returns that count.
-func (s *Store) updateEach(ctx context.Context, q, op string, keys []string) (int, error) {
+// many it changed, with each valid key once and the other bind parameters
+// of bind, and returns that count; it runs q again after a conflict or an
+// error that also names.
+func (s *Store) updateEach(ctx context.Context, q, op string, keys []string, also retryAlso, bind map[string]any) (int, error) {
 	valid := fileKeys(keys)
 	if len(valid) == 0 {
 		return 0, nil
 	}
+	params := map[string]any{"keys": valid}
+	for k, v := range bind {
+		params[k] = v
+	}
 	var n int
-	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
+	err := s.write(ctx, also, func(ctx context.Context) error {
 		var err error
-		n, err = queryCount(ctx, s.db, q, map[string]any{"keys": valid})
+		n, err = queryCount(ctx, s.db, q, params)
 		return err
 	})
 	if err != nil {

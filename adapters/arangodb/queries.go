@@ -76,6 +76,20 @@ const qRetryFailed = `LET n = (FOR k IN @keys
     RETURN 1)
 RETURN LENGTH(n)`
 
+// qRetag makes the files among @keys that another model set tagged work
+// again — each still tagged, valid, not failed, of a tagged_version other
+// than @version and without a claim (one primary-index probe of
+// worker_claims, as in qDiscover), checked in the UPDATE's own query — and
+// returns how many it changed (primary-index lookups; @keys as for
+// qMarkMissing). Version, tagging time, tags and checkpoint stay.
+const qRetag = `LET n = (FOR k IN @keys
+  FOR f IN library_files
+    FILTER f._key == k AND f.tagged == true AND f.is_valid == true AND f.failed == false AND f.tagged_version != @version
+    FILTER LENGTH(FOR c IN worker_claims FILTER c._key == CONCAT("claim_", k) LIMIT 1 RETURN 1) == 0
+    UPDATE f WITH { tagged: false, needs_tagging: true, attempts: 0, crash_count: 0, next_retry_at: 0, skip_until: 0 } IN library_files
+    RETURN 1)
+RETURN LENGTH(n)`
+
 // qForgetFiles deletes the files among @keys that are not valid and returns
 // their keys (primary-index lookups; @keys as for qMarkMissing).
 const qForgetFiles = `FOR k IN @keys

@@ -17,7 +17,7 @@ import (
 	"github.com/nomarr/nomarr/sim/memstore"
 )
 
-// RetryFailed and MarkMissing with a key given twice count the file once,
+// RetryFailed, MarkMissing and Retag with a key given twice count the file once,
 // as the port says (how many files changed) and the other stores do. A
 // server's qRetryFailed/qMarkMissing read every iteration from the query's
 // snapshot (the fake too, snapshotKeyedUpdate): given a key twice, they
@@ -51,6 +51,20 @@ func TestRepeatedKeysCountedOnce(t *testing.T) {
 	}
 	if got != want {
 		t.Errorf("MarkMissing(%q) = %d on a server whose FOR loops read the query's snapshot, want %d", keys, got, want)
+	}
+	for _, st := range []store.Store{s, ref} {
+		if err := st.UpsertFiles(bg, []store.File{{Key: "c", IsValid: true, Tagged: true, TaggedVersion: "v1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys = []string{"c", "c"}
+	want, _ = ref.Retag(bg, keys, "v2")
+	got, err = s.Retag(bg, keys, "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want || want != 1 {
+		t.Errorf("Retag(%q) = %d on a server whose FOR loops read the query's snapshot, want %d (memstore: %d)", keys, got, 1, want)
 	}
 }
 

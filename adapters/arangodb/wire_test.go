@@ -94,7 +94,8 @@ func TestContractFakeConflicts(t *testing.T) {
 	f := newFake(t, "nomarr")
 	var n, injected atomic.Int64
 	writes := map[string]bool{qClaim: true, qRemoveHeld: true, qCompleteFile: true, qPutTags: true,
-		qRenewLeases: true, qCleanupClaims: true, qUpsertFiles: true, qSwapMeta: true, qInsertMeta: true, qKeepHeld: true}
+		qRenewLeases: true, qCleanupClaims: true, qUpsertFiles: true, qSwapMeta: true, qInsertMeta: true, qKeepHeld: true,
+		qRetag: true}
 	var handles []*Store
 	storetest.RunConcurrent(t, func(t *testing.T) store.Store {
 		s := openFake(t, f, WithConflictBudget(10*time.Second))

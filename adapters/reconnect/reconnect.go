@@ -219,6 +219,14 @@ func (s *Store) RetryFailed(ctx context.Context, keys []string) (int, error) {
 	return st.RetryFailed(ctx, keys)
 }
 
+func (s *Store) Retag(ctx context.Context, keys []string, version string) (int, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return st.Retag(ctx, keys, version)
+}
+
 func (s *Store) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
 	st, err := s.get(ctx)
 	if err != nil {

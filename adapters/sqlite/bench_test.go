@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -270,6 +271,95 @@ func BenchmarkRescanInventory(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkRescanRetag: what looking for files tagged by another model set
+// adds to a rescan's listing of a 100,000-file library, all tagged by model
+// set v1, read in pages of 5,000 (list-100k, as BenchmarkRescanInventory):
+// the models did not change (stale-none: inventory.Stale finds nothing on
+// each page, no store call — the common case), or they did (retag-all:
+// every file is stale, one Retag call per page; max-retag-ms is the
+// longest call, a write transaction that holds the lock).
+func BenchmarkRescanRetag(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "retag.db")
+	s := openT(b, path)
+	files := make([]store.File, 0, benchFiles)
+	for i := range benchFiles {
+		f := mkf(fmt.Sprintf("lib/%07d", i))
+		f.NeedsTagging, f.Tagged, f.TaggedVersion, f.LastTaggedAt = false, true, "v1", t0
+		files = append(files, f)
+	}
+	for chunk := range slices.Chunk(files, 10_000) {
+		if err := s.UpsertFiles(bg, chunk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db := raw(b, path)
+	// scan lists the library, applying page to each page; it returns how
+	// many files it listed.
+	scan := func(b *testing.B, page func([]store.File)) {
+		n := 0
+		for after := ""; ; {
+			fs, err := s.ListFiles(bg, after, 5000)
+			if err != nil {
+				b.Fatal(err)
+			}
+			page(fs)
+			n += len(fs)
+			if len(fs) < 5000 {
+				break
+			}
+			after = fs[len(fs)-1].Key
+		}
+		if n != benchFiles {
+			b.Fatalf("listed %d files, want %d", n, benchFiles)
+		}
+	}
+	b.Run("list-100k", func(b *testing.B) {
+		for b.Loop() {
+			scan(b, func([]store.File) {})
+		}
+		b.ReportMetric(float64(benchFiles*b.N)/b.Elapsed().Seconds(), "files/s")
+	})
+	b.Run("list-100k+stale-none", func(b *testing.B) {
+		for b.Loop() {
+			scan(b, func(page []store.File) {
+				if keys := inventory.Stale(page, "v1"); len(keys) > 0 {
+					b.Fatalf("%d stale files", len(keys))
+				}
+			})
+		}
+		b.ReportMetric(float64(benchFiles*b.N)/b.Elapsed().Seconds(), "files/s")
+	})
+	b.Run("list-100k+retag-all", func(b *testing.B) {
+		var longest time.Duration
+		for b.Loop() {
+			total := 0
+			scan(b, func(page []store.File) {
+				keys := inventory.Stale(page, "v2")
+				start := time.Now()
+				n, err := s.Retag(bg, keys, "v2")
+				longest = max(longest, time.Since(start))
+				if err != nil || n != len(keys) {
+					b.Fatalf("Retag = %d, %v; want %d", n, err, len(keys))
+				}
+				total += n
+			})
+			if total != benchFiles {
+				b.Fatalf("retagged %d files, want %d", total, benchFiles)
+			}
+			b.StopTimer()
+			if _, err := db.Exec(`UPDATE library_files SET tagged = 1, needs_tagging = 0`); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(benchFiles*b.N)/b.Elapsed().Seconds(), "files/s")
+		b.ReportMetric(float64(longest.Microseconds())/1e3, "max-retag-ms")
+	})
+	if c, err := s.Counts(bg); err != nil || c != (store.Counts{Total: benchFiles, Tagged: benchFiles}) {
+		b.Fatalf("Counts after the benchmark = %+v, %v", c, err)
+	}
 }
 
 // BenchmarkCounts: the library summary that `nomarr tag`'s progress line

@@ -30,7 +30,7 @@ func recount(t *testing.T, db *sql.DB) store.Counts {
 }
 
 // Every way a file changes class (scan, claim and completion, release as
-// failed or missing, quarantine, retry, a rescan that finds a change, and
+// failed or missing, quarantine, retry, retag, a rescan that finds a change, and
 // rows edited or deleted by hand with the sqlite3 shell) keeps the counts
 // equal to a recount of the files.
 func TestCountsEqualARecount(t *testing.T) {
@@ -103,6 +103,10 @@ func TestCountsEqualARecount(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("retried")
+	if n, err := s.Retag(bg, []string{"k03", "k06", "k07", "k08", "k04", "k05"}, "v2"); err != nil || n == 0 {
+		t.Fatalf("Retag = %d, %v", n, err)
+	}
+	check("retagged for another model set")
 
 	changed := []store.File{mkf("k04"), mkf("k11"), mkf("k12"), mkf("k40")}
 	changed[0].Size++ // a tagged file whose content changed needs tagging again

@@ -208,6 +208,7 @@ var diffOps = []diffOp{
 	{"CleanupClaims", 2, (*diff).opCleanup},
 	{"MarkMissing", 2, (*diff).opMarkMissing},
 	{"RetryFailed", 2, (*diff).opRetryFailed},
+	{"Retag", 2, (*diff).opRetag},
 	{"ForgetMissing", 1, (*diff).opForgetMissing},
 	{"File", 1, (*diff).opFile},
 	{"ListFiles", 1, (*diff).opListFiles},
@@ -849,6 +850,13 @@ func (d *diff) opKeys(name, label string, op func(store.Store, context.Context, 
 	sn, serr := op(d.sql, bg, slices.Clone(keys))
 	d.same(d.call(name+"(%q)", keys), mn, sn, merr, serr)
 	d.checkState()
+}
+
+func (d *diff) opRetag() {
+	version := pick(d, diffVersions, "retagVersion")
+	d.opKeys(fmt.Sprintf("Retag[%q]", version), "retagKeys", func(st store.Store, ctx context.Context, keys []string) (int, error) {
+		return st.Retag(ctx, keys, version)
+	})
 }
 
 func (d *diff) opFile() {

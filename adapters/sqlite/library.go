@@ -644,6 +644,16 @@ func (s *Store) RetryFailed(ctx context.Context, keys []string) (int, error) {
 	return s.updateEach(ctx, sRetryFailed, "retry failed", keys)
 }
 
+// Retag implements store.Inventory, in one transaction: one conditional
+// UPDATE per key (sRetag), which re-checks the file and its claim; the
+// library_counts trigger moves each changed file from tagged to pending.
+func (s *Store) Retag(ctx context.Context, keys []string, version string) (int, error) {
+	if version == "" {
+		return 0, nil
+	}
+	return s.updateEach(ctx, sRetag, "retag", keys, version)
+}
+
 // ForgetMissing implements store.Inventory, in one transaction.
 func (s *Store) ForgetMissing(ctx context.Context, keys []string) (int, error) {
 	if len(keys) == 0 {
@@ -678,9 +688,10 @@ func (s *Store) ForgetMissing(ctx context.Context, keys []string) (int, error) {
 	return n, nil
 }
 
-// updateEach runs the write statement id once per key in one transaction
-// and returns how many rows it changed.
-func (s *Store) updateEach(ctx context.Context, id int, op string, keys []string) (int, error) {
+// updateEach runs the write statement id once per key in one transaction,
+// with the key as its first argument and args after it, and returns how
+// many rows it changed.
+func (s *Store) updateEach(ctx context.Context, id int, op string, keys []string, args ...any) (int, error) {
 	if len(keys) == 0 {
 		return 0, nil
 	}
@@ -688,8 +699,10 @@ func (s *Store) updateEach(ctx context.Context, id int, op string, keys []string
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
 		n = 0
 		st := tx.StmtContext(ctx, s.ws[id])
+		argv := append([]any{nil}, args...)
 		for _, k := range keys {
-			res, err := st.ExecContext(ctx, k)
+			argv[0] = k
+			res, err := st.ExecContext(ctx, argv...)
 			if err != nil {
 				return fmt.Errorf("%s: %w", k, err)
 			}

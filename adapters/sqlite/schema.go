@@ -213,6 +213,7 @@ const (
 	sPruneHistory
 	sMarkMissing
 	sRetryFailed
+	sRetag
 	sForgetFile
 	sForgetTags
 	sForgetClaim
@@ -258,6 +259,15 @@ var writeSQL = map[int]string{
 	sMarkMissing: `UPDATE library_files SET is_valid = 0 WHERE key = ? AND is_valid = 1`,
 	sRetryFailed: `UPDATE library_files SET failed = 0, attempts = 0, crash_count = 0, next_retry_at = 0,
 			skip_until = 0, waiting = 0, last_error = '' WHERE key = ? AND failed = 1`,
+	// A file tagged by another model set (?2: the current one) becomes
+	// pending, re-checked here: still tagged, valid, not failed, of another
+	// version, unclaimed. Its version, tagging time, tags and checkpoint
+	// stay. A row changes at most once (tagged = 1 no longer holds), so a
+	// repeated key counts once.
+	sRetag: `UPDATE library_files SET tagged = 0, needs_tagging = 1, attempts = 0, crash_count = 0,
+			next_retry_at = 0, skip_until = 0, waiting = 0
+		WHERE key = ?1 AND tagged = 1 AND is_valid = 1 AND failed = 0 AND tagged_version <> ?2
+			AND NOT EXISTS (SELECT 1 FROM worker_claims WHERE file_key = ?1)`,
 	// A file is forgotten only while it is not valid; its tags and claim go
 	// with it (ForgetMissing runs the last two only after the first).
 	sForgetFile:  `DELETE FROM library_files WHERE key = ? AND is_valid = 0`,

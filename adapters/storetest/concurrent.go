@@ -29,6 +29,98 @@ func RunConcurrent(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("ClaimRace", func(t *testing.T) { concurrentClaimRace(t, handles) })
 	t.Run("WorkLoop", func(t *testing.T) { concurrentWorkLoop(t, handles) })
 	t.Run("SwapMetaRace", func(t *testing.T) { concurrentSwapMeta(t, handles) })
+	t.Run("RetagRace", func(t *testing.T) { concurrentRetag(t, handles) })
+}
+
+// concurrentRetag: files tagged by model set v1; half the clients send
+// them back to work for v2 (Retag, each over every file, several times)
+// while the others claim and complete them with v2. A file goes v1 →
+// pending → v2 and never back, so the Retag calls change each file exactly
+// once in all, and none completed with v2 is sent back to work.
+func concurrentRetag(t *testing.T, handles []store.Store) {
+	const n = 40
+	ctx := t.Context()
+	before, err := handles[0].Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, n)
+	files := make([]store.File, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("retag%03d", i)
+		files[i] = NewFile(keys[i])
+		files[i].NeedsTagging, files[i].Tagged, files[i].TaggedVersion = false, true, "v1"
+	}
+	if err := handles[0].UpsertFiles(ctx, files); err != nil {
+		t.Fatal(err)
+	}
+	var changed, completed atomic.Int32
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := 0; c < Clients; c++ {
+		st, worker := handles[c+1], fmt.Sprintf("retag/w%d", c)
+		if c%2 == 0 {
+			wg.Go(func() {
+				<-start
+				for range 3 {
+					m, err := st.Retag(ctx, keys, "v2")
+					if err != nil {
+						t.Errorf("%s: Retag: %v", worker, err)
+						return
+					}
+					changed.Add(int32(m))
+				}
+			})
+			continue
+		}
+		wg.Go(func() {
+			<-start
+			deadline := time.Now().Add(20 * time.Second)
+			for completed.Load() < n && time.Now().Before(deadline) {
+				for _, k := range keys {
+					_, err := st.Claim(ctx, claimOf(k, worker, T0, time.Hour))
+					switch {
+					case err == nil:
+					case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotEligible):
+						continue
+					default:
+						t.Errorf("%s: Claim(%s) = %v", worker, k, err)
+						return
+					}
+					err = st.Complete(ctx, store.Ref{FileKey: k, WorkerID: worker}, store.Completion{Version: "v2", At: At(time.Second)})
+					if err != nil {
+						t.Errorf("%s: Complete(%s) = %v", worker, k, err)
+						return
+					}
+					completed.Add(1)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if got := changed.Load(); got != n {
+		t.Fatalf("Retag calls changed %d files in all, want %d (each once)", got, n)
+	}
+	if got := completed.Load(); got != n {
+		t.Fatalf("%d completions, want %d", got, n)
+	}
+	for _, k := range keys {
+		f, err := handles[0].File(ctx, k)
+		if err != nil || !f.Tagged || f.NeedsTagging || f.TaggedVersion != "v2" {
+			t.Fatalf("File(%s) = %+v, %v; want tagged v2", k, f, err)
+		}
+	}
+	want := before
+	want.Total += n
+	want.Tagged += n
+	if c, err := handles[0].Counts(ctx); err != nil || c != want {
+		t.Fatalf("Counts = %+v, %v; want %+v", c, err, want)
+	}
 }
 
 // concurrentSwapMeta: every client swaps one key from the value it last

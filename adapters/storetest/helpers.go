@@ -246,6 +246,12 @@ func (l *locked) RetryFailed(ctx context.Context, keys []string) (int, error) {
 	return l.s.RetryFailed(ctx, keys)
 }
 
+func (l *locked) Retag(ctx context.Context, keys []string, version string) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.Retag(ctx, keys, version)
+}
+
 func (l *locked) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -40,6 +41,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReleaseWorker", testReleaseWorker},
 		{"Quarantine", testQuarantine},
 		{"RetryFailed", testRetryFailed},
+		{"Retag", testRetag},
+		{"RetagRechecks", testRetagRechecks},
 		{"RenewLeases", testRenewLeases},
 		{"KeepClaim", testKeepClaim},
 		{"CleanupClaims", testCleanupClaims},
@@ -933,6 +936,143 @@ func testRetryFailed(h *h) {
 	if n, err := h.st.RetryFailed(ctx, nil); err != nil || n != 0 {
 		h.Fatalf("RetryFailed(nil) = %d %v", n, err)
 	}
+}
+
+// testRetag: files tagged by another model set (inventory.Stale over
+// ListFiles) become work again — only those tagged, valid, not failed and
+// without a claim — keeping their version, tagging time, tags and
+// checkpoint; Counts move them from Tagged to Pending.
+func testRetag(h *h) {
+	ctx := h.Context()
+	h.upsertKeys("t1", "t2", "f1", "p", "m1")
+	tag := func(k, version string) {
+		h.Helper()
+		h.claim(k, "i/w0", T0, time.Hour)
+		h.complete(k, "i/w0", store.Completion{Tags: map[string]string{"nom_version": version}, Version: version, At: At(time.Second)})
+	}
+	// t1: tagged v1 after a transient failure and a worker crash (Complete
+	// keeps attempts and crash count).
+	h.claim("t1", "i/w0", T0, time.Hour)
+	h.release("t1", "i/w0", &store.FileUpdate{Attempts: 2, LastError: "transient: x"})
+	h.claim("t1", "i/w9", T0, time.Hour)
+	if _, err := h.st.ReleaseWorker(ctx, "i/w9", &store.Crash{QuarantineAt: 2, Reason: "crashed a worker"}); err != nil {
+		h.Fatal(err)
+	}
+	tag("t1", "v1")
+	tag("t2", "v2")
+	tag("f1", "v1")
+	if err := h.st.Quarantine(ctx, "f1", "poison"); err != nil { // tagged v1, then failed
+		h.Fatal(err)
+	}
+	tag("m1", "v1")
+	if _, err := h.st.MarkMissing(ctx, []string{"m1"}); err != nil { // tagged v1, missing
+		h.Fatal(err)
+	}
+	// cp: tagged v1 with a checkpoint (stored as given).
+	cp := NewFile("cp")
+	cp.NeedsTagging, cp.Tagged, cp.TaggedVersion, cp.LastTaggedAt, cp.Checkpoint = false, true, "v1", At(-time.Hour), "cp"
+	// held: tagged v1 and claimed, a job at work on it.
+	held := NewFile("held")
+	held.Tagged, held.TaggedVersion = true, "v1"
+	h.upsert(cp, held)
+	h.claim("held", "i/w1", T0, time.Hour)
+	h.wantCounts(store.Counts{Total: 7, Tagged: 6, Pending: 1, Claimed: 1})
+	t1 := h.file("t1")
+	if t1.Attempts != 2 || t1.CrashCount != 1 {
+		h.Fatalf("t1 before = %+v, want 2 attempts and 1 crash", t1)
+	}
+
+	files, err := h.st.ListFiles(ctx, "", 0)
+	if err != nil {
+		h.Fatal(err)
+	}
+	if got := inventory.Stale(files, "v2"); !slices.Equal(got, []string{"cp", "held", "t1"}) {
+		h.Fatalf("inventory.Stale = %v", got)
+	}
+	all := append(Keys(files), "unknown", "t1")
+	if n, err := h.st.Retag(ctx, all, ""); err != nil || n != 0 {
+		h.Fatalf("Retag(all, \"\") = %d, %v; want 0 (an unknown version changes nothing)", n, err)
+	}
+	n, err := h.st.Retag(ctx, all, "v2")
+	if err != nil || n != 2 {
+		h.Fatalf("Retag(all, v2) = %d, %v; want 2 (t1, cp; unknown and repeated keys ignored)", n, err)
+	}
+	exp := t1
+	exp.Tagged, exp.NeedsTagging, exp.Attempts, exp.CrashCount = false, true, 0, 0
+	h.wantFile("t1", exp) // version, tagging time and last error kept
+	exp = cp
+	exp.Tagged, exp.NeedsTagging = false, true
+	h.wantFile("cp", exp) // the checkpoint kept
+	for k, v := range map[string]string{"t1": "v1", "t2": "v2", "f1": "v1", "m1": "v1"} {
+		if got, ok := tagsOf(h.T, h.st, k); ok && !mapsEqual(got, map[string]string{"nom_version": v}) {
+			h.Fatalf("Tags(%s) = %v, want the %s tags kept", k, got, v)
+		}
+	}
+	for _, k := range []string{"t2", "f1", "m1", "held"} {
+		if f := h.file(k); !f.Tagged {
+			h.Fatalf("%s changed: %+v", k, f)
+		}
+	}
+	h.wantDiscover(T0, "", 10, "cp", "p", "t1")
+	h.wantCounts(store.Counts{Total: 7, Tagged: 4, Pending: 3, Claimed: 1})
+	if n, err := h.st.Retag(ctx, all, "v2"); err != nil || n != 0 {
+		h.Fatalf("Retag again = %d, %v; want 0", n, err)
+	}
+	if n, err := h.st.Retag(ctx, nil, "v2"); err != nil || n != 0 {
+		h.Fatalf("Retag(nil) = %d, %v", n, err)
+	}
+	// The claim goes: held is changed by the next call.
+	h.release("held", "i/w1", nil)
+	if n, err := h.st.Retag(ctx, all, "v2"); err != nil || n != 1 {
+		h.Fatalf("Retag after the claim went = %d, %v; want 1 (held)", n, err)
+	}
+	h.wantDiscover(T0, "", 10, "cp", "held", "p", "t1")
+	h.wantCounts(store.Counts{Total: 7, Tagged: 3, Pending: 4})
+	// Completed by the new models: tagged again, with the new tags.
+	h.claim("t1", "i/w2", T0, time.Hour)
+	h.complete("t1", "i/w2", store.Completion{Tags: map[string]string{"nom_version": "v2"}, Version: "v2", At: At(time.Hour)})
+	if f := h.file("t1"); !f.Tagged || f.NeedsTagging || f.TaggedVersion != "v2" || !SameTime(f.LastTaggedAt, At(time.Hour)) {
+		h.Fatalf("t1 tagged again = %+v", f)
+	}
+	h.wantCounts(store.Counts{Total: 7, Tagged: 4, Pending: 3})
+}
+
+// testRetagRechecks: a file completed by the new model set between the
+// listing and the call — or being tagged by it, claimed — is not changed.
+func testRetagRechecks(h *h) {
+	ctx := h.Context()
+	h.upsertKeys("a", "b", "c")
+	for _, k := range []string{"a", "b", "c"} {
+		h.claim(k, "i/w0", T0, time.Hour)
+		h.complete(k, "i/w0", store.Completion{Version: "v1", At: T0})
+	}
+	files, err := h.st.ListFiles(ctx, "", 0)
+	if err != nil {
+		h.Fatal(err)
+	}
+	stale := inventory.Stale(files, "v2")
+	if !slices.Equal(stale, []string{"a", "b", "c"}) {
+		h.Fatalf("inventory.Stale = %v", stale)
+	}
+	// Another process's scan sends a and b back to work; a worker tags a
+	// with the new models and is at work on b.
+	if n, err := h.st.Retag(ctx, []string{"a", "b"}, "v2"); err != nil || n != 2 {
+		h.Fatalf("other Retag = %d, %v", n, err)
+	}
+	h.claim("a", "i/w1", T0, time.Hour)
+	h.complete("a", "i/w1", store.Completion{Version: "v2", At: At(time.Minute)})
+	h.claim("b", "i/w1", T0, time.Hour)
+	n, err := h.st.Retag(ctx, stale, "v2")
+	if err != nil || n != 1 {
+		h.Fatalf("Retag(stale listing) = %d, %v; want 1 (c only)", n, err)
+	}
+	if f := h.file("a"); !f.Tagged || f.NeedsTagging || f.TaggedVersion != "v2" {
+		h.Fatalf("a, completed with v2 meanwhile, changed: %+v", f)
+	}
+	h.wantHeld("b")
+	h.complete("b", "i/w1", store.Completion{Version: "v2", At: At(time.Minute)})
+	h.wantDiscover(T0, "", 10, "c")
+	h.wantCounts(store.Counts{Total: 3, Tagged: 2, Pending: 1})
 }
 
 // --- Leases and cleanup ---

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -140,5 +141,64 @@ func TestScanRetry(t *testing.T) {
 		if got := ScanRetry(c.failures, c.rescan); got != c.want {
 			t.Errorf("ScanRetry(%d, %s) = %s, want %s", c.failures, c.rescan, got, c.want)
 		}
+	}
+}
+
+// Stale: tagged, valid, not failed, by another model set; an unknown
+// (empty) current version sends nothing back to work.
+func TestStale(t *testing.T) {
+	stored := []store.File{
+		{Key: "a", Tagged: true, IsValid: true, TaggedVersion: "v1"},                             // another model set
+		{Key: "b", Tagged: true, IsValid: true, TaggedVersion: "v2"},                             // the current one
+		{Key: "c", Tagged: true, IsValid: true, TaggedVersion: "v1", Failed: true},               // failed: an operator's call
+		{Key: "d", IsValid: true, NeedsTagging: true},                                            // pending
+		{Key: "e", IsValid: true, NeedsTagging: true, TaggedVersion: "v1"},                       // pending again (changed on disk)
+		{Key: "f", Tagged: true, TaggedVersion: "v1"},                                            // missing: waits until found again
+		{Key: "g", Tagged: true, IsValid: true},                                                  // tagged without a version
+		{Key: "h", Tagged: true, IsValid: true, NeedsTagging: true, TaggedVersion: "noop"},       // tagged (and pending)
+		{Key: "i", Tagged: true, IsValid: true, TaggedVersion: "V2"},                             // versions compare exactly
+		{Key: "j", Failed: true, IsValid: true, NeedsTagging: true, TaggedVersion: "v1"},         // failed, not tagged
+		{Key: "k", Tagged: true, IsValid: true, TaggedVersion: "v2", Checkpoint: `{"step":"x"}`}, // current, with a checkpoint
+	}
+	for _, c := range []struct {
+		version string
+		want    []string
+	}{
+		{"v2", []string{"a", "g", "h", "i"}},
+		{"v1", []string{"b", "g", "h", "i", "k"}},
+		{"noop", []string{"a", "b", "g", "i", "k"}},
+		{"", nil}, // unknown: nothing, never the whole library
+	} {
+		if got := Stale(stored, c.version); !slices.Equal(got, c.want) {
+			t.Errorf("Stale(%q) = %v, want %v", c.version, got, c.want)
+		}
+	}
+	if got := Stale(nil, "v2"); got != nil {
+		t.Errorf("Stale(nil) = %v", got)
+	}
+	current := []store.File{stored[1], stored[3], stored[10]}
+	if n := testing.AllocsPerRun(100, func() { Stale(current, "v2") }); n != 0 {
+		t.Errorf("Stale allocates %v times when nothing is stale", n)
+	}
+}
+
+// BenchmarkStale: inventory.Stale over a 100,000-file library, all tagged
+// by the current model set (nothing stale: what every rescan pays) or by
+// another one (everything stale).
+func BenchmarkStale(b *testing.B) {
+	files := make([]store.File, 100_000)
+	for i := range files {
+		files[i] = store.File{Key: fmt.Sprintf("%016x", i), Path: fmt.Sprintf("/music/%07d.flac", i),
+			IsValid: true, Tagged: true, TaggedVersion: "0123456789ab"}
+	}
+	for _, c := range []struct{ name, version string }{{"none", "0123456789ab"}, {"all", "ba9876543210"}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for page := range slices.Chunk(files, 5000) {
+					Stale(page, c.version)
+				}
+			}
+		})
 	}
 }

@@ -349,6 +349,30 @@ type Inventory interface {
 	// cleared; the checkpoint is kept. It returns how many it changed;
 	// unknown keys and files that are not failed are ignored.
 	RetryFailed(ctx context.Context, keys []string) (int, error)
+	// Retag makes the files among keys that another model set tagged work
+	// again, as a scan asks when the model set changed (its version,
+	// nom_version, is not the one a file was tagged with:
+	// inventory.Stale). Each file is checked again in the same operation:
+	// only a file still tagged, valid, not failed, with a tagged_version
+	// other than version and no claim on it changes, so a file completed
+	// meanwhile by the new model set is untouched.
+	//
+	// A changed file is pending: tagged false, needs_tagging true,
+	// attempts, crash count, retry and skip times reset (new work, as for
+	// a file whose content changed). Kept: tagged_version and
+	// last_tagged_at (what its current tags were made with, until the new
+	// completion replaces them), its stored tags, its last error and its
+	// checkpoint (the analyzer uses a checkpoint only when its tags carry
+	// the current version). A file with a claim is left alone: a claim on
+	// a tagged file is stale, CleanupClaims removes it (the file is not
+	// pending), and the next call changes the file; changed while claimed,
+	// it would become pending under a claim that cleanup keeps, renewed by
+	// a live holder that is not working on it.
+	//
+	// It returns how many files it changed; unknown keys and a repeated
+	// key are ignored, and an empty version (unknown: the model files
+	// could not be read) changes nothing.
+	Retag(ctx context.Context, keys []string, version string) (int, error)
 	// ForgetMissing deletes the files among keys that are not valid, with
 	// their stored tags and any claim on them, as the operator asks once
 	// files have left the library for good (moved, renamed, deleted). Each

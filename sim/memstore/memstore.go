@@ -429,6 +429,33 @@ func (s *Store) RetryFailed(_ context.Context, keys []string) (int, error) {
 	return n, nil
 }
 
+// Retag implements store.Inventory.
+func (s *Store) Retag(_ context.Context, keys []string, version string) (int, error) {
+	if err := s.op(); err != nil {
+		return 0, err
+	}
+	if version == "" {
+		return 0, nil
+	}
+	n := 0
+	for _, k := range keys {
+		pos, ok := s.index[k]
+		if !ok {
+			continue
+		}
+		f := s.files[pos]
+		if _, claimed := s.claims[k]; claimed || !f.Tagged || !f.IsValid || f.Failed || f.TaggedVersion == version {
+			continue
+		}
+		f.Tagged, f.NeedsTagging = false, true
+		f.Attempts, f.CrashCount = 0, 0
+		f.NextRetryAt, f.SkipUntil = time.Time{}, time.Time{}
+		s.setPendingMembership(pos)
+		n++
+	}
+	return n, nil
+}
+
 // ForgetMissing implements store.Inventory.
 func (s *Store) ForgetMissing(_ context.Context, keys []string) (int, error) {
 	if err := s.op(); err != nil {
