@@ -126,9 +126,9 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr scan:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "scanned %s: %d audio files", rest[0], n)
+	fmt.Fprintf(stdout, "scanned %s: %s", rest[0], nFiles(n, "audio "))
 	if missing > 0 {
-		fmt.Fprintf(stdout, ", %d known files no longer there (marked missing)", missing)
+		fmt.Fprintf(stdout, ", %s no longer there (marked missing)", nFiles(missing, "known "))
 	}
 	fmt.Fprintln(stdout)
 	return 0

@@ -25,7 +25,8 @@ func runFailed(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stdout, "%s\t%s%s\n", f.Path, f.LastError, missing)
 		}
-		printTally(stderr, len(failed), "failed files"+sc.where, "after fixing the cause, `"+sc.again("retry")+"` sends them back to work")
+		printTally(stderr, nFiles(len(failed), "failed ")+sc.where, len(failed),
+			"after fixing the cause, `"+sc.again("retry")+"` sends "+pick(len(failed), "it", "them")+" back to work")
 		return 0
 	})
 }
@@ -36,10 +37,10 @@ func runRetry(args []string, stdout, stderr io.Writer) int {
 	return withFailed("retry", args, stdout, stderr, func(ctx context.Context, st store.Store, failed []store.File, sc scope) int {
 		n, err := inBatches(ctx, failed, st.RetryFailed)
 		if err != nil {
-			fmt.Fprintf(stderr, "nomarr retry: %v (%d files sent back to work before it)\n", err, n)
+			fmt.Fprintf(stderr, "nomarr retry: %v (%s sent back to work before it)\n", err, nFiles(n, ""))
 			return 1
 		}
-		fmt.Fprintf(stdout, "%d failed files%s sent back to work; `%s`, or a running `nomarr serve`, tags them\n", n, sc.where, sc.tag())
+		fmt.Fprintf(stdout, "%s%s sent back to work; `%s`, or a running `nomarr serve`, tags %s\n", nFiles(n, "failed "), sc.where, sc.tag(), pick(n, "it", "them"))
 		return 0
 	})
 }
@@ -63,13 +64,27 @@ func inBatches(ctx context.Context, files []store.File, op func(context.Context,
 	return n, nil
 }
 
-// printTally writes "N what" as one line, followed by hint when N > 0.
-func printTally(w io.Writer, n int, what, hint string) {
-	fmt.Fprintf(w, "%d %s", n, what)
+// printTally writes the tally (nFiles) as one line, followed by hint
+// when there is any file.
+func printTally(w io.Writer, tally string, n int, hint string) {
+	fmt.Fprint(w, tally)
 	if n > 0 {
 		fmt.Fprint(w, "; "+hint)
 	}
 	fmt.Fprintln(w)
+}
+
+// nFiles is "1 <kind>file" or "N <kind>files" (kind: "", "audio ", …).
+func nFiles(n int, kind string) string {
+	return fmt.Sprintf("%d %s%s", n, kind, pick(n, "file", "files"))
+}
+
+// pick is one for a count of 1, else many.
+func pick(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // withFailed is withFiles picking the failed files.

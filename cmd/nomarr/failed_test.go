@@ -39,7 +39,7 @@ func TestFailedAndRetry(t *testing.T) {
 	}
 
 	out, _ = nomarr(0, "retry", filepath.Join(lib, "a"))
-	if !strings.HasPrefix(out, "1 failed files under "+filepath.Join(lib, "a")+" sent back to work; `nomarr tag "+filepath.Join(lib, "a")+" --data-dir "+data+"`") {
+	if !strings.HasPrefix(out, "1 failed file under "+filepath.Join(lib, "a")+" sent back to work; `nomarr tag "+filepath.Join(lib, "a")+" --data-dir "+data+"`") {
 		t.Errorf("retry a: %s", out)
 	}
 	if out, _ := nomarr(0, "failed"); strings.Count(out, "\n") != 1 || !strings.Contains(out, paths[1]) {
@@ -49,7 +49,7 @@ func TestFailedAndRetry(t *testing.T) {
 	if !strings.Contains(out, "tagged 1, failed 0") {
 		t.Errorf("tag after retry: %s", out)
 	}
-	if out, _ := nomarr(0, "retry"); !strings.HasPrefix(out, "1 failed files sent back to work") {
+	if out, _ := nomarr(0, "retry"); !strings.HasPrefix(out, "1 failed file sent back to work") {
 		t.Errorf("retry everything: %s", out)
 	}
 	nomarr(2, "retry", "a", "b")

@@ -20,7 +20,9 @@ func runMissing(args []string, stdout, stderr io.Writer) int {
 		for _, f := range gone {
 			fmt.Fprintln(stdout, f.Path)
 		}
-		printTally(stderr, len(gone), "files no longer on disk"+sc.where, "once they left for good, `"+sc.again("forget")+"` deletes them from the store")
+		printTally(stderr, nFiles(len(gone), "")+" no longer on disk"+sc.where, len(gone),
+			pick(len(gone), "once it left for good, `"+sc.again("forget")+"` deletes it from the store",
+				"once they left for good, `"+sc.again("forget")+"` deletes them from the store"))
 		return 0
 	})
 }
@@ -31,10 +33,10 @@ func runForget(args []string, stdout, stderr io.Writer) int {
 	return withGone("forget", args, stdout, stderr, func(ctx context.Context, st store.Store, gone []store.File, sc scope) int {
 		n, err := inBatches(ctx, gone, st.ForgetMissing)
 		if err != nil {
-			fmt.Fprintf(stderr, "nomarr forget: %v (%d files forgotten before it)\n", err, n)
+			fmt.Fprintf(stderr, "nomarr forget: %v (%s forgotten before it)\n", err, nFiles(n, ""))
 			return 1
 		}
-		fmt.Fprintf(stdout, "%d files no longer on disk%s forgotten", n, sc.where)
+		fmt.Fprintf(stdout, "%s no longer on disk%s forgotten", nFiles(n, ""), sc.where)
 		if skipped := len(gone) - n; skipped > 0 {
 			fmt.Fprintf(stdout, " (%d found again by a scan meanwhile: kept)", skipped)
 		}

@@ -43,13 +43,13 @@ func TestMissingAndForget(t *testing.T) {
 	}
 
 	out, _ = nomarr(0, "forget", filepath.Join(lib, "a"))
-	if want := "1 files no longer on disk under " + filepath.Join(lib, "a") + " forgotten\n"; out != want {
+	if want := "1 file no longer on disk under " + filepath.Join(lib, "a") + " forgotten\n"; out != want {
 		t.Errorf("forget a: %q, want %q", out, want)
 	}
 	if out, _ := nomarr(0, "missing"); strings.TrimSpace(out) != paths[2] {
 		t.Errorf("missing after forgetting a: %q", out)
 	}
-	if out, _ := nomarr(0, "forget"); out != "1 files no longer on disk forgotten\n" {
+	if out, _ := nomarr(0, "forget"); out != "1 file no longer on disk forgotten\n" {
 		t.Errorf("forget: %q", out)
 	}
 	if out, errb := nomarr(0, "missing"); out != "" || !strings.HasPrefix(errb, "0 files no longer on disk\n") {

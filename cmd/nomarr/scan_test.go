@@ -67,7 +67,7 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "b.flac")); err != nil {
 		t.Fatal(err)
 	}
-	scan("2 audio files, 1 known files no longer there (marked missing)")
+	scan("2 audio files, 1 known file no longer there (marked missing)")
 	if valid("b.flac") || !valid("a.mp3") || !valid("sub/c.ogg") {
 		t.Fatalf("after b.flac left: valid a %v, b %v, c %v", valid("a.mp3"), valid("b.flac"), valid("sub/c.ogg"))
 	}
@@ -93,7 +93,7 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, "a.mp3")); err != nil {
 			t.Fatal(err)
 		}
-		scan("1 audio files, 1 known files no longer there (marked missing)")
+		scan("1 audio file, 1 known file no longer there (marked missing)")
 		if err := os.Chmod(filepath.Join(dir, "sub"), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -105,8 +105,8 @@ func writeStatus(stdout io.Writer, info httpapi.Info, missing string) {
 		fmt.Fprintf(stdout, "%s (store %s)", msg, info.Store)
 	} else {
 		l := info.Library
-		fmt.Fprintf(stdout, "store %s: %d files, %d tagged, %d failed, %d pending, %d in progress",
-			info.Store, l.Total, l.Tagged, l.Failed, l.Pending, l.Claimed)
+		fmt.Fprintf(stdout, "store %s: %s, %d tagged, %d failed, %d pending, %d in progress",
+			info.Store, nFiles(l.Total, ""), l.Tagged, l.Failed, l.Pending, l.Claimed)
 		if n := l.Invalid(); n > 0 {
 			// `nomarr missing` lists the files not on disk, not the empty
 			// ones (they are there: nothing to forget).

@@ -76,7 +76,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "found %d audio files in %s\n", scanned.found, rest[0])
+	fmt.Fprintf(stderr, "found %s in %s\n", nFiles(scanned.found, "audio "), rest[0])
 	if workersPaused(ctx, st) { // tagpause.go
 		fmt.Fprintln(stderr, "nomarr tag:", pauseAdvice+pauseHint(s, rest[0]))
 		return 1
@@ -86,7 +86,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	// nothing is skipped.
 	before, err := st.Counts(ctx)
 	if err == nil && before.Pending == 0 {
-		fmt.Fprintf(stderr, "nothing to tag: %d files, %d tagged, %d failed\n", before.Total, before.Tagged, before.Failed)
+		fmt.Fprintf(stderr, "nothing to tag: %s, %d tagged, %d failed\n", nFiles(before.Total, ""), before.Tagged, before.Failed)
 		printSummary(stdout, before, before, 0)
 		return 0
 	}
@@ -94,8 +94,8 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	// left by an earlier run) are tagged too, and the summary counts them.
 	if err == nil {
 		if earlier := before.Pending - scanned.pending; earlier > 0 {
-			fmt.Fprintf(stderr, "%d files to tag in the store: %d from %s, %d from earlier scans\n",
-				before.Pending, scanned.pending, rest[0], earlier)
+			fmt.Fprintf(stderr, "%s to tag in the store: %d from %s, %d from earlier scans\n",
+				nFiles(before.Pending, ""), scanned.pending, rest[0], earlier)
 		}
 	}
 	m, err := newMain(s, st, log, logSink(log))
@@ -202,13 +202,13 @@ loop:
 	printSummary(stdout, before, c, time.Since(start))
 	switch {
 	case interrupted() != nil:
-		fmt.Fprintf(stderr, "nomarr tag: interrupted: %d files not yet tagged; run `%s` again to go on\n", c.Pending, s.again("tag", rest[0]))
+		fmt.Fprintf(stderr, "nomarr tag: interrupted: %s not yet tagged; run `%s` again to go on\n", nFiles(c.Pending, ""), s.again("tag", rest[0]))
 		return signalExit(interrupted())
 	case allFailed:
 		fmt.Fprintf(stderr, "nomarr tag: every worker failed; see the log, fix the cause, and run `%s`\n", s.again("workers", "reset"))
 		return 1
 	case paused && c.Pending > 0: // the advice was given when the pause was seen
-		fmt.Fprintf(stderr, "nomarr tag: %d files not yet tagged (paused)\n", c.Pending)
+		fmt.Fprintf(stderr, "nomarr tag: %s not yet tagged (paused)\n", nFiles(c.Pending, ""))
 		return 1
 	}
 	code = 0
@@ -217,21 +217,23 @@ loop:
 		if !log.Enabled(context.Background(), slog.LevelWarn) {
 			why = "run with --log-level warn to see why"
 		}
-		fmt.Fprintf(stderr, "nomarr tag: %d files failed; %s\n", n, why)
+		fmt.Fprintf(stderr, "nomarr tag: %s failed; %s\n", nFiles(n, ""), why)
 		code = 1
 	}
 	switch {
 	case c.Invalid() > before.Invalid():
-		fmt.Fprintf(stderr, "nomarr tag: %d files went missing during the run (a drive or share not mounted?); "+
-			"they are tagged by the next `nomarr tag` or rescan that finds them\n", c.Invalid()-before.Invalid())
+		n := c.Invalid() - before.Invalid()
+		fmt.Fprintf(stderr, "nomarr tag: %s went missing during the run (a drive or share not mounted?); "+
+			"%s tagged by the next `nomarr tag` or rescan that finds %s\n", nFiles(n, ""), pick(n, "it is", "they are"), pick(n, "it", "them"))
 		code = 1
 	case c.Pending > 0:
 		see := "see the log's file_retry lines"
 		if !log.Enabled(context.Background(), slog.LevelInfo) {
 			see = "--log-level info shows them"
 		}
-		fmt.Fprintf(stderr, "nomarr tag: %d files wait for a retry after a transient error (%s); "+
-			"run `%s` again later, or keep `nomarr serve` running, to retry them\n", c.Pending, see, s.again("tag", rest[0]))
+		fmt.Fprintf(stderr, "nomarr tag: %s %s for a retry after a transient error (%s); "+
+			"run `%s` again later, or keep `nomarr serve` running, to retry %s\n",
+			nFiles(c.Pending, ""), pick(c.Pending, "waits", "wait"), see, s.again("tag", rest[0]), pick(c.Pending, "it", "them"))
 		code = 1
 	}
 	return code
@@ -250,6 +252,6 @@ func printSummary(w io.Writer, before, now store.Counts, took time.Duration) {
 	if n := now.Invalid(); n > 0 {
 		invalid = fmt.Sprintf(", missing or empty %d", n)
 	}
-	fmt.Fprintf(w, "tagged %d, failed %d, pending %d%s of %d files in %s\n", now.Tagged-before.Tagged,
-		now.Failed-before.Failed, now.Pending, invalid, now.Total, took.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "tagged %d, failed %d, pending %d%s of %s in %s\n", now.Tagged-before.Tagged,
+		now.Failed-before.Failed, now.Pending, invalid, nFiles(now.Total, ""), took.Round(100*time.Millisecond))
 }

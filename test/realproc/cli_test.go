@@ -131,7 +131,7 @@ func TestTagLeavesRetryWaitingFiles(t *testing.T) {
 	if !strings.HasPrefix(out.String(), "tagged 5, failed 0, pending 1 of 6 files") {
 		t.Errorf("summary %q", out.String())
 	}
-	if !strings.Contains(errb.String(), "1 files wait for a retry after a transient error") {
+	if !strings.Contains(errb.String(), "1 file waits for a retry after a transient error") {
 		t.Errorf("no word of the retry:\n%s", errb.String())
 	}
 	if took > 30*time.Second {
@@ -168,7 +168,7 @@ func TestTagMissingFileComesBack(t *testing.T) {
 	}
 	out, errs, code := tag()
 	if code != 1 || !strings.HasPrefix(out, "tagged 5, failed 0, pending 0, missing or empty 1 of 6 files") ||
-		!strings.Contains(errs, "1 files went missing during the run") {
+		!strings.Contains(errs, "1 file went missing during the run") {
 		t.Fatalf("first run: exit %d, %q\n%s", code, out, errs)
 	}
 	out, errs, code = tag()
