@@ -83,11 +83,14 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	}
 	// The library before the run; with nothing pending (every file tagged,
 	// failed or missing) no worker is started, and loading the models for
-	// nothing is skipped.
+	// nothing is skipped. Its one line is the run's summary.
 	before, err := st.Counts(ctx)
 	if err == nil && before.Pending == 0 {
-		fmt.Fprintf(stderr, "nothing to tag: %s, %d tagged, %d failed\n", nFiles(before.Total, ""), before.Tagged, before.Failed)
-		printSummary(stdout, before, before, 0)
+		invalid := ""
+		if n := before.Invalid(); n > 0 {
+			invalid = fmt.Sprintf(", %d missing or empty", n)
+		}
+		fmt.Fprintf(stdout, "nothing to tag: %s, %d tagged, %d failed%s\n", nFiles(before.Total, ""), before.Tagged, before.Failed, invalid)
 		return 0
 	}
 	// Discovery is store-wide: files of earlier scans (other folders, or

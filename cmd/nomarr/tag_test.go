@@ -319,3 +319,20 @@ func TestTagPausedDuringTheRun(t *testing.T) {
 		t.Errorf("no word of what to run to go on:\n%s", logs)
 	}
 }
+
+// TestNothingToTagSaidOnce: a `tag` with nothing pending prints one line,
+// "nothing to tag" with the library's counts, as its summary; it used to
+// add "tagged 0, failed 0, pending 0 of N files in 0s" after it.
+func TestNothingToTagSaidOnce(t *testing.T) {
+	lib, data := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(lib, "empty.flac"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if rc := run([]string{"tag", lib, "--data-dir", data, "--analyzer", "noop"}, &out, &errb); rc != 0 {
+		t.Fatalf("tag: exit %d, %s", rc, errb.String())
+	}
+	if got := out.String() + errb.String(); got != "nothing to tag: 1 file, 0 tagged, 0 failed, 1 missing or empty\nfound 1 audio file in "+lib+"\n" {
+		t.Errorf("tag with nothing pending:\n%s", got)
+	}
+}
