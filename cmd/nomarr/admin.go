@@ -82,8 +82,12 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "nomarr workers:", err)
 			return 1
 		}
-		if len(ids) == 0 {
+		switch {
+		case len(ids) == 0 && id == "":
 			fmt.Fprintln(stdout, "reset: no failed worker in the store (no daemon running)")
+			return 0
+		case len(ids) == 0:
+			fmt.Fprintf(stdout, "reset %s: nothing to reset, no restart state in the store (no daemon running)\n", id)
 			return 0
 		}
 		id = strings.Join(ids, ", ")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
 )
@@ -12,11 +13,14 @@ import (
 // resets in the store when no daemon runs. Without an ID: every configured
 // worker whose stored restart state is failed, as the daemon resets only
 // its failed workers; a worker that is crash-looping but not failed keeps
-// its window and lifetime counts. With one: that ID, when it names a
-// configured worker (worker:discovery:N, N < workers) or a component with
-// stored restart state on this node (a worker of a larger configuration
-// earlier). Anything else is an error, as the daemon answers 404: writing
-// a restart state for a typo would report success and reset nothing.
+// its window and lifetime counts. With one: that ID when it has restart
+// state to clear (restartsToClear) on this node, a configured worker
+// (worker:discovery:N, N < workers) or not (one of a larger configuration
+// earlier); none for a configured worker with nothing to clear, since a
+// reset creates no state (a row written for it would make the ID
+// resettable once the configuration is smaller again). Anything else is
+// an error, as the daemon answers 404: writing a restart state for a typo
+// would report success and reset nothing.
 func offlineResetIDs(ctx context.Context, st store.RestartStates, node string, workers int, id string) ([]string, error) {
 	if id == "" {
 		var ids []string
@@ -32,18 +36,26 @@ func offlineResetIDs(ctx context.Context, st store.RestartStates, node string, w
 		}
 		return ids, nil
 	}
-	for i := 0; i < workers; i++ {
-		if supervisor.ComponentID(i) == id {
-			return []string{id}, nil
-		}
-	}
-	_, found, err := st.LoadRestart(ctx, supervisor.RestartKey(node, id))
+	rs, found, err := st.LoadRestart(ctx, supervisor.RestartKey(node, id))
 	if err != nil {
 		return nil, fmt.Errorf("reading the restart state of %q: %w", id, err)
 	}
-	if !found {
-		return nil, fmt.Errorf("no worker %q (configured: %s … %s)", id,
-			supervisor.ComponentID(0), supervisor.ComponentID(workers-1))
+	if found && restartsToClear(rs) {
+		return []string{id}, nil
 	}
-	return []string{id}, nil
+	for i := 0; i < workers; i++ {
+		if supervisor.ComponentID(i) == id {
+			return nil, nil
+		}
+	}
+	return nil, fmt.Errorf("no worker %q (configured: %s … %s)", id,
+		supervisor.ComponentID(0), supervisor.ComponentID(workers-1))
+}
+
+// restartsToClear says whether a stored restart state holds anything a
+// reset clears: restarts counted, a failure. A state a reset left
+// (restart.Reset) holds none.
+func restartsToClear(rs restart.State) bool {
+	return rs.RestartCount > 0 || rs.Consecutive > 0 || len(rs.Recent) > 0 || rs.LastRestartWallMs != 0 ||
+		rs.FailedAtWallMs != 0 || rs.FailureReason != ""
 }

@@ -180,3 +180,58 @@ func TestOfflineResetAllTakesOnlyFailed(t *testing.T) {
 		t.Errorf("workers reset worker:discovery:1: exit %d, counts left %d", rc, counts())
 	}
 }
+
+// TestOfflineResetCreatesNoState: an offline `workers reset ID` of a
+// configured worker with no restart state has nothing to reset and writes
+// nothing; it used to write a state row, after which the same ID was
+// accepted under a smaller worker count. An ID outside the configured
+// count is accepted only while it has state to clear, so once.
+func TestOfflineResetCreatesNoState(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"--http-addr", "127.0.0.1:1", "--data-dir", dir, "--node", "n1"}
+	if rc := run(append([]string{"scan", t.TempDir()}, base...), io.Discard, io.Discard); rc != 0 {
+		t.Fatalf("scan to create the store: exit %d", rc)
+	}
+	s, err := loadWithFile(t, "", base[2:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := supervisor.RestartKey("n1", "worker:discovery:5")
+	stored := func() (rs restart.State, found bool) {
+		withStore(t, s, func(st closer) {
+			if rs, found, err = st.LoadRestart(context.Background(), key); err != nil {
+				t.Fatal(err)
+			}
+		})
+		return rs, found
+	}
+	reset := func(workers string) (int, string) {
+		var out, errb bytes.Buffer
+		rc := run(append([]string{"workers", "reset", "worker:discovery:5", "--tagger-worker-count", workers}, base...), &out, &errb)
+		return rc, out.String() + errb.String()
+	}
+	if rc, msg := reset("8"); rc != 0 || !strings.Contains(msg, "nothing to reset") {
+		t.Errorf("reset of a configured worker without state: exit %d, %q", rc, msg)
+	}
+	if _, found := stored(); found {
+		t.Fatal("a reset with nothing to reset wrote a restart state")
+	}
+	if rc, msg := reset("2"); rc != 1 || !strings.Contains(msg, `no worker "worker:discovery:5"`) {
+		t.Errorf("reset of an unconfigured worker without state: exit %d, %q", rc, msg)
+	}
+	withStore(t, s, func(st closer) {
+		if err := st.SaveRestart(context.Background(), key, restart.State{Component: key, RestartCount: 20,
+			FailedAtWallMs: 1, FailureReason: "lifetime limit"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if rc, msg := reset("2"); rc != 0 || !strings.Contains(msg, "reset worker:discovery:5: done in the store") {
+		t.Errorf("reset of a worker of a larger configuration, failed: exit %d, %q", rc, msg)
+	}
+	if rs, _ := stored(); restartsToClear(rs) {
+		t.Errorf("not reset: %+v", rs)
+	}
+	if rc, msg := reset("2"); rc != 1 || !strings.Contains(msg, `no worker "worker:discovery:5"`) {
+		t.Errorf("second reset of an unconfigured worker, nothing left to clear: exit %d, %q", rc, msg)
+	}
+}
