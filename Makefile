@@ -154,10 +154,17 @@ run-library: deps build
 	set -x; \
 	bin/nomarr tag "$$lib" --analyzer "$(ANALYZER)" --workers "$(WORKERS)" --data-dir "$(DATA_DIR)" --log-level warn
 
+# The demo tags good/ and shows every nom tag of one file, then tags bad/
+# (not audio, cut short, empty, too short, no audio stream) to show the
+# failure handling: those files fail with their reason (tag exits 1 for
+# them, which the demo expects), and `nomarr failed` lists them.
 run-demo: deps build
-	@[ -d "$(DEMO_DIR)/good" ] || scripts/testaudio.sh "$(DEMO_DIR)"
+	@[ -d "$(DEMO_DIR)/good" ] && [ -d "$(DEMO_DIR)/bad" ] || scripts/testaudio.sh "$(DEMO_DIR)"
 	bin/nomarr tag "$(DEMO_DIR)/good" --analyzer "$(ANALYZER)" --workers "$(WORKERS)" --data-dir "$(DATA_DIR)" --log-level warn
-	@echo "tags of $(DEMO_DIR)/good/speech.flac:"; ffprobe -v error -show_entries format_tags -of default=nw=1 "$(DEMO_DIR)/good/speech.flac" | grep -i '^TAG:NOM_' | head -12
+	@echo "tags of $(DEMO_DIR)/good/speech.flac:"; ffprobe -v error -show_entries format_tags -of default=nw=1 "$(DEMO_DIR)/good/speech.flac" | grep -i '^TAG:NOM_'
+	@echo; echo "the demo's bad files: each fails with its reason, and tag exits 1 for them"
+	bin/nomarr tag "$(DEMO_DIR)/bad" --analyzer "$(ANALYZER)" --workers "$(WORKERS)" --data-dir "$(DATA_DIR)" --log-level error || [ $$? -eq 1 ]
+	bin/nomarr failed "$(DEMO_DIR)/bad" --data-dir "$(DATA_DIR)"
 
 # Every scenario through the simulator with its summary; fails at the end
 # when any scenario failed.
