@@ -141,6 +141,7 @@ func (c *checker) onEvent(r *Rec) {
 		c.analysing[e.File] = e.Worker
 		delete(c.cutOff, e.File)
 		c.crashKnow(e.File)
+		c.checkClaimAllowed(e.File, e.Worker)
 	case event.Tagged:
 		c.tagged[e.File]++
 		if c.tagged[e.File] > 1 {
@@ -168,6 +169,7 @@ func (c *checker) onEvent(r *Rec) {
 			switch e.Detail {
 			case opClaim:
 				c.crashKnow(e.File)
+				c.checkClaimAllowed(e.File, e.Worker)
 			case opReleaseWorker:
 				c.crashLostRelease(e)
 			}
