@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"strings"
+
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -18,8 +20,23 @@ import (
 // that Step; and a lost reply only ever loses the answer to a write that
 // was made (a pause or resume whose answer was lost is in force, and the
 // worker reads it), while the flag's read itself has no answer to lose.
+//
+// Orphaned (DESIGN §8: on main death "stop claiming, finish the current
+// job, exit 0"): a claim is a violation once the worker has learnt that its
+// main process died, that is once the simulator delivered the control
+// pipe's EOF to its process (Process.mainDied, which tells the core worker
+// at once; a process not booted yet is told as it boots). The simulator
+// delivers it to every live worker in the instant of the main death, right
+// after the main_death event, so a claim earlier in that instant, before
+// the event, is legal, and every claim after it is not.
 func (c *checker) checkClaimAllowed(file, workerID string) {
 	if v, ok := c.w.Store.MetaValue(store.MetaWorkerEnabled); !store.Enabled(v, ok) {
 		c.violate("%s claims %s while the cluster is paused (worker_enabled=%q)", workerID, file, v)
+	}
+	inst, comp, _ := strings.Cut(workerID, "/")
+	if in := c.instance(inst); in != nil {
+		if p := in.procs[comp]; p != nil && p.mainDead {
+			c.violate("orphan %s claims %s after it learnt that its main process died", workerID, file)
+		}
 	}
 }
