@@ -15,10 +15,13 @@ import (
 // Noop tags every file at once with a fixed tag.
 type Noop struct{}
 
+// NoopVersion is the model-set version Noop records on the files it tags.
+const NoopVersion = "noop"
+
 // Analyze implements worker.Analyzer.
 func (Noop) Analyze(_ context.Context, job worker.Job, progress func(int64)) worker.Result {
 	progress(1)
-	return worker.Result{Tags: map[string]string{"nom_noop": "1"}, Version: "noop"}
+	return worker.Result{Tags: map[string]string{"nom_noop": "1"}, Version: NoopVersion}
 }
 
 // Models is a model cache that takes LoadTime to load.

@@ -324,7 +324,7 @@ func BenchmarkRescanRetag(b *testing.B) {
 	b.Run("list-100k+stale-none", func(b *testing.B) {
 		for b.Loop() {
 			scan(b, func(page []store.File) {
-				if keys := inventory.Stale(page, "v1"); len(keys) > 0 {
+				if keys := inventory.Stale(page, "/", "v1"); len(keys) > 0 {
 					b.Fatalf("%d stale files", len(keys))
 				}
 			})
@@ -336,7 +336,7 @@ func BenchmarkRescanRetag(b *testing.B) {
 		for b.Loop() {
 			total := 0
 			scan(b, func(page []store.File) {
-				keys := inventory.Stale(page, "v2")
+				keys := inventory.Stale(page, "/", "v2")
 				start := time.Now()
 				n, err := s.Retag(bg, keys, "v2")
 				longest = max(longest, time.Since(start))

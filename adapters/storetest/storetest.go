@@ -986,7 +986,7 @@ func testRetag(h *h) {
 	if err != nil {
 		h.Fatal(err)
 	}
-	if got := inventory.Stale(files, "v2"); !slices.Equal(got, []string{"cp", "held", "t1"}) {
+	if got := inventory.Stale(files, "/", "v2"); !slices.Equal(got, []string{"cp", "held", "t1"}) {
 		h.Fatalf("inventory.Stale = %v", got)
 	}
 	all := append(Keys(files), "unknown", "t1")
@@ -1050,7 +1050,7 @@ func testRetagRechecks(h *h) {
 	if err != nil {
 		h.Fatal(err)
 	}
-	stale := inventory.Stale(files, "v2")
+	stale := inventory.Stale(files, "/", "v2")
 	if !slices.Equal(stale, []string{"a", "b", "c"}) {
 		h.Fatalf("inventory.Stale = %v", stale)
 	}

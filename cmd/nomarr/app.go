@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/analyzer"
 	"github.com/nomarr/nomarr/adapters/arangodb"
 	"github.com/nomarr/nomarr/adapters/gpu"
 	"github.com/nomarr/nomarr/adapters/library"
@@ -242,23 +243,49 @@ func openForSettings(s *settings) (closer, error) {
 	return openStore(context.Background(), s.get("db"))
 }
 
-// scanInto scans dir, upserts what it finds and marks missing the stored
-// files under dir that it did not find (core/inventory decides which). It
-// returns how many audio files it found and how many it marked missing.
-func scanInto(ctx context.Context, st store.Store, dir string, log *slog.Logger) (found, missing int, err error) {
-	r, err := scanLibrary(ctx, st, dir, log)
+// modelSetVersion is the version the configured analyzer records on the
+// files it tags (store.File.TaggedVersion): the model files' hash for
+// musicnn, NoopVersion for noop. A scan sends the files under its folder
+// that were tagged under another version back to work
+// (store.Inventory.Retag), so new models, or the models after a trial run
+// with noop into the same store, tag the library again. "" sends nothing
+// back: the drills' script analyzer, or model files that cannot be read
+// (the run itself then fails on them, saying why).
+func modelSetVersion(s *settings) string {
+	switch s.get("analyzer") {
+	case "musicnn":
+		v, err := gpu.Version(s.get("models_dir"))
+		if err != nil {
+			return ""
+		}
+		return v
+	case "noop":
+		return analyzer.NoopVersion
+	}
+	return ""
+}
+
+// scanInto scans dir, upserts what it finds, marks missing the stored
+// files under dir that it did not find and sends back to work those
+// tagged under another model-set version than version (core/inventory
+// decides which). It returns how many audio files it found and how many
+// it marked missing.
+func scanInto(ctx context.Context, st store.Store, dir, version string, log *slog.Logger) (found, missing int, err error) {
+	r, err := scanLibrary(ctx, st, dir, version, log)
 	return r.found, r.missing, err
 }
 
 // scanResult is what a scan did: audio files found, stored files marked
-// missing, and how many of the files found are pending (valid, neither
-// tagged nor failed, and needing tags: store.Counts' Pending).
+// missing, files sent back to work because another model set tagged them,
+// and how many of the files found are pending (valid, neither tagged nor
+// failed, and needing tags: store.Counts' Pending; the re-tagged ones
+// included).
 type scanResult struct {
-	found, missing, pending int
+	found, missing, retagged, pending int
 }
 
 // scanLibrary is scanInto, counting the pending files among those found.
-func scanLibrary(ctx context.Context, st store.Store, dir string, log *slog.Logger) (r scanResult, err error) {
+func scanLibrary(ctx context.Context, st store.Store, dir, version string, log *slog.Logger) (r scanResult, err error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return r, fmt.Errorf("scan: %w", err)
@@ -311,6 +338,14 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, log *slog.Logg
 			}
 			r.missing += n
 		}
+		if stale := inventory.Stale(page, root, version); len(stale) > 0 {
+			n, err := st.Retag(ctx, stale, version)
+			if err != nil {
+				return r, fmt.Errorf("scan: store: %w", err)
+			}
+			r.retagged += n
+			r.pending += n
+		}
 		if len(page) < listBatch {
 			break
 		}
@@ -319,6 +354,10 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, log *slog.Logg
 	if r.missing > 0 {
 		log.Info("scan: files no longer on disk marked missing (valid again, tags kept, when they come back)",
 			"dir", root, "files", r.missing)
+	}
+	if r.retagged > 0 {
+		log.Info("scan: files tagged by another model set sent back to work (their stored tags kept until replaced)",
+			"dir", root, "files", r.retagged, "version", version)
 	}
 	return r, nil
 }

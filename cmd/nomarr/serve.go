@@ -86,10 +86,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		if rescan == 0 {
 			log.Info("periodic rescan off (rescan_interval 0): the library is scanned once, at start", "dir", root)
 		}
+		version := modelSetVersion(s)
 		go func() {
 			failures := 0
 			for {
-				n, missing, err := scanInto(ctx, st, root, log)
+				n, missing, err := scanInto(ctx, st, root, version, log)
 				if err != nil && ctx.Err() != nil {
 					return // stopping: the scan was cut short on purpose
 				}

@@ -113,10 +113,10 @@ func Gone(stored []store.File, root string, onDisk func(path string) bool) []sto
 	return out
 }
 
-// Stale returns the keys of the files among stored that another model set
-// tagged: tagged, valid, not failed, with a tagged_version other than
-// version, the current model set's (nom_version). They are the files a
-// scan sends back to work when the model set changed
+// Stale returns the keys of the files among stored, under root, that
+// another model set tagged: tagged, valid, not failed, with a
+// tagged_version other than version, the current model set's
+// (nom_version). They are the files a scan of root sends back to work when the model set changed
 // (store.Inventory.Retag), so that a library is tagged again by new
 // models, or by the models after a run with another analyzer. A file
 // tagged without a version counts as tagged by another model set.
@@ -130,14 +130,14 @@ func Gone(stored []store.File, root string, onDisk func(path string) bool) []sto
 // It allocates nothing when no file is stale, the common case: every scan
 // of a library tagged by the current models runs it over every stored
 // file.
-func Stale(stored []store.File, version string) []string {
+func Stale(stored []store.File, root, version string) []string {
 	if version == "" {
 		return nil
 	}
 	var out []string
 	for i := range stored {
 		f := &stored[i]
-		if f.Tagged && f.IsValid && !f.Failed && f.TaggedVersion != version {
+		if f.Tagged && f.IsValid && !f.Failed && f.TaggedVersion != version && Under(root, f.Path) {
 			out = append(out, f.Key)
 		}
 	}

@@ -160,6 +160,11 @@ func TestStale(t *testing.T) {
 		{Key: "j", Failed: true, IsValid: true, NeedsTagging: true, TaggedVersion: "v1"},         // failed, not tagged
 		{Key: "k", Tagged: true, IsValid: true, TaggedVersion: "v2", Checkpoint: `{"step":"x"}`}, // current, with a checkpoint
 	}
+	for i := range stored {
+		stored[i].Path = "/music/" + stored[i].Key + ".flac"
+	}
+	// Outside the scanned folder: another scan's business.
+	stored = append(stored, store.File{Key: "z", Path: "/musical/z.flac", Tagged: true, IsValid: true, TaggedVersion: "v1"})
 	for _, c := range []struct {
 		version string
 		want    []string
@@ -169,15 +174,18 @@ func TestStale(t *testing.T) {
 		{"noop", []string{"a", "b", "g", "i", "k"}},
 		{"", nil}, // unknown: nothing, never the whole library
 	} {
-		if got := Stale(stored, c.version); !slices.Equal(got, c.want) {
+		if got := Stale(stored, "/music", c.version); !slices.Equal(got, c.want) {
 			t.Errorf("Stale(%q) = %v, want %v", c.version, got, c.want)
 		}
 	}
-	if got := Stale(nil, "v2"); got != nil {
+	if got := Stale(stored, "/", "v2"); !slices.Contains(got, "z") {
+		t.Errorf("Stale under / = %v, want z among them", got)
+	}
+	if got := Stale(nil, "/music", "v2"); got != nil {
 		t.Errorf("Stale(nil) = %v", got)
 	}
 	current := []store.File{stored[1], stored[3], stored[10]}
-	if n := testing.AllocsPerRun(100, func() { Stale(current, "v2") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { Stale(current, "/music", "v2") }); n != 0 {
 		t.Errorf("Stale allocates %v times when nothing is stale", n)
 	}
 }
@@ -196,7 +204,7 @@ func BenchmarkStale(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				for page := range slices.Chunk(files, 5000) {
-					Stale(page, c.version)
+					Stale(page, "/music", c.version)
 				}
 			}
 		})
