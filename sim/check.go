@@ -85,7 +85,8 @@ type checker struct {
 	stops       map[string][]span       // instance id → its main process's stops (main: hang), in order
 	mainUpAt    time.Time               // the earliest upSince of the main processes up now
 
-	crash crashModel // crash counts and quarantines (check_crash.go)
+	crash      crashModel           // crash counts and quarantines (check_crash.go)
+	restartDue map[string]time.Time // instance id/component → when its scheduled restart is due (check_restart.go)
 }
 
 // span is one stop of a main process, from its start to its end.
@@ -108,7 +109,7 @@ func newChecker(w *World) *checker {
 	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, cutOff: map[string]bool{}, healedAt: map[string]time.Time{}, tagged: map[string]int{},
 		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
 		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{},
-		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}, crash: newCrashModel()}
+		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}, crash: newCrashModel(), restartDue: map[string]time.Time{}}
 }
 
 func (c *checker) violate(format string, a ...any) {
@@ -209,6 +210,7 @@ func (c *checker) onEvent(r *Rec) {
 			c.violate("%s backoff %d ms, want %d ms", k, e.BackoffMs, want)
 		}
 		c.lastBack[k] = e.BackoffMs
+		c.restartScheduled(e)
 		c.lifetime[k]++
 		if n := c.lifetime[k]; n > cfg.LifetimeLimit {
 			c.violate("%s: %d restarts without a reset or %s of health, over the lifetime limit %d", k, n, cfg.LifetimeReset, cfg.LifetimeLimit)
@@ -234,6 +236,7 @@ func (c *checker) onEvent(r *Rec) {
 		c.lifetimeReset(e.Instance, e.Component)
 	case event.Reset:
 		k := nodeKey(e.Instance, e.Component)
+		c.restartReset(e)
 		c.lastBack[k] = 0
 		c.failed[k] = false
 		c.restarts[k] = nil
@@ -246,6 +249,9 @@ func (c *checker) onEvent(r *Rec) {
 		}
 		if c.stopping[e.Instance] {
 			c.violate("%s spawned while stopping", e.Component)
+		}
+		if e.Event == event.Restart {
+			c.restarted(e)
 		}
 		if h := c.run(e.Instance, e.Component); h.down {
 			// A new process: whatever the monitor saw, health starts again.
