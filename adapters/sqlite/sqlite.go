@@ -235,6 +235,19 @@ func (s *Store) open() error {
 	return nil
 }
 
+// ErrWrongDatabase: the file is not a store of this program, nor a new
+// one — another program's database, a file that is not SQLite, or a schema
+// newer than this program's. Opening it again will not help: a caller
+// treats it as a configuration error, not an outage.
+var ErrWrongDatabase = errors.New("wrong database")
+
+// wrongDatabase is an error that matches ErrWrongDatabase and says why in
+// its own words.
+type wrongDatabase struct{ error }
+
+func (wrongDatabase) Is(target error) bool { return target == ErrWrongDatabase }
+func (w wrongDatabase) Unwrap() error      { return w.error }
+
 // bootstrap switches the file to WAL and creates the schema if needed. It is
 // idempotent and safe when several processes open a new file at once: the
 // journal-mode switch is retried while another process holds the file, and
@@ -254,7 +267,7 @@ func (s *Store) bootstrap(ctx context.Context) error {
 		return nil
 	}
 	if v > SchemaVersion {
-		return fmt.Errorf("schema version %d is newer than this program's %d", v, SchemaVersion)
+		return wrongDatabase{fmt.Errorf("schema version %d is newer than this program's %d", v, SchemaVersion)}
 	}
 	if s.cfg.readOnly {
 		if v > 0 {
@@ -270,8 +283,8 @@ func (s *Store) bootstrap(ctx context.Context) error {
 	// program's database given by mistake, or an incompatible layout. It is
 	// refused untouched, neither switched to WAL nor given tables.
 	if len(tables) > 0 {
-		return fmt.Errorf("not a nomarr database: it has tables (%s) but no %s in a meta table; "+
-			"give --db a new file or an existing nomarr database", strings.Join(tables, ", "), MetaSchemaVersion)
+		return wrongDatabase{fmt.Errorf("not a nomarr database: it has tables (%s) but no %s in a meta table; "+
+			"give --db a new file or an existing nomarr database", strings.Join(tables, ", "), MetaSchemaVersion)}
 	}
 	if err := s.setWAL(ctx); err != nil {
 		return err
@@ -595,7 +608,9 @@ func (s *Store) describe(err error) error {
 		return fmt.Errorf("cannot open database file (missing directory or permissions): %w", err)
 	case sqlite3.SQLITE_IOERR:
 		return fmt.Errorf("I/O error: %w", err)
-	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+	case sqlite3.SQLITE_NOTADB:
+		return wrongDatabase{fmt.Errorf("the file is not a SQLite database: %w", err)}
+	case sqlite3.SQLITE_CORRUPT:
 		return fmt.Errorf("database file is corrupt or not a database: %w", err)
 	}
 	return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -74,22 +75,8 @@ func lazyStore(db string) *reconnect.Store {
 // program's SQLite database, a file that is no SQLite database, a schema
 // newer than this program's. That is a configuration error, which serve
 // refuses at start as tag does; every other error (the store down, locked,
-// its directory not mounted) is an outage that serve outlives, retrying.
-// The adapters say it in words only, hence the match on them
-// (TestWrongStoreRecognised keeps it in step).
+// its directory not mounted) is an outage that serve outlives, retrying
+// (sqlite.ErrWrongDatabase; TestWrongStoreRecognised).
 func wrongStore(err error) bool {
-	if err == nil {
-		return false
-	}
-	msg := err.Error()
-	for _, s := range []string{
-		"not a nomarr database",        // sqlite: tables, no schema version
-		"file is not a database",       // SQLITE_NOTADB
-		"is newer than this program's", // sqlite: schema version
-	} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
+	return errors.Is(err, sqlite.ErrWrongDatabase)
 }
