@@ -87,6 +87,7 @@ type checker struct {
 
 	crash      crashModel           // crash counts and quarantines (check_crash.go)
 	restartDue map[string]time.Time // instance id/component → when its scheduled restart is due (check_restart.go)
+	unsaved    map[string]bool      // node/component → a save of its restart state failed since its last resync (check_restart.go)
 }
 
 // span is one stop of a main process, from its start to its end.
@@ -109,7 +110,7 @@ func newChecker(w *World) *checker {
 	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, cutOff: map[string]bool{}, healedAt: map[string]time.Time{}, tagged: map[string]int{},
 		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
 		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{},
-		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}, crash: newCrashModel(), restartDue: map[string]time.Time{}}
+		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}, crash: newCrashModel(), restartDue: map[string]time.Time{}, unsaved: map[string]bool{}}
 }
 
 func (c *checker) violate(format string, a ...any) {
@@ -259,6 +260,10 @@ func (c *checker) onEvent(r *Rec) {
 		}
 	case event.Kill:
 		c.checkKill(e)
+	case event.StoreError:
+		if e.Component != "" && e.Instance != "" && strings.HasPrefix(e.Reason, "save restart state") {
+			c.unsaved[nodeKey(e.Instance, e.Component)] = true
+		}
 	case event.WorkerExit:
 		if e.Component != "" {
 			if in := c.instance(e.Instance); in != nil {
@@ -416,7 +421,9 @@ func (c *checker) lifetimeReset(instance, comp string) {
 // its successor too, by design. The checker's own lifetime count may drop to
 // the persisted one then (a restart whose state was never written is
 // forgotten), never rise; it starts from the persisted one only for a
-// component the checker has not seen before.
+// component the checker has not seen before. It may drop only where a save
+// failed (checkPersisted): otherwise the persisted state must match the
+// checker's model.
 func (c *checker) resync(instanceID string) {
 	in := c.instance(instanceID)
 	if in == nil {
@@ -426,6 +433,10 @@ func (c *checker) resync(instanceID string) {
 	for _, comp := range in.node.Sup.Components() {
 		k := nodeKey(instanceID, comp)
 		st, ok := c.w.Store.RestartState(k)
+		if _, known := c.lifetime[k]; known && !c.unsaved[k] {
+			c.checkPersisted(k, st)
+		}
+		delete(c.unsaved, k)
 		if !ok {
 			c.failed[k], c.lastBack[k], c.restarts[k], c.lifetime[k] = false, 0, nil, 0
 			continue

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/restart"
 )
 
 // Restart timing (DESIGN §5: "backoff before restart"). A restart_scheduled
@@ -34,4 +35,54 @@ func (c *checker) restarted(e *event.Event) {
 		c.violate("%s restarted %s before its backoff ended (due at %s)", e.Component, due.Sub(c.w.now), due.Sub(c.w.start))
 	}
 	delete(c.restartDue, k)
+}
+
+// checkPersisted checks, as a new main process of its node starts, the
+// restart state of component k that it finds in the store (DESIGN §5: the
+// state is persisted and survives app restarts, so a crash loop cannot
+// escape its limits by restarting the app) against the checker's model
+// built from the previous main processes' events: whether k failed, the
+// backoff it reached (min(base·2^(n-1), max) for n consecutive restarts),
+// the restarts in the lifetime count and those in the sliding window. The
+// store may be behind the model only where a save of k's restart state
+// failed since the node's previous main process started (a store_error
+// "save restart state" event: store down or erroring, a partition, a held
+// lock, a lost answer — a lost answer's write was made, the lenient side):
+// the caller skips the check then. Otherwise every decision was written
+// when it was taken, so the model must match, except that the lifetime
+// count and the window may be lower in the model than in the store: the
+// checker counts health from the check before the one that saw it, so it
+// may apply a lifetime reset (lifetime_reset of continuous health) that
+// the owner has not applied yet.
+func (c *checker) checkPersisted(k string, st restart.State) {
+	cfg := c.w.cfg
+	failed := st.FailedAtWallMs != 0 || st.FailureReason != ""
+	var back int64
+	if st.Consecutive > 0 {
+		back = backoffMs(cfg.BackoffBase, cfg.BackoffMax, st.Consecutive-1)
+	}
+	cut := c.w.now.Sub(c.w.start).Milliseconds() - cfg.Window.Milliseconds()
+	stored := 0
+	for _, ms := range st.Recent {
+		if ms-c.w.start.UnixMilli() > cut {
+			stored++
+		}
+	}
+	recent := 0
+	for _, t := range c.restarts[k] {
+		if t > cut {
+			recent++
+		}
+	}
+	const saved = "with every save of its restart state answered"
+	switch {
+	case failed != c.failed[k]:
+		c.violate("%s: the store's restart state says failed=%v, the checker's model %v, %s", k, failed, c.failed[k], saved)
+	case back != c.lastBack[k]:
+		c.violate("%s: the store's restart state gives a last backoff of %d ms (consecutive %d), the checker's model %d ms, %s", k, back, st.Consecutive, c.lastBack[k], saved)
+	case st.RestartCount < c.lifetime[k]:
+		c.violate("%s: the store holds restart_count %d, but %d restarts were granted since its last reset, %s", k, st.RestartCount, c.lifetime[k], saved)
+	case stored < recent:
+		c.violate("%s: the store holds %d restarts within the window, but %d were granted in it, %s", k, stored, recent, saved)
+	}
 }
