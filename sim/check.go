@@ -37,8 +37,10 @@ import (
 //     in the store at that moment (the fake analyzer reports each write),
 //     whatever partitions, outages and main deaths came before.
 //   - No restart is scheduled while stopping or for a failed component;
-//     failed components are not spawned without a reset; at most one restart
-//     timer is pending per component.
+//     failed components are not spawned without a reset; each restart
+//     consumes the one restart timer pending for its component (a stop
+//     cancels them), and comes no earlier than its death plus its backoff
+//     (check_restart.go).
 //   - Every backoff is min(backoff_base·2^n, backoff_max), n counting the
 //     restarts since the last backoff reset, and a backoff reset comes only
 //     after healthy_reset of continuous healthy status, as the monitor's
@@ -88,6 +90,7 @@ type checker struct {
 	crash      crashModel           // crash counts and quarantines (check_crash.go)
 	restartDue map[string]time.Time // instance id/component → when its scheduled restart is due (check_restart.go)
 	unsaved    map[string]bool      // node/component → a save of its restart state failed since its last resync (check_restart.go)
+	live       map[string]bool      // instance id/component → spawned, and its exit not reported yet
 }
 
 // span is one stop of a main process, from its start to its end.
@@ -110,7 +113,7 @@ func newChecker(w *World) *checker {
 	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, cutOff: map[string]bool{}, healedAt: map[string]time.Time{}, tagged: map[string]int{},
 		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
 		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{},
-		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}, crash: newCrashModel(), restartDue: map[string]time.Time{}, unsaved: map[string]bool{}}
+		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}, crash: newCrashModel(), restartDue: map[string]time.Time{}, unsaved: map[string]bool{}, live: map[string]bool{}}
 }
 
 func (c *checker) violate(format string, a ...any) {
@@ -179,6 +182,7 @@ func (c *checker) onEvent(r *Rec) {
 		}
 	case event.Stop:
 		c.stopping[e.Instance] = true
+		c.restartStop(e)
 	case event.MainDeath:
 		c.mainDied[e.Instance] = c.w.now
 	case event.Status:
@@ -192,6 +196,7 @@ func (c *checker) onEvent(r *Rec) {
 			h.healthy = false
 		}
 	case event.Exit:
+		delete(c.live, e.Instance+"/"+e.Component)
 		c.crashExit(e)
 		c.lifetimeReset(e.Instance, e.Component)
 		c.run(e.Instance, e.Component).down = true
@@ -253,6 +258,8 @@ func (c *checker) onEvent(r *Rec) {
 		}
 		if e.Event == event.Restart {
 			c.restarted(e)
+		} else if e.PID != 0 {
+			c.live[e.Instance+"/"+e.Component] = true
 		}
 		if h := c.run(e.Instance, e.Component); h.down {
 			// A new process: whatever the monitor saw, health starts again.
@@ -536,13 +543,6 @@ func (c *checker) checkOrphanExit(in *Instance, e *event.Event) {
 func (c *checker) afterEvent() {
 	w := c.w
 	c.crashAfterEvent()
-	for _, in := range w.Instances {
-		for _, id := range in.node.Sup.Components() {
-			if n := in.node.Sup.PendingTimers(id); n > 1 {
-				c.violate("%s has %d pending restart timers", id, n)
-			}
-		}
-	}
 	// A host cut off from the store counts as store trouble too: its dead
 	// workers' claims can only be released once it is back, or by another
 	// host once their leases ran out. So does a lock held by a hung worker

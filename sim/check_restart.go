@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"time"
 
 	"github.com/nomarr/nomarr/core/event"
@@ -12,7 +13,15 @@ import (
 // t+b, t being the instant of the death that scheduled it; the `restart`
 // (the spawn of a new process by the restart policy) that follows must come
 // at or after t+b. A later death replaces the timer, and its own due time
-// replaces the earlier one; a manual reset restarts at once (due now).
+// replaces the earlier one; a manual reset of a component not running
+// restarts it at once (due now).
+//
+// At most one pending restart timer per component, and a stop cancels
+// them all (DESIGN §5): each restart consumes the one timer that a
+// restart_scheduled or a reset set since the component's last restart, and
+// a stop clears every timer of its main process; a restart with no timer
+// pending is a violation (a timer that fired twice, or outlived its stop).
+//
 // The bound is exact: the owner's clock is the simulated one, and a restart
 // may come later than due (its claims' release or its restart state's
 // write waiting on the store, a stopped main process), never earlier.
@@ -23,15 +32,33 @@ func (c *checker) restartScheduled(e *event.Event) {
 	c.restartDue[e.Instance+"/"+e.Component] = c.w.now.Add(time.Duration(e.BackoffMs) * time.Millisecond)
 }
 
-// restartReset: a manual reset restarts the component at once.
+// restartReset: a manual reset restarts a component that is not running
+// at once.
 func (c *checker) restartReset(e *event.Event) {
-	c.restartDue[e.Instance+"/"+e.Component] = c.w.now
+	k := e.Instance + "/" + e.Component
+	if !c.live[k] {
+		c.restartDue[k] = c.w.now
+	}
 }
 
-// restarted checks a restart against its due time.
+// restartStop: a stop cancels every pending restart of its main process.
+func (c *checker) restartStop(e *event.Event) {
+	p := e.Instance + "/"
+	for k := range c.restartDue {
+		if strings.HasPrefix(k, p) {
+			delete(c.restartDue, k)
+		}
+	}
+}
+
+// restarted checks a restart against its pending timer and its due time.
 func (c *checker) restarted(e *event.Event) {
 	k := e.Instance + "/" + e.Component
-	if due, ok := c.restartDue[k]; ok && c.w.now.Before(due) {
+	due, ok := c.restartDue[k]
+	switch {
+	case !ok:
+		c.violate("%s restarted with no restart pending (none scheduled or reset since its last restart or its main process's stop)", e.Component)
+	case c.w.now.Before(due):
 		c.violate("%s restarted %s before its backoff ended (due at %s)", e.Component, due.Sub(c.w.now), due.Sub(c.w.start))
 	}
 	delete(c.restartDue, k)
