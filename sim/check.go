@@ -53,6 +53,14 @@ import (
 //     lifetime_limit restarts between lifetime resets, counted by the
 //     checker: the count is cleared only by a manual reset or after
 //     lifetime_reset of continuous healthy status (counted alike).
+//   - The restart state a new main process finds in the store matches the
+//     checker's model of the earlier ones' decisions, unless a save of it
+//     failed meanwhile (checkPersisted).
+//   - A dead worker's released file counts a crash unless the death came
+//     during a stop, and is quarantined in that release exactly when its
+//     count reaches quarantine_after (check_crash.go).
+//   - No claim is made while worker_enabled reads false, nor by a worker
+//     that has learnt of its main process's death (check_claims.go).
 //   - A worker that frames and makes progress is never killed; an orphan
 //     (its main process dead) never exits mid-job unless its job really
 //     stalled for stall_after.
