@@ -938,7 +938,7 @@ func testRetryFailed(h *h) {
 	}
 }
 
-// testRetag: files tagged by another model set (inventory.Stale over
+// testRetag: files tagged by another model set (inventory.Scan.Stale over
 // ListFiles) become work again — only those tagged, valid, not failed and
 // without a claim — keeping their version, tagging time, tags and
 // checkpoint; Counts move them from Tagged to Pending.
@@ -986,8 +986,8 @@ func testRetag(h *h) {
 	if err != nil {
 		h.Fatal(err)
 	}
-	if got := inventory.Stale(files, "/", "v2"); !slices.Equal(got, []string{"cp", "held", "t1"}) {
-		h.Fatalf("inventory.Stale = %v", got)
+	if got := walkedAll(files).Stale(files, "v2"); !slices.Equal(got, []string{"cp", "held", "t1"}) {
+		h.Fatalf("Stale = %v", got)
 	}
 	all := append(Keys(files), "unknown", "t1")
 	if n, err := h.st.Retag(ctx, all, ""); err != nil || n != 0 {
@@ -1050,9 +1050,9 @@ func testRetagRechecks(h *h) {
 	if err != nil {
 		h.Fatal(err)
 	}
-	stale := inventory.Stale(files, "/", "v2")
+	stale := walkedAll(files).Stale(files, "v2")
 	if !slices.Equal(stale, []string{"a", "b", "c"}) {
-		h.Fatalf("inventory.Stale = %v", stale)
+		h.Fatalf("Stale = %v", stale)
 	}
 	// Another process's scan sends a and b back to work; a worker tags a
 	// with the new models and is at work on b.
@@ -1709,4 +1709,13 @@ func testPathBytes(h *h) {
 			h.Fatalf("%s read back as %q, want %q", f.Key, f.Path, want)
 		}
 	}
+}
+
+// walkedAll is a scan whose walk found every one of files.
+func walkedAll(files []store.File) inventory.Scan {
+	scan := inventory.Scan{Seen: make(map[string]bool, len(files))}
+	for _, f := range files {
+		scan.Seen[f.Key] = true
+	}
+	return scan
 }

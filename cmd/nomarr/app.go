@@ -338,7 +338,7 @@ func scanLibrary(ctx context.Context, st store.Store, dir, version string, log *
 			}
 			r.missing += n
 		}
-		if stale := inventory.Stale(page, root, version); len(stale) > 0 {
+		if stale := scan.Stale(page, version); len(stale) > 0 {
 			n, err := st.Retag(ctx, stale, version)
 			if err != nil {
 				return r, fmt.Errorf("scan: store: %w", err)

@@ -113,31 +113,34 @@ func Gone(stored []store.File, root string, onDisk func(path string) bool) []sto
 	return out
 }
 
-// Stale returns the keys of the files among stored, under root, that
-// another model set tagged: tagged, valid, not failed, with a
-// tagged_version other than version, the current model set's
-// (nom_version). They are the files a scan of root sends back to work when the model set changed
+// Stale returns the keys of the files among stored that this scan found
+// on disk (Seen) and that another model set tagged: tagged, valid, not
+// failed, with a tagged_version other than version, the current model
+// set's (nom_version). They are the files the scan sends back to work
 // (store.Inventory.Retag), so that a library is tagged again by new
 // models, or by the models after a run with another analyzer. A file
 // tagged without a version counts as tagged by another model set.
 //
-// An empty version (unknown: the model files could not be read) gives
-// nothing: a library is never sent back to work because a version could
-// not be computed. A file that is not valid (missing, or empty) waits
-// until a scan finds it again; a failed one until an operator retries it
+// Only files the walk found are sent back: one under a folder the scan
+// could not read (Unread) stays as it is, as it stays valid — sent back,
+// it would fail its job on the unreadable file. An empty version
+// (unknown: the model files could not be read) gives nothing: a library
+// is never sent back to work because a version could not be computed. A
+// file that is not valid (missing, or empty) waits until a scan finds it
+// again; a failed one until an operator retries it
 // (store.Inventory.RetryFailed).
 //
 // It allocates nothing when no file is stale, the common case: every scan
 // of a library tagged by the current models runs it over every stored
 // file.
-func Stale(stored []store.File, root, version string) []string {
+func (s Scan) Stale(stored []store.File, version string) []string {
 	if version == "" {
 		return nil
 	}
 	var out []string
 	for i := range stored {
 		f := &stored[i]
-		if f.Tagged && f.IsValid && !f.Failed && f.TaggedVersion != version && Under(root, f.Path) {
+		if f.Tagged && f.IsValid && !f.Failed && f.TaggedVersion != version && s.Seen[f.Key] {
 			out = append(out, f.Key)
 		}
 	}

@@ -144,8 +144,8 @@ func TestScanRetry(t *testing.T) {
 	}
 }
 
-// Stale: tagged, valid, not failed, by another model set; an unknown
-// (empty) current version sends nothing back to work.
+// Stale: found by the scan, tagged, valid, not failed, by another model
+// set; an unknown (empty) current version sends nothing back to work.
 func TestStale(t *testing.T) {
 	stored := []store.File{
 		{Key: "a", Tagged: true, IsValid: true, TaggedVersion: "v1"},                             // another model set
@@ -163,8 +163,15 @@ func TestStale(t *testing.T) {
 	for i := range stored {
 		stored[i].Path = "/music/" + stored[i].Key + ".flac"
 	}
-	// Outside the scanned folder: another scan's business.
-	stored = append(stored, store.File{Key: "z", Path: "/musical/z.flac", Tagged: true, IsValid: true, TaggedVersion: "v1"})
+	scan := Scan{Root: "/music", Seen: map[string]bool{}}
+	for _, f := range stored {
+		scan.Seen[f.Key] = true
+	}
+	// Outside the scanned folder (another scan's business), and inside it
+	// but not found by the walk (under a folder it could not read).
+	stored = append(stored,
+		store.File{Key: "z", Path: "/musical/z.flac", Tagged: true, IsValid: true, TaggedVersion: "v1"},
+		store.File{Key: "y", Path: "/music/locked/y.flac", Tagged: true, IsValid: true, TaggedVersion: "v1"})
 	for _, c := range []struct {
 		version string
 		want    []string
@@ -174,18 +181,19 @@ func TestStale(t *testing.T) {
 		{"noop", []string{"a", "b", "g", "i", "k"}},
 		{"", nil}, // unknown: nothing, never the whole library
 	} {
-		if got := Stale(stored, "/music", c.version); !slices.Equal(got, c.want) {
+		if got := scan.Stale(stored, c.version); !slices.Equal(got, c.want) {
 			t.Errorf("Stale(%q) = %v, want %v", c.version, got, c.want)
 		}
 	}
-	if got := Stale(stored, "/", "v2"); !slices.Contains(got, "z") {
-		t.Errorf("Stale under / = %v, want z among them", got)
+	scan.Seen["z"] = true
+	if got := scan.Stale(stored, "v2"); !slices.Contains(got, "z") || slices.Contains(got, "y") {
+		t.Errorf("Stale with z seen = %v, want z among them, not y", got)
 	}
-	if got := Stale(nil, "/music", "v2"); got != nil {
+	if got := scan.Stale(nil, "v2"); got != nil {
 		t.Errorf("Stale(nil) = %v", got)
 	}
 	current := []store.File{stored[1], stored[3], stored[10]}
-	if n := testing.AllocsPerRun(100, func() { Stale(current, "/music", "v2") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { scan.Stale(current, "v2") }); n != 0 {
 		t.Errorf("Stale allocates %v times when nothing is stale", n)
 	}
 }
@@ -195,16 +203,18 @@ func TestStale(t *testing.T) {
 // another one (everything stale).
 func BenchmarkStale(b *testing.B) {
 	files := make([]store.File, 100_000)
+	scan := Scan{Root: "/music", Seen: make(map[string]bool, len(files))}
 	for i := range files {
 		files[i] = store.File{Key: fmt.Sprintf("%016x", i), Path: fmt.Sprintf("/music/%07d.flac", i),
 			IsValid: true, Tagged: true, TaggedVersion: "0123456789ab"}
+		scan.Seen[files[i].Key] = true
 	}
 	for _, c := range []struct{ name, version string }{{"none", "0123456789ab"}, {"all", "ba9876543210"}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				for page := range slices.Chunk(files, 5000) {
-					Stale(page, "/music", c.version)
+					scan.Stale(page, c.version)
 				}
 			}
 		})

@@ -352,7 +352,7 @@ type Inventory interface {
 	// Retag makes the files among keys that another model set tagged work
 	// again, as a scan asks when the model set changed (its version,
 	// nom_version, is not the one a file was tagged with:
-	// inventory.Stale). Each file is checked again in the same operation:
+	// inventory.Scan.Stale). Each file is checked again in the same operation:
 	// only a file still tagged, valid, not failed, with a tagged_version
 	// other than version and no claim on it changes, so a file completed
 	// meanwhile by the new model set is untouched.
