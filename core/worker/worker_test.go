@@ -1222,9 +1222,8 @@ func TestFallbackReturnsToTheGPU(t *testing.T) {
 	r.addFiles("a", "b")
 	r.job(t0, time.Second, fellBack)
 	r.job(at(time.Hour), time.Second, ok())
-	for _, u := range r.ev.of(event.ModelsUnloaded) {
-		if u.Reason != "idle" {
-			t.Fatalf("unload %+v without UseGPU, want only idle evictions", u)
-		}
+	u := r.ev.of(event.ModelsUnloaded)
+	if len(u) != 1 || u[0].Reason != "idle" {
+		t.Fatalf("unloads %+v without UseGPU, want the one idle eviction of the hour between the jobs", u)
 	}
 }
