@@ -26,8 +26,9 @@ import (
 //     from its claim until its own tagged/release/file_failed/file_retry for
 //     it or the end of its process, whether or not its lease expired
 //     meanwhile; another worker's claim of the file in that time, while the
-//     first process is alive, not stopped and still holds the job, is a
-//     violation — unless the claim was taken by a cleanup (lease_expired)
+//     first process is alive, not stopped and still on the job (running
+//     it, or loading the models for it, per the simulator's own state of
+//     the process: onFile), is a violation — unless the claim was taken by a cleanup (lease_expired)
 //     while the first worker's host was cut off from the store (a
 //     partition) or its main process was stopped (`main: hang`: nothing
 //     renews its workers' leases), or within lease_ttl after it got back
@@ -74,6 +75,7 @@ type checker struct {
 
 	holder    map[string]string    // file → worker holding its claim, per the trace
 	analysing map[string]string    // file → worker running a job on it, per the trace
+	lastClaim map[string]string    // worker → the file of its last claim event (cleared at its process's exit)
 	cutOff    map[string]bool      // file → its claim expired while its holder's host was cut off (or just back)
 	healedAt  map[string]time.Time // host → the end of its last partition
 	tagged    map[string]int
@@ -118,7 +120,7 @@ type healthRun struct {
 }
 
 func newChecker(w *World) *checker {
-	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, cutOff: map[string]bool{}, healedAt: map[string]time.Time{}, tagged: map[string]int{},
+	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, lastClaim: map[string]string{}, cutOff: map[string]bool{}, healedAt: map[string]time.Time{}, tagged: map[string]int{},
 		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
 		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{},
 		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}, crash: newCrashModel(), restartDue: map[string]time.Time{}, unsaved: map[string]bool{}, live: map[string]bool{}}
@@ -152,6 +154,7 @@ func (c *checker) onEvent(r *Rec) {
 		}
 		c.holder[e.File] = e.Worker
 		c.analysing[e.File] = e.Worker
+		c.lastClaim[e.Worker] = e.File
 		delete(c.cutOff, e.File)
 		c.crashKnow(e.File)
 		c.checkClaimAllowed(e.File, e.Worker)
@@ -286,6 +289,7 @@ func (c *checker) onEvent(r *Rec) {
 				c.checkOrphanExit(in, e)
 			}
 			wid := e.Instance + "/" + e.Component
+			delete(c.lastClaim, wid)
 			for f, a := range c.analysing {
 				if a == wid {
 					delete(c.analysing, f)
@@ -376,7 +380,12 @@ func (c *checker) endJob(e *event.Event) {
 }
 
 // onFile reports whether the process of worker id is alive, not stopped
-// (SIGSTOP: it does no work until killed) and still holds the job on file.
+// (SIGSTOP: it does no work until killed) and still on file, per the
+// simulator's own state of the process, not the core worker's: it runs the
+// job on file (Process.busy running, its job file), or loads the models
+// for it (busy loading: the job of the worker's last claim, per the
+// trace, which it runs once they are loaded). A core bug in what the
+// worker reports holding cannot hide a second analysis.
 func (c *checker) onFile(workerID, file string) bool {
 	inst, comp, _ := strings.Cut(workerID, "/")
 	in := c.instance(inst)
@@ -384,11 +393,16 @@ func (c *checker) onFile(workerID, file string) bool {
 		return false
 	}
 	p := in.procs[comp]
-	if p == nil || !p.alive || p.hung || p.wk == nil {
+	if p == nil || !p.alive || p.hung {
 		return false
 	}
-	k, ok := p.wk.Holding()
-	return ok && k == file
+	switch p.busy {
+	case running:
+		return p.job.FileKey == file
+	case loading:
+		return c.lastClaim[workerID] == file
+	}
+	return false
 }
 
 // run returns the health record of one component of one main process.
