@@ -60,13 +60,15 @@ type checkpoint struct {
 }
 
 // Analyze implements worker.Analyzer. Its result says when the models
-// fell back to the CPU (worker.Result.FellBack), whatever the job's
-// outcome.
+// fell back to the CPU (worker.Result.FellBack) and when their files
+// changed since they were loaded (worker.Result.ModelsChanged), whatever
+// the job's outcome.
 func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int64)) worker.Result {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.analyze(ctx, job, progress)
 	r.FellBack = m.Models.FellBack()
+	r.ModelsChanged = m.Models.Changed()
 	return r
 }
 

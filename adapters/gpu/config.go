@@ -29,6 +29,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/nomarr/nomarr/core/tags"
 )
@@ -139,6 +141,30 @@ func readModel(dir, name string) ([]byte, error) {
 			msg: fmt.Sprintf("gpu: model file %s cannot be read (models_dir = %q): %v", path, dir, err)}
 	}
 	return b, nil
+}
+
+// filesStamp describes the model files in dir as the file system has them
+// (inode, size, modification and change times): a file replaced (a
+// rename over it) or rewritten in place gives another description, so a
+// stamp taken before the files are read tells whether they changed since
+// (Models.Changed) without reading them. A file that cannot be looked at
+// is described as such.
+func filesStamp(dir string) string {
+	var b strings.Builder
+	for _, name := range ModelFiles() {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			fmt.Fprintf(&b, "%s:-;", name)
+			continue
+		}
+		var ino uint64
+		var ctime int64
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			ino, ctime = st.Ino, st.Ctim.Nano()
+		}
+		fmt.Fprintf(&b, "%s:%d:%d:%d:%d;", name, ino, fi.Size(), fi.ModTime().UnixNano(), ctime)
+	}
+	return b.String()
 }
 
 // Version is the model-set version (nom_version): the first 12 hex digits of

@@ -46,6 +46,9 @@ func (m *Models) Fallbacks() int { return 0 }
 // FellBack is false.
 func (m *Models) FellBack() bool { return false }
 
+// Changed is false.
+func (m *Models) Changed() bool { return false }
+
 // Version is the model-set version of the files in ModelsDir.
 func (m *Models) Version() string {
 	v, _ := Version(m.cfg.ModelsDir)

@@ -84,6 +84,7 @@ type Models struct {
 	// fellBack: the sessions run on the CPU because a Run failed on CUDA;
 	// until Unload (FellBack).
 	fellBack bool
+	stamp    string // filesStamp of ModelsDir when the loaded bytes were read
 	version  string
 	blobs    [][]byte   // model bytes in ModelFiles order, while loaded
 	backbone *session   // the backbone whole (nil when split is used)
@@ -145,6 +146,7 @@ func (m *Models) loadLocked(ctx context.Context) error {
 		return err
 	}
 	files := ModelFiles()
+	stamp := filesStamp(m.cfg.ModelsDir) // before the reads: a change meanwhile shows as one
 	blobs := make([][]byte, len(files))
 	for i, name := range files {
 		b, err := readModel(m.cfg.ModelsDir, name)
@@ -168,7 +170,7 @@ func (m *Models) loadLocked(ctx context.Context) error {
 		m.blobs = nil
 		return err
 	}
-	m.loaded, m.fellBack = true, false
+	m.loaded, m.fellBack, m.stamp = true, false, stamp
 	return nil
 }
 
@@ -449,6 +451,19 @@ func (m *Models) FellBack() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.loaded && m.fellBack
+}
+
+// Changed reports whether the model files in ModelsDir changed since the
+// loaded sessions were read from them (replaced, or rewritten: their
+// inode, size or times differ), from a stat of each; false when nothing is
+// loaded. The worker then unloads the models between jobs
+// (worker.Result.ModelsChanged), so that the next job loads the new ones
+// and records their version: a busy worker would otherwise go on tagging
+// with the old set, whose files the next scan sends back to work.
+func (m *Models) Changed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.loaded && filesStamp(m.cfg.ModelsDir) != m.stamp
 }
 
 // Version is the model-set version (nom_version, see the package function

@@ -370,6 +370,66 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestChangedAfterModelsReplaced: Changed is true once a model file was
+// replaced by a rename (new inode) or rewritten in place after the load,
+// false before, and false again once the new files are loaded.
+func TestChangedAfterModelsReplaced(t *testing.T) {
+	cfg := testConfig(t)
+	for _, how := range []string{"renamed over", "rewritten in place"} {
+		t.Run(how, func(t *testing.T) {
+			c := cfg
+			c.ModelsDir = copyModels(t, "")
+			m := New(c)
+			if m.Changed() {
+				t.Fatal("Changed before any load")
+			}
+			if err := m.Load(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			defer m.Unload()
+			if m.Changed() {
+				t.Fatal("Changed right after the load")
+			}
+			path := filepath.Join(c.ModelsDir, HeadFile("gender"))
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if how == "renamed over" {
+				tmp := path + ".new"
+				if err := os.WriteFile(tmp, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(tmp, path); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				f, err := os.OpenFile(path, os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := f.WriteAt(b[:1], 0); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+			}
+			if !m.Changed() {
+				t.Fatal("not Changed after the model file was " + how)
+			}
+			m.Unload()
+			if m.Changed() {
+				t.Error("Changed with nothing loaded")
+			}
+			if err := m.Load(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if m.Changed() {
+				t.Error("Changed after loading the new files")
+			}
+		})
+	}
+}
+
 // copyModels copies the models into a temp dir, without the file named skip.
 func copyModels(t *testing.T, skip string) string {
 	t.Helper()

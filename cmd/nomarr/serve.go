@@ -86,11 +86,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		if rescan == 0 {
 			log.Info("periodic rescan off (rescan_interval 0): the library is scanned once, at start", "dir", root)
 		}
-		version := modelSetVersion(s)
 		go func() {
 			failures := 0
 			for {
-				n, missing, err := scanInto(ctx, st, root, version, log)
+				// The version of the model files as they are now: a rescan
+				// after new models were put in place sends the files the
+				// old ones tagged back to work (workers reload before their
+				// next claim, Result.ModelsChanged).
+				n, missing, err := scanInto(ctx, st, root, modelSetVersion(s), log)
 				if err != nil && ctx.Err() != nil {
 					return // stopping: the scan was cut short on purpose
 				}

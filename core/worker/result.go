@@ -82,6 +82,11 @@ type Result struct {
 	// jobs once the GPU is healthy again (Worker.Step), so the next job
 	// loads them on the GPU.
 	FellBack bool
+	// ModelsChanged: the model files changed since the loaded models were
+	// read from them (new models put in place). The worker unloads them
+	// before its next claim, so the next job loads the new set and
+	// records its version.
+	ModelsChanged bool
 }
 
 // Analyzer is the port for the job itself. The driver runs it outside the

@@ -71,12 +71,16 @@ type Worker struct {
 	// onCPUSince: when a job first reported that a GPU failure moved the
 	// loaded models to the CPU (Result.FellBack); zero while they are
 	// where they were loaded. Cleared when they are unloaded.
-	onCPUSince   time.Time
-	unloadReason string // why the pending UnloadModels step was asked for
-	idlePoll     time.Duration
-	waitUntil    time.Time // backing off until then
-	svcFails     int       // consecutive failures of svcDep (service backoff exponent)
-	svcDep       string    // the dependency the current backoff is about
+	onCPUSince time.Time
+	// modelsChanged: a job reported that the model files changed since
+	// the loaded models were read (Result.ModelsChanged); they are
+	// unloaded before the next claim. Cleared when they are unloaded.
+	modelsChanged bool
+	unloadReason  string // why the pending UnloadModels step was asked for
+	idlePoll      time.Duration
+	waitUntil     time.Time // backing off until then
+	svcFails      int       // consecutive failures of svcDep (service backoff exponent)
+	svcDep        string    // the dependency the current backoff is about
 
 	breakers map[string]*breaker.Breaker
 	pending  *pendingWrite
@@ -280,7 +284,12 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 			return s
 		}
 	}
-	// 7. Idle eviction.
+	// 7. Models whose files changed are unloaded before the next claim,
+	// so that it loads the new set; idle eviction.
+	if w.modelsChanged && w.modelsLoaded {
+		w.unloadReason = "model files changed"
+		return Step{Kind: UnloadModels, Reason: w.unloadReason}
+	}
 	if w.phase == health.Idle {
 		if s, ok := w.maybeEvict(now); ok {
 			return s
@@ -412,7 +421,7 @@ func (w *Worker) ModelsLoaded(ctx context.Context, now time.Time, err error) {
 
 // ModelsUnloaded reports that an UnloadModels step is done.
 func (w *Worker) ModelsUnloaded(now time.Time) {
-	w.modelsLoaded = false
+	w.modelsLoaded, w.modelsChanged = false, false
 	w.onCPUSince = time.Time{}
 	w.idleSince = now
 	w.sink.Emit(event.Event{T: now, Event: event.ModelsUnloaded, Component: w.cfg.Component, Reason: w.unloadReason})
@@ -427,6 +436,9 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 	w.running = false
 	if r.FellBack && w.onCPUSince.IsZero() && w.modelsLoaded {
 		w.onCPUSince = now
+	}
+	if r.ModelsChanged && w.modelsLoaded {
+		w.modelsChanged = true
 	}
 	f := w.job
 	ref := store.Ref{FileKey: f.Key, WorkerID: w.cfg.WorkerID}

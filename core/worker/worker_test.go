@@ -1227,3 +1227,32 @@ func TestFallbackReturnsToTheGPU(t *testing.T) {
 		t.Fatalf("unloads %+v without UseGPU, want the one idle eviction of the hour between the jobs", u)
 	}
 }
+
+// Model files replaced under a loaded worker (new models put in place):
+// the job that notices says so (Result.ModelsChanged) and the worker
+// unloads before its next claim, whether or not it runs on a GPU, so the
+// next job loads the new set and records its version.
+func TestModelsChangedUnloadBeforeTheNextClaim(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a", "b", "c")
+	changed := ok()
+	changed.ModelsChanged = true
+	r.job(t0, time.Second, ok())
+	r.job(at(time.Second), time.Second, changed)
+	claims := len(r.ev.of(event.Claim))
+	s := r.wantStep(at(2*time.Second), worker.UnloadModels)
+	if _, held := r.w.Holding(); held || len(r.ev.of(event.Claim)) != claims {
+		t.Fatal("unload asked with a claim held")
+	}
+	r.w.ModelsUnloaded(at(2 * time.Second))
+	if u := r.ev.of(event.ModelsUnloaded); len(u) != 1 || u[0].Reason != "model files changed" || s.Reason != u[0].Reason {
+		t.Fatalf("unload events %+v (step %+v), want one for the changed model files", u, s)
+	}
+	r.wantStep(at(2*time.Second), worker.LoadModels)
+	r.w.ModelsLoaded(r.ctx, at(2*time.Second), nil)
+	r.wantStep(at(2*time.Second), worker.Run)
+	r.w.JobDone(r.ctx, at(3*time.Second), ok())
+	if n := len(r.ev.of(event.ModelsUnloaded)); n != 1 {
+		t.Fatalf("%d unloads, want 1: the new models stay loaded", n)
+	}
+}
