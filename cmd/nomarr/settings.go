@@ -30,20 +30,26 @@ type settings struct {
 }
 
 // storeFlagKeys are the keys whose flags a hint repeats: those that pick
-// the store (a config file may set them too), and the node, whose name
-// keys the workers' restart state.
-var storeFlagKeys = []string{"data_dir", "db", "node"}
+// the store (a config file may set them too), the node, whose name keys
+// the workers' restart state, and the worker count, which bounds the
+// workers an offline `workers reset` looks at.
+var storeFlagKeys = []string{"data_dir", "db", "node", "workers"}
 
 // again is the command line `nomarr WORDS…` with the store-selecting flags
 // this command was given (storeFlags), quoted for a shell: a hint that
 // names it reaches the store this command used. Flags it was not given
-// are left out (their defaults, or the environment, apply again).
+// are left out (their defaults, or the environment, apply again). A
+// store URL's password is not repeated: the hint shows it as the store's
+// log lines do (redact), for the user to put back.
 func (s *settings) again(words ...string) string {
 	parts := []string{"nomarr"}
 	for _, w := range words {
 		parts = append(parts, shellQuote(w))
 	}
-	for _, f := range s.storeFlags {
+	for i, f := range s.storeFlags {
+		if i > 0 && s.storeFlags[i-1] == "--db" {
+			f = redact(f)
+		}
 		parts = append(parts, shellQuote(f))
 	}
 	return strings.Join(parts, " ")

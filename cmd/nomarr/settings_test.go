@@ -249,9 +249,12 @@ func TestHintsCarryTheStoreFlags(t *testing.T) {
 		want string
 	}{
 		{nil, "nomarr workers reset"},
-		{[]string{"--workers", "3", "--log-level", "warn", "--analyzer", "noop"}, "nomarr workers reset"},
-		{[]string{"--data_dir", "/srv/my music", "--workers", "3", "--node", "n1"}, "nomarr workers reset --data-dir '/srv/my music' --node n1"},
+		// The worker count bounds the workers an offline reset looks at.
+		{[]string{"--workers", "3", "--log-level", "warn", "--analyzer", "noop"}, "nomarr workers reset --workers 3"},
+		{[]string{"--data_dir", "/srv/my music", "--workers", "3", "--node", "n1"}, "nomarr workers reset --data-dir '/srv/my music' --node n1 --workers 3"},
 		{[]string{"--db", "sqlite:/x/it's.db", "--config", "/etc/nomarr.yaml"}, `nomarr workers reset --config /etc/nomarr.yaml --db 'sqlite:/x/it'\''s.db'`},
+		// A store URL's password is not printed.
+		{[]string{"--db", "arangodb://nomarr:s3cret@db.lan:8529/music"}, "nomarr workers reset --db arangodb://nomarr:xxxxx@db.lan:8529/music"},
 	} {
 		t.Setenv("NOMARR_DATA_DIR", t.TempDir()) // the environment is not repeated
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)

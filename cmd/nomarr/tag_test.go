@@ -242,7 +242,7 @@ func TestTagInterrupted(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit %d, want 130 (SIGINT)", code)
 	}
-	if !strings.Contains(logs, "nomarr tag: interrupted: 4 files not yet tagged; run `nomarr tag "+r.lib+" --data-dir "+r.data+"` again to go on") {
+	if !strings.Contains(logs, "nomarr tag: interrupted: 4 files not yet tagged; run `nomarr tag "+r.lib+" --data-dir "+r.data+" --workers 2` again to go on") {
 		t.Errorf("no word of the interruption:\n%s", logs)
 	}
 	if strings.Contains(logs, "transient error") {
@@ -315,7 +315,7 @@ func TestTagPausedDuringTheRun(t *testing.T) {
 	}
 	// What to run names the store and the folder of this run.
 	if !strings.Contains(logs, " files not yet tagged (paused)") ||
-		!strings.Contains(logs, "run `nomarr workers resume --data-dir "+data+"`, then `nomarr tag "+r.lib+" --data-dir "+data+"` again") {
+		!strings.Contains(logs, "run `nomarr workers resume --data-dir "+data+" --workers 2`, then `nomarr tag "+r.lib+" --data-dir "+data+" --workers 2` again") {
 		t.Errorf("no word of what to run to go on:\n%s", logs)
 	}
 }
