@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
 )
@@ -14,7 +13,7 @@ import (
 // worker whose stored restart state is failed, as the daemon resets only
 // its failed workers; a worker that is crash-looping but not failed keeps
 // its window and lifetime counts. With one: that ID when it has restart
-// state to clear (restartsToClear) on this node, a configured worker
+// state to clear (restart.State.Counted) on this node, a configured worker
 // (worker:discovery:N, N < workers) or not (one of a larger configuration
 // earlier); none for a configured worker with nothing to clear, since a
 // reset creates no state (a row written for it would make the ID
@@ -40,7 +39,7 @@ func offlineResetIDs(ctx context.Context, st store.RestartStates, node string, w
 	if err != nil {
 		return nil, fmt.Errorf("reading the restart state of %q: %w", id, err)
 	}
-	if found && restartsToClear(rs) {
+	if found && rs.Counted() {
 		return []string{id}, nil
 	}
 	for i := 0; i < workers; i++ {
@@ -50,12 +49,4 @@ func offlineResetIDs(ctx context.Context, st store.RestartStates, node string, w
 	}
 	return nil, fmt.Errorf("no worker %q (configured: %s … %s)", id,
 		supervisor.ComponentID(0), supervisor.ComponentID(workers-1))
-}
-
-// restartsToClear says whether a stored restart state holds anything a
-// reset clears: restarts counted, a failure. A state a reset left
-// (restart.Reset) holds none.
-func restartsToClear(rs restart.State) bool {
-	return rs.RestartCount > 0 || rs.Consecutive > 0 || len(rs.Recent) > 0 || rs.LastRestartWallMs != 0 ||
-		rs.FailedAtWallMs != 0 || rs.FailureReason != ""
 }

@@ -31,6 +31,13 @@ func (s State) Failed() bool {
 	return s.FailedAtWallMs != 0 || s.FailureReason != ""
 }
 
+// Counted reports whether s holds anything a Reset clears: restarts
+// counted (lifetime, backoff exponent, window, last restart) or a
+// failure. A state a Reset left holds none.
+func (s State) Counted() bool {
+	return s.RestartCount > 0 || s.Consecutive > 0 || len(s.Recent) > 0 || s.LastRestartWallMs != 0 || s.Failed()
+}
+
 // clone returns s with its own copy of Recent (nil stays nil).
 func (s State) clone() State {
 	if s.Recent != nil {

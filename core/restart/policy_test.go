@@ -318,6 +318,15 @@ func TestReset(t *testing.T) {
 		got.FailedAtWallMs != 0 || got.FailureReason != "" || got.Failed() {
 		t.Fatalf("Reset = %+v", got)
 	}
+	if got.Counted() || !st.Counted() {
+		t.Errorf("Counted: %v after the reset, %v before; want false, true", got.Counted(), st.Counted())
+	}
+	for name, one := range map[string]State{"lifetime": {RestartCount: 1}, "backoff": {Consecutive: 1},
+		"window": {Recent: []int64{5}}, "last restart": {LastRestartWallMs: 5}, "failed": {FailureReason: "x"}} {
+		if !one.Counted() {
+			t.Errorf("a state with only its %s set is not Counted", name)
+		}
+	}
 	_, d := OnDeath(DefaultConfig(), got, 100)
 	if !d.Restart || d.Backoff != time.Second {
 		t.Fatalf("after reset: %+v", d)
