@@ -65,7 +65,10 @@ import (
 //   - A worker that frames and makes progress is never killed; an orphan
 //     (its main process dead) never exits mid-job unless its job really
 //     stalled for stall_after.
-//   - A dead worker's claims are released within lease_ttl + cleanup period
+//   - A dead worker's claims are gone within check_interval of its owner's
+//     `exit` event, unless a store fault, a partition, a held lock or the
+//     owner's death or stop since may have held the release
+//     (check_release.go); and in any case within lease_ttl + cleanup period
 //     (+ one check interval) of the latest of its death, a main process
 //     being up to do it (counted from the start, or the end of the last
 //     stop, of the one up the longest), and the store's last recovery.
@@ -101,6 +104,7 @@ type checker struct {
 	restartDue map[string]time.Time // instance id/component → when its scheduled restart is due (check_restart.go)
 	unsaved    map[string]bool      // node/component → a save of its restart state failed since its last resync (check_restart.go)
 	live       map[string]bool      // instance id/component → spawned, and its exit not reported yet
+	exits      []ownerExit          // deaths the owner saw whose claims must go at once (check_release.go)
 }
 
 // span is one stop of a main process, from its start to its end.
@@ -209,6 +213,7 @@ func (c *checker) onEvent(r *Rec) {
 	case event.Exit:
 		delete(c.live, e.Instance+"/"+e.Component)
 		c.crashExit(e)
+		c.releaseExit(e)
 		c.lifetimeReset(e.Instance, e.Component)
 		c.run(e.Instance, e.Component).down = true
 	case event.RestartScheduled:
@@ -576,6 +581,7 @@ func (c *checker) afterEvent() {
 		c.faultAt = w.now
 	}
 	c.storeDown, c.storeFaults, c.lostReplies = down, w.Store.Faults, w.lostReplies
+	c.releaseAfterEvent()
 	// A dead worker's claims are released within lease_ttl + cleanup period
 	// (plus one check interval) of the latest of its death, a main process
 	// being there to do it (alive and not stopped: main: hang), and the
