@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/sim/memstore"
 )
 
@@ -65,6 +66,10 @@ import (
 //   - A worker that frames and makes progress is never killed; an orphan
 //     (its main process dead) never exits mid-job unless its job really
 //     stalled for stall_after.
+//   - The claims of a live worker not being killed, of a main process
+//     alive and not stopped, keep lease_until − now ≥ lease_ttl −
+//     lease_ttl/3 − check_interval (renewed every lease_ttl/3), but within
+//     check_interval of a fault or of the end of a stop (check_lease.go).
 //   - A dead worker's claims are gone within check_interval of its owner's
 //     `exit` event, unless a store fault, a partition, a held lock or the
 //     owner's death or stop since may have held the release
@@ -100,11 +105,14 @@ type checker struct {
 	stops       map[string][]span       // instance id → its main process's stops (main: hang), in order
 	mainUpAt    time.Time               // the earliest upSince of the main processes up now
 
-	crash      crashModel           // crash counts and quarantines (check_crash.go)
-	restartDue map[string]time.Time // instance id/component → when its scheduled restart is due (check_restart.go)
-	unsaved    map[string]bool      // node/component → a save of its restart state failed since its last resync (check_restart.go)
-	live       map[string]bool      // instance id/component → spawned, and its exit not reported yet
-	exits      []ownerExit          // deaths the owner saw whose claims must go at once (check_release.go)
+	crash        crashModel           // crash counts and quarantines (check_crash.go)
+	restartDue   map[string]time.Time // instance id/component → when its scheduled restart is due (check_restart.go)
+	unsaved      map[string]bool      // node/component → a save of its restart state failed since its last resync (check_restart.go)
+	live         map[string]bool      // instance id/component → spawned, and its exit not reported yet
+	exits        []ownerExit          // deaths the owner saw whose claims must go at once (check_release.go)
+	killed       map[string]bool      // instance id/component → killed by its owner, not yet exited or spawned again (check_lease.go)
+	leaseFlagged map[store.Claim]bool // claims (with their lease) already flagged for a lease fallen behind (check_lease.go)
+	leaseSampled time.Time            // the instant of the last lease sample (check_lease.go)
 }
 
 // span is one stop of a main process, from its start to its end.
@@ -127,7 +135,8 @@ func newChecker(w *World) *checker {
 	return &checker{w: w, holder: map[string]string{}, analysing: map[string]string{}, lastClaim: map[string]string{}, cutOff: map[string]bool{}, healedAt: map[string]time.Time{}, tagged: map[string]int{},
 		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
 		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{},
-		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}, crash: newCrashModel(), restartDue: map[string]time.Time{}, unsaved: map[string]bool{}, live: map[string]bool{}}
+		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}, crash: newCrashModel(), restartDue: map[string]time.Time{}, unsaved: map[string]bool{}, live: map[string]bool{},
+		killed: map[string]bool{}, leaseFlagged: map[store.Claim]bool{}}
 }
 
 func (c *checker) violate(format string, a ...any) {
@@ -214,6 +223,7 @@ func (c *checker) onEvent(r *Rec) {
 		delete(c.live, e.Instance+"/"+e.Component)
 		c.crashExit(e)
 		c.releaseExit(e)
+		c.leaseKill(e)
 		c.lifetimeReset(e.Instance, e.Component)
 		c.run(e.Instance, e.Component).down = true
 	case event.RestartScheduled:
@@ -272,6 +282,7 @@ func (c *checker) onEvent(r *Rec) {
 		if c.stopping[e.Instance] {
 			c.violate("%s spawned while stopping", e.Component)
 		}
+		c.leaseKill(e)
 		if e.Event == event.Restart {
 			c.restarted(e)
 		} else if e.PID != 0 {
@@ -283,6 +294,7 @@ func (c *checker) onEvent(r *Rec) {
 		}
 	case event.Kill:
 		c.checkKill(e)
+		c.leaseKill(e)
 	case event.StoreError:
 		if e.Component != "" && e.Instance != "" && strings.HasPrefix(e.Reason, "save restart state") {
 			c.unsaved[nodeKey(e.Instance, e.Component)] = true
@@ -582,6 +594,7 @@ func (c *checker) afterEvent() {
 	}
 	c.storeDown, c.storeFaults, c.lostReplies = down, w.Store.Faults, w.lostReplies
 	c.releaseAfterEvent()
+	c.leaseAfterEvent()
 	// A dead worker's claims are released within lease_ttl + cleanup period
 	// (plus one check interval) of the latest of its death, a main process
 	// being there to do it (alive and not stopped: main: hang), and the
