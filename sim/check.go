@@ -70,6 +70,8 @@ import (
 //     alive and not stopped, keep lease_until − now ≥ lease_ttl −
 //     lease_ttl/3 − check_interval (renewed every lease_ttl/3), but within
 //     check_interval of a fault or of the end of a stop (check_lease.go).
+//   - Eligible work is claimed within idle_poll_max while a worker sits
+//     idle, the cluster is enabled and no fault comes (check_progress.go).
 //   - A dead worker's claims are gone within check_interval of its owner's
 //     `exit` event, unless a store fault, a partition, a held lock or the
 //     owner's death or stop since may have held the release
@@ -112,6 +114,7 @@ type checker struct {
 	exits        []ownerExit          // deaths the owner saw whose claims must go at once (check_release.go)
 	killed       map[string]bool      // instance id/component → killed by its owner, not yet exited or spawned again (check_lease.go)
 	leaseFlagged map[store.Claim]bool // claims (with their lease) already flagged for a lease fallen behind (check_lease.go)
+	progress     progressWatch        // eligible work waiting for an idle worker (check_progress.go)
 	leaseSampled time.Time            // the instant of the last lease sample (check_lease.go)
 }
 
@@ -136,7 +139,7 @@ func newChecker(w *World) *checker {
 		failed: map[string]bool{}, stopping: map[string]bool{}, lastBack: map[string]int64{}, restarts: map[string][]int64{},
 		lifetime: map[string]int{}, health: map[string]*healthRun{}, mainDied: map[string]time.Time{}, seen: map[string]bool{},
 		upSince: map[*Instance]time.Time{}, stops: map[string][]span{}, crash: newCrashModel(), restartDue: map[string]time.Time{}, unsaved: map[string]bool{}, live: map[string]bool{},
-		killed: map[string]bool{}, leaseFlagged: map[store.Claim]bool{}}
+		killed: map[string]bool{}, leaseFlagged: map[store.Claim]bool{}, progress: progressWatch{gpu: map[string]gpuSeen{}, comps: map[*Instance][]string{}}}
 }
 
 func (c *checker) violate(format string, a ...any) {
@@ -595,6 +598,7 @@ func (c *checker) afterEvent() {
 	c.storeDown, c.storeFaults, c.lostReplies = down, w.Store.Faults, w.lostReplies
 	c.releaseAfterEvent()
 	c.leaseAfterEvent()
+	c.progressAfterEvent()
 	// A dead worker's claims are released within lease_ttl + cleanup period
 	// (plus one check interval) of the latest of its death, a main process
 	// being there to do it (alive and not stopped: main: hang), and the
