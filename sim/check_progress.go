@@ -162,16 +162,16 @@ func (c *checker) eligibleFile() string {
 		return ""
 	}
 	p.scanned, p.scanOps, p.found, p.nextTime = true, w.Store.Ops, "", time.Time{}
-	for _, f := range w.Store.Files() {
+	w.Store.Each(func(f *store.File) bool {
 		if !f.NeedsTagging || !f.IsValid || f.Failed {
-			continue
+			return true
 		}
 		if _, claimed := w.Store.ClaimOf(f.Key); claimed {
-			continue
+			return true
 		}
 		if f.EligibleIgnoringClaims(w.now) {
 			p.found = f.Key
-			return f.Key
+			return false
 		}
 		// Eligible once its retry and skip times have passed.
 		at := f.NextRetryAt
@@ -181,6 +181,10 @@ func (c *checker) eligibleFile() string {
 		if p.nextTime.IsZero() || at.Before(p.nextTime) {
 			p.nextTime = at
 		}
+		return true
+	})
+	if p.found != "" {
+		return p.found
 	}
 	if p.nextTime.IsZero() {
 		p.nextTime = w.end.Add(time.Hour) // nothing to wait for: valid until the store changes

@@ -620,6 +620,17 @@ func (s *Store) Files() []store.File {
 	return out
 }
 
+// Each calls fn with every file, in key order, without fault injection
+// and without copying, until fn returns false. fn must not change the
+// file nor call the store.
+func (s *Store) Each(fn func(f *store.File) bool) {
+	for _, f := range s.files {
+		if !fn(f) {
+			return
+		}
+	}
+}
+
 // Peek returns a file without fault injection.
 func (s *Store) Peek(key string) (store.File, bool) {
 	pos, ok := s.index[key]
