@@ -25,13 +25,7 @@ func TestCheckerCrashModel(t *testing.T) {
 		{count: 1, quarantined: true, want: "quarantined (crash count 1) without"},
 	} {
 		t.Run(fmt.Sprintf("stop=%v,count=%d,quarantined=%v", tc.stop, tc.count, tc.quarantined), func(t *testing.T) {
-			w := checkedWorld(t, `name: crash-model
-seed: 1
-duration: 5s
-config: {workers: 1}
-library: {files: 1, job_time: 10m}
-`)
-			w.Run()
+			w := busyWorld(t, "crash-model")
 			in := w.Instances[0]
 			comp := "worker:discovery:0"
 			wid := in.node.Sup.WorkerID(comp)
@@ -60,13 +54,7 @@ library: {files: 1, job_time: 10m}
 // A release that brings a file to quarantine_after without quarantining it
 // is flagged once the instant is over.
 func TestCheckerWantsTheQuarantine(t *testing.T) {
-	w := checkedWorld(t, `name: crash-model
-seed: 1
-duration: 5s
-config: {workers: 1}
-library: {files: 1, job_time: 10m}
-`)
-	w.Run()
+	w := busyWorld(t, "crash-model")
 	in := w.Instances[0]
 	comp := "worker:discovery:0"
 	w.check.crash.count["f0000"] = w.cfg.QuarantineAfter - 1

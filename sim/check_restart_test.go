@@ -45,13 +45,7 @@ func TestCheckerRestartTimers(t *testing.T) {
 		}, "with no restart pending"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := checkedWorld(t, `name: restart-timers
-seed: 1
-duration: 5s
-config: {workers: 1}
-library: {files: 1, job_time: 10m}
-`)
-			w.Run()
+			w := busyWorld(t, "restart-timers")
 			in := w.Instances[0]
 			ev := func(kind string, mod func(*event.Event)) {
 				e := event.Event{Event: kind, Instance: in.ID, Component: "worker:discovery:0", Code: event.IntPtr(-1)}

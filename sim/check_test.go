@@ -26,6 +26,16 @@ func checkedWorld(t *testing.T, y string) *World {
 	return w
 }
 
+// busyWorld is a checked world of one worker run 5 s into a 10-minute job
+// on its one file, f0000: a start for checker tests that then record
+// events by hand.
+func busyWorld(t *testing.T, name string) *World {
+	t.Helper()
+	w := checkedWorld(t, "name: "+name+"\nseed: 1\nduration: 5s\nconfig: {workers: 1}\nlibrary: {files: 1, job_time: 10m}\n")
+	w.Run()
+	return w
+}
+
 func hasViolation(vs []string, substr string) bool {
 	return slices.ContainsFunc(vs, func(v string) bool { return strings.Contains(v, substr) })
 }
@@ -95,13 +105,7 @@ func TestCheckerFlagsClaimWhileExpiredHolderStillRuns(t *testing.T) {
 func TestCheckerDeadClaimBoundSurvivesStoreBlip(t *testing.T) {
 	for _, blip := range []bool{false, true} {
 		t.Run(fmt.Sprintf("blip=%v", blip), func(t *testing.T) {
-			w := checkedWorld(t, `name: dead-claim
-seed: 1
-duration: 5s
-config: {workers: 1}
-library: {files: 1, job_time: 10m}
-`)
-			w.Run()
+			w := busyWorld(t, "dead-claim")
 			p := w.Instances[0].procs["worker:discovery:0"]
 			if p == nil || p.busy != running {
 				t.Fatal("setup: worker not running its job")
