@@ -270,9 +270,63 @@ func modelSetVersion(s *settings) string {
 // tagged under another model-set version than version (core/inventory
 // decides which). It returns how many audio files it found and how many
 // it marked missing.
-func scanInto(ctx context.Context, st store.Store, dir, version string, log *slog.Logger) (found, missing int, err error) {
-	r, err := scanLibrary(ctx, st, dir, version, log)
+func scanInto(ctx context.Context, st store.Store, dir string, ms modelScan, log *slog.Logger) (found, missing int, err error) {
+	r, err := scanLibrary(ctx, st, dir, ms, log)
 	return r.found, r.missing, err
+}
+
+// modelScan is what a scan needs to send back to work the files another
+// model set tagged: this host's node name and the version of its models
+// (modelSetVersion; "": send nothing back).
+type modelScan struct {
+	node, version string
+}
+
+// scanModels is the modelScan of this host's settings.
+func scanModels(s *settings) modelScan {
+	return modelScan{node: s.get("node"), version: modelSetVersion(s)}
+}
+
+// agree records this host's model-set version in the store
+// (inventory.ModelSetsKey, a compare-and-set) and returns the version the
+// scan sends files back to work under: ms.version, or "" when another
+// host scanned under another version within inventory.ModelSetFresh
+// (inventory.ModelSets.Conflict decides; it is logged), or when the
+// record cannot be read or written.
+func (ms modelScan) agree(ctx context.Context, st store.Store, log *slog.Logger) string {
+	if ms.version == "" {
+		return ""
+	}
+	for range 5 {
+		raw, _, err := st.GetMeta(ctx, inventory.ModelSetsKey)
+		if err != nil {
+			log.Warn("scan: cannot read the hosts' model sets; no file is sent back to work for new models this time", "err", err)
+			return ""
+		}
+		sets, err := inventory.DecodeModelSets(raw)
+		if err != nil {
+			log.Warn("scan: the hosts' model sets are unreadable; they are recorded again", "err", err)
+			sets = inventory.ModelSets{}
+		}
+		now := time.Now()
+		ok, err := st.SwapMeta(ctx, inventory.ModelSetsKey, raw, sets.Record(ms.node, ms.version, now).Encode())
+		if err != nil {
+			log.Warn("scan: cannot record this host's model set; no file is sent back to work for new models this time", "err", err)
+			return ""
+		}
+		if !ok {
+			continue // another host recorded meanwhile: read again
+		}
+		if other, set := sets.Conflict(ms.node, ms.version, now); other != "" {
+			log.Warn("scan: another host sharing this store tags with another model set; files tagged by other models are "+
+				"not sent back to work until every host runs the same ones", "version", ms.version, "other_node", other,
+				"other_version", set.Version, "other_scanned_at", time.UnixMilli(set.AtMs).UTC().Format(time.RFC3339))
+			return ""
+		}
+		return ms.version
+	}
+	log.Warn("scan: the hosts' model sets kept changing; no file is sent back to work for new models this time")
+	return ""
 }
 
 // scanResult is what a scan did: audio files found, stored files marked
@@ -285,7 +339,7 @@ type scanResult struct {
 }
 
 // scanLibrary is scanInto, counting the pending files among those found.
-func scanLibrary(ctx context.Context, st store.Store, dir, version string, log *slog.Logger) (r scanResult, err error) {
+func scanLibrary(ctx context.Context, st store.Store, dir string, ms modelScan, log *slog.Logger) (r scanResult, err error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return r, fmt.Errorf("scan: %w", err)
@@ -321,6 +375,7 @@ func scanLibrary(ctx context.Context, st store.Store, dir, version string, log *
 		log.Warn("scan: cannot read; the files stored at or under it are not marked missing", "path", u.Path, "err", u.Err)
 		scan.Unread[u.Path] = true
 	}
+	version := ms.agree(ctx, st, log)
 	for after := ""; ; {
 		page, err := st.ListFiles(ctx, after, listBatch)
 		if err != nil {

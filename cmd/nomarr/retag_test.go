@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nomarr/nomarr/adapters/analyzer"
 	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/core/inventory"
 )
 
 // Files tagged under another model set are tagged again by the next run
@@ -61,5 +63,59 @@ func TestTagAgainUnderAnotherModelSet(t *testing.T) {
 	}
 	if len(files) != 5 {
 		t.Errorf("%d files stored, want 5", len(files))
+	}
+}
+
+// A host whose scans run under another model set (another host sharing
+// the store, with other models) holds the re-tagging back, saying so,
+// until its record is older than inventory.ModelSetFresh; each scan
+// records its own host's version.
+func TestTagAgainHeldBackByAHostWithOtherModels(t *testing.T) {
+	bin := nomarrBinary(t)
+	lib, data := t.TempDir(), t.TempDir()
+	audioFiles(t, lib, "1.mp3", "2.mp3")
+	script := write(t, "name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 10ms\n")
+	tag := func(analyzerName string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		cmd := exec.Command(bin, "tag", lib, "--data-dir", data, "--workers", "1", "--analyzer", analyzerName, "--node", "n1")
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("tag --analyzer %s: %v\n%s", analyzerName, err, errb.String())
+		}
+		return errb.String() + out.String()
+	}
+	tag("script:" + script)
+	db := filepath.Join(data, "nomarr.db")
+	setOther := func(at time.Time) {
+		t.Helper()
+		st, err := sqlite.Open(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		sets := inventory.ModelSets{"n2": {Version: "0123456789ab", AtMs: at.UnixMilli()}}
+		if err := st.SetMeta(context.Background(), inventory.ModelSetsKey, sets.Encode()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setOther(time.Now())
+	got := tag("noop")
+	if !strings.Contains(got, "nothing to tag") || !strings.Contains(got, "other_node=n2") || !strings.Contains(got, "other_version=0123456789ab") {
+		t.Errorf("noop with host n2 on other models:\n%s", got)
+	}
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _, err := st.GetMeta(context.Background(), inventory.ModelSetsKey)
+	st.Close()
+	sets, derr := inventory.DecodeModelSets(raw)
+	if err != nil || derr != nil || sets["n1"].Version != analyzer.NoopVersion || sets["n2"].Version != "0123456789ab" {
+		t.Errorf("recorded model sets %q (%v, %v), want n1 on noop beside n2's", raw, err, derr)
+	}
+	setOther(time.Now().Add(-inventory.ModelSetFresh - time.Minute))
+	if got := tag("noop"); !strings.Contains(got, "tagged 2, failed 0, pending 0 of 2 files") {
+		t.Errorf("noop once n2's record is stale:\n%s", got)
 	}
 }

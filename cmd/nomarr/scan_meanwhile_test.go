@@ -55,7 +55,7 @@ func TestScanKeepsFilesStoredDuringTheWalk(t *testing.T) {
 	}
 	put("a/old.flac")
 	left := put("b/left.flac")
-	if _, _, err := scanInto(ctx, st, lib, "", log); err != nil {
+	if _, _, err := scanInto(ctx, st, lib, modelScan{}, log); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(left); err != nil {
@@ -73,7 +73,7 @@ func TestScanKeepsFilesStoredDuringTheWalk(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	if _, missing, err := scanInto(ctx, other, lib, "", log); err != nil || missing != 1 {
+	if _, missing, err := scanInto(ctx, other, lib, modelScan{}, log); err != nil || missing != 1 {
 		t.Fatalf("scan: %d marked missing, %v; want 1 (b/left.flac)", missing, err)
 	}
 	for p, want := range map[string]bool{added: true, left: false} {

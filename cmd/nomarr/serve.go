@@ -93,7 +93,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 				// after new models were put in place sends the files the
 				// old ones tagged back to work (workers reload before their
 				// next claim, Result.ModelsChanged).
-				n, missing, err := scanInto(ctx, st, root, modelSetVersion(s), log)
+				n, missing, err := scanInto(ctx, st, root, scanModels(s), log)
 				if err != nil && ctx.Err() != nil {
 					return // stopping: the scan was cut short on purpose
 				}

@@ -67,7 +67,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	scanned, err := scanLibrary(ctx, st, rest[0], modelSetVersion(s), log)
+	scanned, err := scanLibrary(ctx, st, rest[0], scanModels(s), log)
 	if sig := interrupted(); sig != nil {
 		fmt.Fprintf(stderr, "nomarr tag: interrupted during the scan of %s; run `%s` again to go on\n", rest[0], s.again("tag", rest[0]))
 		return signalExit(sig)
