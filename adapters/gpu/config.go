@@ -144,11 +144,11 @@ func readModel(dir, name string) ([]byte, error) {
 }
 
 // filesStamp describes the model files in dir as the file system has them
-// (inode, size, modification and change times): a file replaced (a
-// rename over it) or rewritten in place gives another description, so a
-// stamp taken before the files are read tells whether they changed since
-// (Models.Changed) without reading them. A file that cannot be looked at
-// is described as such.
+// (inode, size, modification time; through symbolic links): a file
+// replaced (a rename over it, a link retargeted) or rewritten gives
+// another description, so a stamp taken before the files are read tells
+// whether they changed since (Models.Changed) without reading them. A
+// file that cannot be looked at is described as such.
 func filesStamp(dir string) string {
 	var b strings.Builder
 	for _, name := range ModelFiles() {
@@ -158,11 +158,10 @@ func filesStamp(dir string) string {
 			continue
 		}
 		var ino uint64
-		var ctime int64
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			ino, ctime = st.Ino, st.Ctim.Nano()
+			ino = uint64(st.Ino)
 		}
-		fmt.Fprintf(&b, "%s:%d:%d:%d:%d;", name, ino, fi.Size(), fi.ModTime().UnixNano(), ctime)
+		fmt.Fprintf(&b, "%s:%d:%d:%d;", name, ino, fi.Size(), fi.ModTime().UnixNano())
 	}
 	return b.String()
 }

@@ -125,7 +125,7 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
-	n, missing, err := scanInto(context.Background(), st, rest[0], scanModels(s), newLogger(s, stderr))
+	n, missing, err := scanInto(context.Background(), st, rest[0], modelScan{}, newLogger(s, stderr)) // indexes only: re-tagging is for the processes whose workers tag
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr scan:", err)
 		return 1

@@ -287,46 +287,73 @@ func scanModels(s *settings) modelScan {
 	return modelScan{node: s.get("node"), version: modelSetVersion(s)}
 }
 
-// agree records this host's model-set version in the store
-// (inventory.ModelSetsKey, a compare-and-set) and returns the version the
-// scan sends files back to work under: ms.version, or "" when another
-// host scanned under another version within inventory.ModelSetFresh
-// (inventory.ModelSets.Conflict decides; it is logged), or when the
-// record cannot be read or written.
+// agree records this host's model-set version in the store and returns
+// the version the scan sends files back to work under: ms.version, or ""
+// when another host ran under another version within
+// inventory.ModelSetFresh (inventory.ModelSets.Conflict decides; it is
+// logged), or when the record cannot be read or written.
 func (ms modelScan) agree(ctx context.Context, st store.Store, log *slog.Logger) string {
 	if ms.version == "" {
 		return ""
 	}
+	sets, err := ms.record(ctx, st)
+	if err != nil {
+		log.Warn("scan: cannot record this host's model set; no file is sent back to work for new models this time", "err", err)
+		return ""
+	}
+	if other, set := sets.Conflict(ms.node, ms.version, time.Now()); other != "" {
+		log.Warn("scan: another host sharing this store tags with another model set; files tagged by other models are "+
+			"not sent back to work until every host runs the same ones", "version", ms.version, "other_node", other,
+			"other_version", set.Version, "other_recorded_at", time.UnixMilli(set.AtMs).UTC().Format(time.RFC3339))
+		return ""
+	}
+	return ms.version
+}
+
+// record writes this host's model-set version into the hosts' records
+// (inventory.ModelSetsKey, by compare-and-set, read again when another
+// host wrote meanwhile) and returns the records as they were before.
+func (ms modelScan) record(ctx context.Context, st store.Store) (inventory.ModelSets, error) {
 	for range 5 {
 		raw, _, err := st.GetMeta(ctx, inventory.ModelSetsKey)
 		if err != nil {
-			log.Warn("scan: cannot read the hosts' model sets; no file is sent back to work for new models this time", "err", err)
-			return ""
+			return nil, err
 		}
 		sets, err := inventory.DecodeModelSets(raw)
 		if err != nil {
-			log.Warn("scan: the hosts' model sets are unreadable; they are recorded again", "err", err)
-			sets = inventory.ModelSets{}
+			sets = inventory.ModelSets{} // damaged: written anew
 		}
-		now := time.Now()
-		ok, err := st.SwapMeta(ctx, inventory.ModelSetsKey, raw, sets.Record(ms.node, ms.version, now).Encode())
+		ok, err := st.SwapMeta(ctx, inventory.ModelSetsKey, raw, sets.Record(ms.node, ms.version, time.Now()).Encode())
 		if err != nil {
-			log.Warn("scan: cannot record this host's model set; no file is sent back to work for new models this time", "err", err)
-			return ""
+			return nil, err
 		}
-		if !ok {
-			continue // another host recorded meanwhile: read again
+		if ok {
+			return sets, nil
 		}
-		if other, set := sets.Conflict(ms.node, ms.version, now); other != "" {
-			log.Warn("scan: another host sharing this store tags with another model set; files tagged by other models are "+
-				"not sent back to work until every host runs the same ones", "version", ms.version, "other_node", other,
-				"other_version", set.Version, "other_scanned_at", time.UnixMilli(set.AtMs).UTC().Format(time.RFC3339))
-			return ""
-		}
-		return ms.version
 	}
-	log.Warn("scan: the hosts' model sets kept changing; no file is sent back to work for new models this time")
-	return ""
+	return nil, errors.New("the hosts' model-set records kept changing")
+}
+
+// keepRecorded writes this host's model-set record every period
+// (inventory.ModelSetRenew) until ctx ends, so that it stays fresh while
+// the workers tag with these models, between scans or without any
+// (serve with no library_root or rescan_interval 0, a long tag run).
+func (ms modelScan) keepRecorded(ctx context.Context, st store.Store, every time.Duration, log *slog.Logger) {
+	if ms.version == "" {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := ms.record(ctx, st); err != nil && ctx.Err() == nil {
+				log.Warn("cannot record this host's model set (tried again later)", "err", err)
+			}
+		}
+	}
 }
 
 // scanResult is what a scan did: audio files found, stored files marked

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,77 @@ func TestTagAgainHeldBackByAHostWithOtherModels(t *testing.T) {
 	setOther(time.Now().Add(-inventory.ModelSetFresh - time.Minute))
 	if got := tag("noop"); !strings.Contains(got, "tagged 2, failed 0, pending 0 of 2 files") {
 		t.Errorf("noop once n2's record is stale:\n%s", got)
+	}
+}
+
+// `nomarr scan` only indexes: it sends nothing back to work and records
+// no model set, whatever its analyzer and models_dir (the daemon of the
+// same host tags with its own).
+func TestScanSendsNothingBackToWork(t *testing.T) {
+	bin := nomarrBinary(t)
+	lib, data := t.TempDir(), t.TempDir()
+	audioFiles(t, lib, "1.mp3")
+	script := write(t, "name: s\nduration: 1m\nlibrary:\n  files: 1\n  job_time: 10ms\n")
+	if out, err := exec.Command(bin, "tag", lib, "--data-dir", data, "--workers", "1", "--analyzer", "script:"+script).CombinedOutput(); err != nil {
+		t.Fatalf("tag: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "scan", lib, "--data-dir", data, "--analyzer", "noop").CombinedOutput(); err != nil {
+		t.Fatalf("scan: %v\n%s", err, out)
+	}
+	st, err := sqlite.Open(filepath.Join(data, "nomarr.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	files, err := st.ListFiles(context.Background(), "", 0)
+	if err != nil || len(files) != 1 || !files[0].Tagged || files[0].TaggedVersion != "script-1" {
+		t.Errorf("after scan: %+v, %v; want the file still tagged by script-1", files, err)
+	}
+	if raw, ok, _ := st.GetMeta(context.Background(), inventory.ModelSetsKey); ok {
+		t.Errorf("scan recorded a model set: %s", raw)
+	}
+}
+
+// A main process keeps its host's model-set record fresh while it runs,
+// between scans, and stops when its context ends.
+func TestModelSetKeptRecorded(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "nomarr.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		modelScan{node: "n1", version: "v1"}.keepRecorded(ctx, st, 10*time.Millisecond, slog.New(slog.DiscardHandler))
+		close(done)
+	}()
+	at := func() int64 {
+		raw, _, err := st.GetMeta(context.Background(), inventory.ModelSetsKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets, err := inventory.DecodeModelSets(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sets["n1"].AtMs
+	}
+	var first int64
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if a := at(); first == 0 && a != 0 {
+			first = a
+		} else if first != 0 && a > first {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("record not written and renewed within 10 s (first %d)", first)
+		}
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("keepRecorded still running after its context ended")
 	}
 }

@@ -158,6 +158,12 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 	for _, k := range storeFlagKeys {
 		if v, ok := flags[k]; ok {
 			s.storeFlags = append(s.storeFlags, "--"+strings.ReplaceAll(k, "_", "-"), v)
+			continue
+		}
+		for alias, canonical := range config.Aliases() { // --tagger-worker-count: said as --workers
+			if v, ok := flags[alias]; ok && canonical == k {
+				s.storeFlags = append(s.storeFlags, "--"+strings.ReplaceAll(k, "_", "-"), v)
+			}
 		}
 	}
 	return s, rest, nil

@@ -253,6 +253,7 @@ func TestHintsCarryTheStoreFlags(t *testing.T) {
 		{[]string{"--workers", "3", "--log-level", "warn", "--analyzer", "noop"}, "nomarr workers reset --workers 3"},
 		{[]string{"--data_dir", "/srv/my music", "--workers", "3", "--node", "n1"}, "nomarr workers reset --data-dir '/srv/my music' --node n1 --workers 3"},
 		{[]string{"--db", "sqlite:/x/it's.db", "--config", "/etc/nomarr.yaml"}, `nomarr workers reset --config /etc/nomarr.yaml --db 'sqlite:/x/it'\''s.db'`},
+		{[]string{"--tagger-worker-count", "4"}, "nomarr workers reset --workers 4"},
 		// A store URL's password is not printed.
 		{[]string{"--db", "arangodb://nomarr:s3cret@db.lan:8529/music"}, "nomarr workers reset --db arangodb://nomarr:xxxxx@db.lan:8529/music"},
 	} {

@@ -17,6 +17,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/process"
 	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/driver"
@@ -67,7 +68,8 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	scanned, err := scanLibrary(ctx, st, rest[0], scanModels(s), log)
+	models := scanModels(s)
+	scanned, err := scanLibrary(ctx, st, rest[0], models, log)
 	if sig := interrupted(); sig != nil {
 		fmt.Fprintf(stderr, "nomarr tag: interrupted during the scan of %s; run `%s` again to go on\n", rest[0], s.again("tag", rest[0]))
 		return signalExit(sig)
@@ -106,6 +108,10 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return exitUsage
 	}
+	// This host's model set stays recorded while the workers tag with it.
+	recordCtx, stopRecording := context.WithCancel(ctx)
+	defer stopRecording()
+	go models.keepRecorded(recordCtx, st, inventory.ModelSetRenew, log)
 	if s.core.GPU {
 		go m.ProbeGPU(ctx, s.core.GPUProbeInterval, func(ctx context.Context) (bool, string) {
 			return gpu.Probe(ctx, "nvidia-smi", gpuhealth.ProbeTimeout)

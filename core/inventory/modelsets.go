@@ -12,11 +12,15 @@ import (
 // learn from it whether they all tag with the same models.
 const ModelSetsKey = "models:versions"
 
-// ModelSetFresh is how long a host's record counts after its last scan:
-// a host that stopped scanning (decommissioned, or whose daemon is down)
-// no longer holds the others back after it. A daemon scans at least
-// every rescan_interval (1 h by default), so its record stays fresh.
-const ModelSetFresh = 24 * time.Hour
+// ModelSetFresh is how long a host's record counts after it was last
+// written: a host that stopped (decommissioned, its daemon down, a trial
+// run over) no longer holds the others back after it. A main process
+// that runs workers writes its record at each scan and every
+// ModelSetRenew while it runs, so its record stays fresh.
+const ModelSetFresh = 2 * time.Hour
+
+// ModelSetRenew is how often a running main process writes its record.
+const ModelSetRenew = 30 * time.Minute
 
 // ModelSet is one host's record: the version its last scan ran under, and
 // when (wall clock, Unix ms).
@@ -88,8 +92,12 @@ func (m ModelSets) Conflict(node, version string, now time.Time) (string, ModelS
 	return "", ModelSet{}
 }
 
-// fresh reports whether a record made at s.AtMs still counts at now. A
-// record from the future (another host's clock ahead) counts.
+// fresh reports whether a record made at s.AtMs still counts at now: it
+// is at most ModelSetFresh old, and at most ModelSetFresh in the future
+// (another host's clock ahead), so a host whose clock ran days ahead does
+// not hold the others back for days. Hosts' clocks must agree within
+// ModelSetFresh (NTP) for a record to be seen at all.
 func fresh(s ModelSet, now time.Time) bool {
-	return now.Sub(time.UnixMilli(s.AtMs)) <= ModelSetFresh
+	age := now.Sub(time.UnixMilli(s.AtMs))
+	return age <= ModelSetFresh && age >= -ModelSetFresh
 }

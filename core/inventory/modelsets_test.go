@@ -53,6 +53,15 @@ func TestModelSets(t *testing.T) {
 	if kept := sets.Record("b", "v2", later); len(kept) != 1 || kept["b"].Version != "v2" {
 		t.Errorf("Record kept %v, want only b", kept)
 	}
+	// A record far in the future (a clock days ahead) does not count.
+	ahead := ModelSets{"c": {Version: "v9", AtMs: now.Add(ModelSetFresh + time.Minute).UnixMilli()}}
+	if n, _ := ahead.Conflict("b", "v2", now); n != "" {
+		t.Errorf("a record from beyond ModelSetFresh ahead conflicts: %q", n)
+	}
+	ahead["c"] = ModelSet{Version: "v9", AtMs: now.Add(time.Minute).UnixMilli()}
+	if n, _ := ahead.Conflict("b", "v2", now); n != "c" {
+		t.Errorf("a record a minute ahead does not conflict: %q", n)
+	}
 	// The value round-trips and does not depend on map order.
 	back, err := DecodeModelSets(agreed.Encode())
 	if err != nil || back.Encode() != agreed.Encode() || len(back) != 2 || back["a"] != agreed["a"] {
