@@ -336,12 +336,12 @@ func (ms modelScan) record(ctx context.Context, st store.Store) (inventory.Model
 
 // keepRecorded writes this host's model-set record every period
 // (inventory.ModelSetRenew) until ctx ends, so that it stays fresh while
-// the workers tag with these models, between scans or without any
-// (serve with no library_root or rescan_interval 0, a long tag run).
-func (ms modelScan) keepRecorded(ctx context.Context, st store.Store, every time.Duration, log *slog.Logger) {
-	if ms.version == "" {
-		return
-	}
+// the workers tag, between scans or without any (serve with no
+// library_root or rescan_interval 0, a long tag run). current gives the
+// version as the model files are at each write (scanModels): models
+// replaced meanwhile are what the workers reload (Result.ModelsChanged),
+// and a renewal must not write the old version back over a scan's.
+func keepRecorded(ctx context.Context, st store.Store, current func() modelScan, every time.Duration, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -349,6 +349,10 @@ func (ms modelScan) keepRecorded(ctx context.Context, st store.Store, every time
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			ms := current()
+			if ms.version == "" {
+				continue
+			}
 			if _, err := ms.record(ctx, st); err != nil && ctx.Err() == nil {
 				log.Warn("cannot record this host's model set (tried again later)", "err", err)
 			}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,11 +160,14 @@ func TestModelSetKeptRecorded(t *testing.T) {
 	defer st.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	var version atomic.Value
+	version.Store("v1")
 	go func() {
-		modelScan{node: "n1", version: "v1"}.keepRecorded(ctx, st, 10*time.Millisecond, slog.New(slog.DiscardHandler))
+		keepRecorded(ctx, st, func() modelScan { return modelScan{node: "n1", version: version.Load().(string)} },
+			10*time.Millisecond, slog.New(slog.DiscardHandler))
 		close(done)
 	}()
-	at := func() int64 {
+	record := func() inventory.ModelSet {
 		raw, _, err := st.GetMeta(context.Background(), inventory.ModelSetsKey)
 		if err != nil {
 			t.Fatal(err)
@@ -172,17 +176,24 @@ func TestModelSetKeptRecorded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return sets["n1"].AtMs
+		return sets["n1"]
 	}
 	var first int64
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if a := at(); first == 0 && a != 0 {
-			first = a
-		} else if first != 0 && a > first {
+		if r := record(); first == 0 && r.AtMs != 0 {
+			first = r.AtMs
+		} else if first != 0 && r.AtMs > first {
 			break
 		}
 		if time.Now().After(end) {
 			t.Fatalf("record not written and renewed within 10 s (first %d)", first)
+		}
+	}
+	// Models replaced: the renewals write the new version, not the old.
+	version.Store("v2")
+	for end := time.Now().Add(10 * time.Second); record().Version != "v2"; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("record %+v, want v2 once the models changed", record())
 		}
 	}
 	cancel()

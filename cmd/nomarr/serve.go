@@ -81,7 +81,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		log.Error("store unavailable; retrying", "db", redact(s.get("db")), "err", err)
 	}
 	log.Info("serving", "http", api.Addr(), "workers", s.core.Workers, "store", redact(s.get("db")), "node", s.get("node"))
-	go scanModels(s).keepRecorded(ctx, st, inventory.ModelSetRenew, log) // this host's model set, kept fresh between scans
+	go keepRecorded(ctx, st, func() modelScan { return scanModels(s) }, inventory.ModelSetRenew, log) // this host's model set, kept fresh between scans
 	if root := s.get("library_root"); root != "" {
 		rescan, _ := time.ParseDuration(s.get("rescan_interval"))
 		if rescan == 0 {

@@ -111,7 +111,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	// This host's model set stays recorded while the workers tag with it.
 	recordCtx, stopRecording := context.WithCancel(ctx)
 	defer stopRecording()
-	go models.keepRecorded(recordCtx, st, inventory.ModelSetRenew, log)
+	go keepRecorded(recordCtx, st, func() modelScan { return scanModels(s) }, inventory.ModelSetRenew, log)
 	if s.core.GPU {
 		go m.ProbeGPU(ctx, s.core.GPUProbeInterval, func(ctx context.Context) (bool, string) {
 			return gpu.Probe(ctx, "nvidia-smi", gpuhealth.ProbeTimeout)
