@@ -44,11 +44,8 @@ func concurrentRetag(t *testing.T, handles []store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := make([]string, n)
-	files := make([]store.File, n)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("retag%03d", i)
-		files[i] = NewFile(keys[i])
+	keys, files := numberedFiles("retag%03d", n)
+	for i := range files {
 		files[i].NeedsTagging, files[i].Tagged, files[i].TaggedVersion = false, true, "v1"
 	}
 	if err := handles[0].UpsertFiles(ctx, files); err != nil {
@@ -167,12 +164,7 @@ func concurrentSwapMeta(t *testing.T, handles []store.Store) {
 func concurrentClaimRace(t *testing.T, handles []store.Store) {
 	const n = 40
 	ctx := t.Context()
-	keys := make([]string, n)
-	files := make([]store.File, n)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("race%03d", i)
-		files[i] = NewFile(keys[i])
-	}
+	keys, files := numberedFiles("race%03d", n)
 	if err := handles[0].UpsertFiles(ctx, files); err != nil {
 		t.Fatal(err)
 	}
@@ -256,12 +248,7 @@ func concurrentWorkLoop(t *testing.T, handles []store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := make([]string, n)
-	files := make([]store.File, n)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("loop%04d", i)
-		files[i] = NewFile(keys[i])
-	}
+	keys, files := numberedFiles("loop%04d", n)
 	// Two batches, the second while nobody works yet.
 	if err := handles[0].UpsertFiles(ctx, files[n/2:]); err != nil {
 		t.Fatal(err)
@@ -374,4 +361,16 @@ func concurrentWorkLoop(t *testing.T, handles []store.Store) {
 		t.Fatalf("Discover after the run = %v %v", Keys(fs), err)
 	}
 	t.Logf("%d files, %d clients, %d conflicts", n, Clients, conflicts.Load())
+}
+
+// numberedFiles is n new files (NewFile) keyed by format and 0…n-1, and
+// their keys.
+func numberedFiles(format string, n int) ([]string, []store.File) {
+	keys := make([]string, n)
+	files := make([]store.File, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf(format, i)
+		files[i] = NewFile(keys[i])
+	}
+	return keys, files
 }

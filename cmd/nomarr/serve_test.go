@@ -74,12 +74,7 @@ func TestServeAnswersWhileTheStoreHangs(t *testing.T) {
 			held = append(held, c) // never answered
 		}
 	}()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	var logs syncbuf.Buffer
 	cmd, done := startServe(t, bin, &logs, "--data-dir", t.TempDir(), "--http-addr", addr,
 		"--db", "arangodb://u:p@"+blackhole.Addr().String()+"/nomarr")
@@ -197,4 +192,16 @@ func foreignDatabase(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// freeAddr is a loopback address no one listens on (a port the kernel
+// just gave out and took back).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

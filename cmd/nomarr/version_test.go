@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -57,12 +56,7 @@ func TestVersion(t *testing.T) {
 		!strings.HasPrefix(string(git), strings.TrimSuffix(v, "+dirty")) {
 		t.Errorf("bin --version %q, not the checkout's commit %s", got, git)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	var logs syncbuf.Buffer
 	cmd, done := startServe(t, bin, &logs, "--data-dir", t.TempDir(), "--http-addr", addr)
 	defer func() {
