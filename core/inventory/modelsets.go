@@ -3,7 +3,6 @@ package inventory
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 )
 
@@ -79,12 +78,7 @@ func (m ModelSets) Record(node, version string, now time.Time) ModelSets {
 // ModelSetFresh of now, names another version than version ("" when
 // none; the first in name order when several).
 func (m ModelSets) Conflict(node, version string, now time.Time) (string, ModelSet) {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range m.names() {
 		if s := m[n]; n != node && s.Version != version && fresh(s, now) {
 			return n, s
 		}
