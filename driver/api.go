@@ -8,6 +8,7 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
 	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -18,6 +19,9 @@ type API struct {
 	Main    *Main
 	StoreID string // redacted store name for /api/v1/info
 	Version string
+	// Node is this host's node name: /api/v1/info's model_sets say which
+	// hosts' records hold its re-tagging back.
+	Node string
 }
 
 var _ httpapi.Backend = (*API)(nil)
@@ -56,20 +60,22 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 		info.Workers = append(info.Workers, w)
 	}
 	// Workers are shown even while the store is down: that is when they matter.
-	if err := a.readStore(ctx, &info); err != nil {
+	if err := a.readStore(ctx, &info, now); err != nil {
 		info.StoreError = err.Error()
 	}
 	return info, nil
 }
 
-// readStore fills in info's store part: the library counts, the pause flag
-// and the current jobs' paths. It sets either all of the counts and the
-// flag or, with an error, none: with StoreError set both are unknown (the
+// readStore fills in info's store part: the library counts, the pause
+// flag, the hosts' model-set records as this host sees them at now (a
+// damaged value is left out, as a record written anew replaces it) and
+// the current jobs' paths. It sets either all of the counts, the flag and
+// the records or, with an error, none: with StoreError set both are unknown (the
 // zeros mean nothing; /metrics leaves them out, the dashboard shows "?"),
 // never a guess such as "enabled" for a paused cluster. The flag is read
 // even when the counts come from the last good read (LibraryCounts), so a
 // store gone since shows here.
-func (a *API) readStore(ctx context.Context, info *httpapi.Info) error {
+func (a *API) readStore(ctx context.Context, info *httpapi.Info, now time.Time) error {
 	c, _, err := a.Main.LibraryCounts(ctx)
 	if err != nil {
 		return err
@@ -77,6 +83,13 @@ func (a *API) readStore(ctx context.Context, info *httpapi.Info) error {
 	v, ok, err := a.Main.Store.GetMeta(ctx, store.MetaWorkerEnabled)
 	if err != nil {
 		return fmt.Errorf("reading the pause flag (%s): %w", store.MetaWorkerEnabled, err)
+	}
+	raw, _, err := a.Main.Store.GetMeta(ctx, inventory.ModelSetsKey)
+	if err != nil {
+		return fmt.Errorf("reading the hosts' model-set records (%s): %w", inventory.ModelSetsKey, err)
+	}
+	if sets, err := inventory.DecodeModelSets(raw); err == nil {
+		info.ModelSets = httpapi.NewModelSetsInfo(sets.Report(a.Node, now))
 	}
 	info.Library, info.WorkerEnabled = c, store.Enabled(v, ok)
 	for i, w := range info.Workers { // a key says nothing to a person

@@ -13,6 +13,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/sim/memstore"
@@ -74,5 +75,39 @@ func TestInfoStoreDownWhileCountsCached(t *testing.T) {
 	body := rec.Body.String()
 	if rec.Code != http.StatusOK || !strings.Contains(body, "\nnomarr_store_up 0\n") || strings.Contains(body, "\nnomarr_workers_enabled ") {
 		t.Fatalf("/metrics with the store down: %d, want nomarr_store_up 0 and no nomarr_workers_enabled:\n%s", rec.Code, body)
+	}
+}
+
+// /api/v1/info shows the hosts' model-set records as this host (API.Node)
+// sees them at the main loop's clock: which host holds its re-tagging
+// back, and until when; none when no host recorded one.
+func TestInfoShowsModelSets(t *testing.T) {
+	ctx := context.Background()
+	clk := clock.NewMock()
+	clk.Set(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
+	mem := memstore.New(1)
+	m, err := NewMain(node.DefaultConfig("i:1:1", "n1", 1), mem, clk, slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
+		func(string, uint64) (string, []string) { return "true", nil }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.publish(clk.Now())
+	api := &API{Main: m, StoreID: "sqlite:/x.db", Node: "n1"}
+	if info, err := api.Info(ctx); err != nil || info.ModelSets != nil {
+		t.Fatalf("Info without a record: model sets %+v, %v; want none", info.ModelSets, err)
+	}
+	n2At := clk.Now().Add(-50 * time.Minute)
+	sets := inventory.ModelSets{}.Record("n1", "0123456789ab", clk.Now().Add(-time.Minute)).Record("n2", "fedcba987654", n2At)
+	if err := mem.SetMeta(ctx, inventory.ModelSetsKey, sets.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	info, err := api.Info(ctx)
+	if err != nil || info.StoreError != "" {
+		t.Fatalf("Info: %v %s", err, info.StoreError)
+	}
+	ms := info.ModelSets
+	if ms == nil || ms.Node != "n1" || ms.Version != "0123456789ab" || !ms.HeldBack || len(ms.HeldBy) != 1 || ms.HeldBy[0] != "n2" ||
+		!ms.HeldUntil.Equal(n2At.Add(inventory.ModelSetFresh)) || len(ms.Hosts) != 2 || ms.Hosts[1].AgeMs != (50*time.Minute).Milliseconds() {
+		t.Errorf("model sets %+v; want n1 held back by n2 until %v", ms, n2At.Add(inventory.ModelSetFresh))
 	}
 }

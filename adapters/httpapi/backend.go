@@ -55,6 +55,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -100,9 +101,63 @@ type Info struct {
 	WorkerEnabled bool         `json:"worker_enabled"`
 	Workers       []WorkerInfo `json:"workers"`
 	Library       store.Counts `json:"library"`
+	// ModelSets are the hosts' model-set records as this host sees them;
+	// nil (left out) when no host has recorded one, or when the store
+	// could not be read (StoreError).
+	ModelSets *ModelSetsInfo `json:"model_sets,omitempty"`
 	// StoreError says why Library and WorkerEnabled are unknown (zeros):
 	// a store read for this answer failed (the store is unreachable).
 	StoreError string `json:"store_error,omitempty"`
+}
+
+// ModelSetsInfo is the hosts' model-set records (meta
+// inventory.ModelSetsKey) as one host sees them (inventory.ModelSetReport):
+// each host's version and age, and whether the re-tagging of files tagged
+// by other models is held back, by which hosts and until when.
+type ModelSetsInfo struct {
+	Node    string `json:"node"`              // the host the answer is for
+	Version string `json:"version,omitempty"` // its own record's, when that counts
+	// Hosts are every record, by node name.
+	Hosts []ModelSetHost `json:"hosts"`
+	// HeldBack: the records that count name more than one version, so no
+	// host's scan sends files back to work.
+	HeldBack bool `json:"held_back"`
+	// HeldBy are the hosts whose records hold Node back (another version
+	// than Version); HeldUntil is when the last of their records lapses
+	// if they stop writing them.
+	HeldBy    []string  `json:"held_by,omitempty"`
+	HeldUntil time.Time `json:"held_until,omitzero"`
+}
+
+// ModelSetHost is one host's model-set record.
+type ModelSetHost struct {
+	Node       string    `json:"node"`
+	Version    string    `json:"version"`
+	RecordedAt time.Time `json:"recorded_at"`
+	AgeMs      int64     `json:"age_ms"` // negative: the host's clock is ahead
+	// Counts: within inventory.ModelSetFresh, so scans take it into
+	// account; LapsesAt is when it stops counting unless written again.
+	Counts   bool      `json:"counts"`
+	LapsesAt time.Time `json:"lapses_at"`
+	// Renewing: written within inventory.ModelSetRenew, as a host that
+	// still runs serve or tag writes it.
+	Renewing bool `json:"renewing"`
+}
+
+// NewModelSetsInfo is the wire form of r; nil when r has no record.
+func NewModelSetsInfo(r inventory.ModelSetReport) *ModelSetsInfo {
+	if len(r.Hosts) == 0 {
+		return nil
+	}
+	out := &ModelSetsInfo{Node: r.Node, Version: r.Version, HeldBack: r.HeldBack, HeldBy: r.HeldBy}
+	if !r.HeldUntil.IsZero() {
+		out.HeldUntil = r.HeldUntil.UTC()
+	}
+	for _, h := range r.Hosts {
+		out.Hosts = append(out.Hosts, ModelSetHost{Node: h.Node, Version: h.Version, RecordedAt: time.UnixMilli(h.AtMs).UTC(),
+			AgeMs: h.Age.Milliseconds(), Counts: h.Counts, LapsesAt: h.LapsesAt.UTC(), Renewing: h.Renewing})
+	}
+	return out
 }
 
 // libraryJSON is store.Counts with snake_case keys.

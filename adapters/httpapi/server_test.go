@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -470,7 +471,7 @@ func TestDashboard(t *testing.T) {
 		t.Fatalf("dashboard: %d %q", r.code, r.header.Get("Content-Type"))
 	}
 	body := string(r.body)
-	for _, s := range []string{"api/v1/info", "setTimeout(tick, 2000)", "<table", "textContent"} {
+	for _, s := range []string{"api/v1/info", "setTimeout(tick, 2000)", "<table", "textContent", "ms.held_by"} {
 		if !strings.Contains(body, s) {
 			t.Errorf("dashboard lacks %q", s)
 		}
@@ -584,5 +585,52 @@ func TestListenError(t *testing.T) {
 	}
 	if err := s2.ListenAndServe(ctx); err == nil || !strings.Contains(err.Error(), "listen") {
 		t.Errorf("busy port: %v", err)
+	}
+}
+
+// model_sets: left out without a record; with records, each host's
+// version, age and lapse in UTC, and who holds the re-tagging back until
+// when, left out when nobody does.
+func TestInfoModelSets(t *testing.T) {
+	if ms := NewModelSetsInfo(inventory.ModelSetReport{Node: "n1"}); ms != nil {
+		t.Errorf("no record: %+v, want nil", ms)
+	}
+	f := newFake()
+	ts := newTest(t, f, Options{})
+	if m := jsonOf(t, do(t, ts, "GET", "/api/v1/info", ""), 200); m["model_sets"] != nil {
+		t.Errorf("model_sets without a record: %v", m["model_sets"])
+	}
+	now := time.Date(2026, 11, 22, 13, 0, 0, 0, time.FixedZone("CET", 3600))
+	sets := inventory.ModelSets{}.Record("n1", "0123456789ab", now.Add(-time.Minute)).Record("n2", "fedcba987654", now.Add(-50*time.Minute))
+	f.mu.Lock()
+	f.info.ModelSets = NewModelSetsInfo(sets.Report("n1", now))
+	f.mu.Unlock()
+	m := jsonOf(t, do(t, ts, "GET", "/api/v1/info", ""), 200)
+	ms, _ := m["model_sets"].(map[string]any)
+	hosts, _ := ms["hosts"].([]any)
+	if ms["node"] != "n1" || ms["version"] != "0123456789ab" || ms["held_back"] != true || fmt.Sprint(ms["held_by"]) != "[n2]" ||
+		ms["held_until"] != "2026-11-22T13:10:00Z" || len(hosts) != 2 {
+		t.Fatalf("model_sets %v", m["model_sets"])
+	}
+	h := hosts[1].(map[string]any)
+	want := map[string]any{"node": "n2", "version": "fedcba987654", "recorded_at": "2026-11-22T11:10:00Z", "age_ms": 3e6,
+		"counts": true, "lapses_at": "2026-11-22T13:10:00Z", "renewing": false}
+	if len(h) != len(want) {
+		t.Errorf("host %v, want %v", h, want)
+	}
+	for k, v := range want {
+		if h[k] != v {
+			t.Errorf("hosts[1].%s = %v, want %v", k, h[k], v)
+		}
+	}
+	f.mu.Lock()
+	f.info.ModelSets = NewModelSetsInfo(inventory.ModelSets{"n1": sets["n1"]}.Report("n1", now))
+	f.mu.Unlock()
+	ms = jsonOf(t, do(t, ts, "GET", "/api/v1/info", ""), 200)["model_sets"].(map[string]any)
+	if _, ok := ms["held_by"]; ok || ms["held_back"] != false {
+		t.Errorf("one host: %v; want held_back false, no held_by", ms)
+	}
+	if _, ok := ms["held_until"]; ok {
+		t.Errorf("one host: %v; want no held_until", ms)
 	}
 }

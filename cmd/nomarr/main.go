@@ -1,5 +1,5 @@
 // Command nomarr is the one production binary: the one-shot tagger (tag),
-// the daemon (serve), the admin commands (status, workers, scan), the
+// the daemon (serve), the admin commands (status, workers, scan, models, …), the
 // deterministic simulator (sim), and two hidden subcommands: worker (a
 // worker process, started by a main process) and drill (a scenario played
 // with real processes, for the real-process tests).
@@ -34,8 +34,10 @@ var commands = []command{
 			"address; when set, pause, resume and reset need it (Authorization: Bearer\n" +
 			"TOKEN), and so does every request from another host.\n"},
 	{"status", "status [--json]",
-		"the daemon's workers and the library counts",
+		"the daemon's workers, the library counts and the hosts' model sets",
 		"Asks the daemon at http_addr; with no daemon running, shows the store's counts.\n" +
+			"Then the model set each host sharing the store recorded, and, when they differ,\n" +
+			"which host holds this one's re-tagging back and until when (see `nomarr models`).\n" +
 			"Exit 1 when the store cannot be read.\n"},
 	{"workers", "workers pause|resume|reset [ID]",
 		"pause or resume every worker sharing the store; reset a failed worker",
@@ -67,6 +69,15 @@ var commands = []command{
 			"forgets each file `nomarr missing` lists, with its stored tags. A file that a\n" +
 			"scan found again meanwhile is kept. If one comes back later, it is a new file\n" +
 			"(when it still holds this model set's tags, reuse_file_tags takes them).\n"},
+	{"models", "models [forget NODE]",
+		"the model set each host sharing the store tags with; forget a host's record",
+		"Lists the model set each host sharing the store recorded (serve and tag record\n" +
+			"their host's at each scan and every 30 min), how long ago, and whether the\n" +
+			"re-tagging of files tagged by other models is held back: it is while the records\n" +
+			"of the last 2 h name more than one model set. forget NODE deletes NODE's record,\n" +
+			"for a host gone with other models (it would hold the others back for 2 h); a\n" +
+			"host that still runs records its own again within 30 min. Reads and writes the\n" +
+			"store, daemon or not. Exit 1 when NODE has no record.\n"},
 	{"sim", "sim SCENARIO [--seed N] [--json] [--no-check]",
 		"run a scenario in the deterministic simulator",
 		"Prints the JSONL trace (with --json) and a summary. Exit 1 when an expectation\n" +
@@ -127,6 +138,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runMissing(args[1:], stdout, stderr)
 	case "forget":
 		return runForget(args[1:], stdout, stderr)
+	case "models":
+		return runModels(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return runVersion(args[1:], stdout, stderr)
 	case "worker": // hidden: started by a main process

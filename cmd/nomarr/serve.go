@@ -35,7 +35,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr serve:", err)
 		return exitUsage
 	}
-	api, err := httpapi.New(&driver.API{Main: m, StoreID: redact(s.get("db")), Version: buildVersion()},
+	api, err := httpapi.New(&driver.API{Main: m, StoreID: redact(s.get("db")), Version: buildVersion(), Node: s.get("node")},
 		httpapi.Options{Addr: s.get("http_addr"), Token: s.get("api_token"), Logger: log, Version: buildVersion()})
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr serve:", err)

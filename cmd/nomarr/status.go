@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -63,9 +64,20 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "nomarr status: reading the pause flag:", merr)
 			return 1
 		}
+		// The records are seen from this host (node), as its daemon
+		// would; a damaged value is left out, as the daemon leaves it.
+		raw, _, merr := st.GetMeta(context.Background(), inventory.ModelSetsKey)
+		if merr != nil {
+			fmt.Fprintln(stderr, "nomarr status: reading the hosts' model-set records:", merr)
+			return 1
+		}
+		var sets *httpapi.ModelSetsInfo
+		if m, derr := inventory.DecodeModelSets(raw); derr == nil {
+			sets = httpapi.NewModelSetsInfo(m.Report(s.get("node"), time.Now()))
+		}
 		// The version is this binary's; there is no instance (no main
 		// process), so --json leaves it out (offlineJSON).
-		info = httpapi.Info{Version: buildVersion(), Store: redact(s.get("db")), Library: c, WorkerEnabled: store.Enabled(v, ok)}
+		info = httpapi.Info{Version: buildVersion(), Store: redact(s.get("db")), Library: c, WorkerEnabled: store.Enabled(v, ok), ModelSets: sets}
 		fmt.Fprintf(stderr, "no daemon at %s: showing the store only\n", s.get("http_addr"))
 	}
 	if *asJSON {
@@ -84,7 +96,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		out.WriteByte('\n')
 		_, _ = out.WriteTo(stdout)
 	} else {
-		writeStatus(stdout, info, s.again("missing"))
+		writeStatus(stdout, info, time.Now(), s.again)
 	}
 	if info.StoreError != "" {
 		return 1
@@ -94,9 +106,11 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 
 // writeStatus prints info as text. When the daemon reports its store
 // unavailable, the library counts it sends are zeros that mean nothing: the
-// store's error is printed in their place. missing is the command that
-// lists the files gone from disk (settings.again).
-func writeStatus(stdout io.Writer, info httpapi.Info, missing string) {
+// store's error is printed in their place. The hosts' model-set records
+// follow, in one line, with one more when they hold the re-tagging back
+// (writeModelSetsLine). again names the commands a line points to
+// (settings.again).
+func writeStatus(stdout io.Writer, info httpapi.Info, now time.Time, again func(...string) string) {
 	if info.StoreError != "" {
 		msg := info.StoreError // often says it already
 		if !strings.HasPrefix(msg, "store unavailable") {
@@ -110,10 +124,11 @@ func writeStatus(stdout io.Writer, info httpapi.Info, missing string) {
 		if n := l.Invalid(); n > 0 {
 			// `nomarr missing` lists the files not on disk, not the empty
 			// ones (they are there: nothing to forget).
-			fmt.Fprintf(stdout, ", %d not valid (empty files, or files gone at the last scan: `%s` lists the gone ones)", n, missing)
+			fmt.Fprintf(stdout, ", %d not valid (empty files, or files gone at the last scan: `%s` lists the gone ones)", n, again("missing"))
 		}
 	}
 	fmt.Fprintf(stdout, "; workers enabled: %v\n", info.WorkerEnabled)
+	writeModelSetsLine(stdout, info.ModelSets, now, again)
 	if len(info.Workers) > 0 {
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "COMPONENT\tSTATUS\tPHASE\tJOB\tPID\tRESTARTS\tLAST FRAME\tFILES")

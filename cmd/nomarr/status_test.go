@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
 	"github.com/nomarr/nomarr/core/store"
@@ -120,5 +121,30 @@ func TestOfflineStatusIsCalm(t *testing.T) {
 	}
 	if _, ok := got["instance"]; ok || got["version"] != buildVersion() || got["store"] != "sqlite:"+filepath.Join(data, "nomarr.db") {
 		t.Errorf("status --json without a daemon:\n%s", out.String())
+	}
+}
+
+// The daemon's view of the hosts' model-set records is shown as it sends
+// it: from the daemon's host (its node, not this command's), with the
+// host holding its re-tagging back and the time that lapses.
+func TestStatusShowsTheDaemonsModelSets(t *testing.T) {
+	until := time.Date(2020, 11, 22, 14, 0, 0, 0, time.UTC) // past: no "(in …)" to compute
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(httpapi.Info{Instance: "h:1:2", Store: "sqlite:/x.db", WorkerEnabled: true,
+			ModelSets: &httpapi.ModelSetsInfo{Node: "d1", Version: "0123456789ab", HeldBack: true, HeldBy: []string{"n2"}, HeldUntil: until,
+				Hosts: []httpapi.ModelSetHost{
+					{Node: "d1", Version: "0123456789ab", AgeMs: (3 * time.Minute).Milliseconds(), Counts: true},
+					{Node: "n2", Version: "fedcba987654", AgeMs: (40 * time.Second).Milliseconds(), Counts: true},
+				}}})
+	}))
+	defer ts.Close()
+	data := t.TempDir()
+	var out, errb bytes.Buffer
+	rc := run([]string{"status", "--http-addr", strings.TrimPrefix(ts.URL, "http://"), "--data-dir", data, "--node", "cli"}, &out, &errb)
+	want := "model sets: d1 0123456789ab 3m ago, n2 fedcba987654 40s ago\n" +
+		"re-tagging held back by n2 (fedcba987654), on another model set than this host (d1, 0123456789ab): until " +
+		until.Local().Format("2006-01-02 15:04 MST") + " if it stops recording, or at once: `nomarr models forget n2 --data-dir " + data + " --node cli`\n"
+	if rc != 0 || !strings.HasSuffix(out.String(), "; workers enabled: true\n"+want) {
+		t.Errorf("exit %d:\n%s\nwant it to end with:\n%s", rc, out.String(), want)
 	}
 }

@@ -39,6 +39,9 @@ type ModelSet struct {
 // busy. So a host with other models holds every host's re-tagging back
 // (each says so at every scan) until they all agree; in a rolling upgrade
 // the library is tagged again once the last host runs the new models.
+// Report tells an operator which records hold a host back and until
+// when; Forget drops the record of a host gone with other models, which
+// would otherwise hold every host back until it lapses.
 type ModelSets map[string]ModelSet
 
 // DecodeModelSets parses the value of ModelSetsKey; "" (no record yet)
