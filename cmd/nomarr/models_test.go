@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/analyzer"
 	"github.com/nomarr/nomarr/adapters/sqlite"
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
 // modelsStore scans an empty folder into a new store under data, so that
@@ -262,5 +265,45 @@ func TestModelsForgetKeepsAConcurrentRecord(t *testing.T) {
 	got, err := inventory.DecodeModelSets(raw)
 	if err != nil || len(got) != 2 || got["n1"] != sets["n1"] || got["n4"] != r.other || r.swaps != 2 {
 		t.Errorf("records %s after %d swaps (%v); want n1's and n4's, written meanwhile, without n2's", raw, r.swaps, err)
+	}
+}
+
+// A running daemon shows the records as its host sees them, and a forget
+// written in the store behind it lets its re-tagging go: its next look
+// at the records (status through its API) no longer names the host.
+func TestServeShowsAndForgetsModelSets(t *testing.T) {
+	bin := nomarrBinary(t)
+	data := t.TempDir()
+	base := modelsStore(t, data)
+	setRaw(t, data, inventory.ModelSets{}.Record("n2", "fedcba987654", time.Now().Add(-10*time.Minute)).Encode())
+	addr := freeAddr(t)
+	var logs syncbuf.Buffer
+	cmd, done := startServe(t, bin, &logs, "--data-dir", data, "--http-addr", addr, "--node", "n1", "--library-root", t.TempDir())
+	defer func() { _ = cmd.Process.Kill() }()
+	status := append([]string{"status"}, base...)
+	status[len(status)-1] = addr // base ends with --http-addr 127.0.0.1:1
+	var out string
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, out, _ = runOut(status...)
+		if strings.Contains(out, "re-tagging held back by n2 (fedcba987654), on another model set than this host (n1, "+analyzer.NoopVersion+")") {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("status never showed n2 holding the daemon back:\n%s\nlog:\n%s", out, logs.String())
+		}
+	}
+	rc, fout, errs := runOut(append([]string{"models", "forget", "n2"}, base...)...)
+	if rc != 0 || !strings.Contains(fout, "the re-tagging is no longer held back") || !strings.HasPrefix(errs, "warning: n2 wrote its record 10m ago") {
+		t.Errorf("forget n2 under a running daemon: exit %d\n%s%s", rc, fout, errs)
+	}
+	if rc, out, _ := runOut(status...); rc != 0 || strings.Contains(out, "held back") ||
+		!strings.Contains(out, "\nmodel set "+analyzer.NoopVersion+", recorded by n1 ") {
+		t.Errorf("status after the forget: exit %d\n%s", rc, out)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("serve still running 10 s after SIGINT; log:\n%s", logs.String())
 	}
 }
