@@ -23,7 +23,7 @@ type lockedReleases struct {
 	busy time.Duration
 }
 
-func (l *lockedReleases) ReleaseWorker(ctx context.Context, _ string, _ *store.Crash) ([]store.Released, error) {
+func (l *lockedReleases) ReleaseWorker(ctx context.Context, _ string, _ store.Death, _ *store.Crash) ([]store.Released, error) {
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()

@@ -60,7 +60,9 @@ import (
 //     failed meanwhile (checkPersisted).
 //   - A dead worker's released file counts a crash unless the death came
 //     during a stop, and is quarantined in that release exactly when its
-//     count reaches quarantine_after (check_crash.go).
+//     count reaches quarantine_after (check_crash.go); a release whose
+//     answer was lost is reported all the same — its `release` and
+//     `quarantined` events — once the owner's retry is answered.
 //   - No claim is made while worker_enabled reads false, nor by a worker
 //     that has learnt of its main process's death (check_claims.go).
 //   - A worker that frames and makes progress is never killed; an orphan
@@ -189,7 +191,7 @@ func (c *checker) onEvent(r *Rec) {
 			delete(c.holder, e.File)
 		}
 		c.endJob(e)
-		if e.Event == event.Release && e.Instance != "" && e.Reason == "worker died" {
+		if e.Event == event.Release && e.Instance != "" && e.Reason == "worker died" && !c.crashLateRelease(e) {
 			c.crashRelease(e.File, e.Worker, e.Count, nil)
 		}
 	case event.Quarantined:
@@ -596,6 +598,7 @@ func (c *checker) afterEvent() {
 		c.faultAt = w.now
 	}
 	c.storeDown, c.storeFaults, c.lostReplies = down, w.Store.Faults, w.lostReplies
+	c.crashUnreported()
 	c.releaseAfterEvent()
 	c.leaseAfterEvent()
 	c.progressAfterEvent()

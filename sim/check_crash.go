@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/nomarr/nomarr/core/event"
 )
@@ -30,16 +32,36 @@ const quarantineReason = "crashed a worker"
 // process's `stop` event. A release that fails (store down, partition,
 // lock) is retried later with the same verdict, so the verdict is taken at
 // the exit. A release whose answer was lost was made: the trace has a
-// fault event per file (lostreply.go) and no release event, and the retry
-// finds nothing left to release.
+// fault event per file (lostreply.go), checked then against the store;
+// the retry finds no claim left, but the store's receipt of the release
+// answers it (store.Reply).
+//
+// Property, reported late: every file of a release whose answer was lost
+// gets its `release` event, with the crash count the lost release left,
+// and, when that release quarantined it, its `quarantined` event right
+// after — once the owner hears an answer (Supervisor.Info.ReleasePending
+// turns false). Only an owner that is gone (dead, killed) or that gave the
+// release up (a forced stop: Supervisor.Abandoned) is excused. A retry
+// whose answer is lost again repeats the fault events of what the receipt
+// holds; they are not new releases.
 type crashModel struct {
 	count  map[string]int  // file → its crash count, per the model
 	counts map[string]bool // worker id → its last death counts a crash
 	due    map[string]int  // file → the crash count that must have quarantined it in this instant
+	// unreported: file → a release of it whose answer was lost, and whose
+	// events have not come yet.
+	unreported map[string]lostRelease
+}
+
+// lostRelease is a release made without an answer, as the store left it.
+type lostRelease struct {
+	worker      string // the dead worker's id: <instance>/<component>
+	count       int
+	quarantined bool
 }
 
 func newCrashModel() crashModel {
-	return crashModel{count: map[string]int{}, counts: map[string]bool{}, due: map[string]int{}}
+	return crashModel{count: map[string]int{}, counts: map[string]bool{}, due: map[string]int{}, unreported: map[string]lostRelease{}}
 }
 
 // crashKnow starts the model of a file from the store when it is first
@@ -110,14 +132,70 @@ func (c *checker) crashQuarantined(e *event.Event) {
 }
 
 // crashLostRelease: the owner's release of a dead worker's claims was made
-// but its answer lost; the store holds its outcome.
+// but its answer lost; the store holds its outcome, which the owner must
+// report once a retry is answered. The same file and worker again: a
+// retry answered from the receipt, its answer lost too.
 func (c *checker) crashLostRelease(e *event.Event) {
 	if e.File == "" {
+		return
+	}
+	if u, ok := c.crash.unreported[e.File]; ok && u.worker == e.Worker {
 		return
 	}
 	f, _ := c.w.Store.Peek(e.File)
 	q := f.Failed && f.LastError == quarantineReason
 	c.crashRelease(e.File, e.Worker, f.CrashCount, &q)
+	c.crash.unreported[e.File] = lostRelease{worker: e.Worker, count: f.CrashCount, quarantined: q}
+}
+
+// crashLateRelease: a `release` of a dead worker's file; reports whether
+// it is the late report of a release whose answer was lost (checked here:
+// the count it left, and its quarantine due now), or a release of its own.
+func (c *checker) crashLateRelease(e *event.Event) bool {
+	u, ok := c.crash.unreported[e.File]
+	if !ok || u.worker != e.Worker {
+		return false
+	}
+	delete(c.crash.unreported, e.File)
+	if e.Count != u.count {
+		c.violate("%s: the release made without an answer after %s died left crash count %d, its late report says %d", e.File, e.Worker, u.count, e.Count)
+	}
+	if u.quarantined {
+		c.crash.due[e.File] = u.count
+	}
+	return true
+}
+
+// crashUnreported: the owner of a release whose answer was lost heard an
+// answer since (its release is no longer pending), so its events are due;
+// an owner gone, or that gave the release up, is excused.
+func (c *checker) crashUnreported() {
+	if len(c.crash.unreported) == 0 {
+		return
+	}
+	files := make([]string, 0, len(c.crash.unreported))
+	for f := range c.crash.unreported {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		u := c.crash.unreported[f]
+		inst, comp, _ := strings.Cut(u.worker, "/")
+		in := c.instance(inst)
+		if in == nil || !in.alive || slices.Contains(in.node.Sup.Abandoned().WorkerIDs, u.worker) {
+			delete(c.crash.unreported, f)
+			continue
+		}
+		if info, ok := in.node.Sup.Info(comp); ok && info.ReleasePending {
+			continue
+		}
+		delete(c.crash.unreported, f)
+		what := "released"
+		if u.quarantined {
+			what = "quarantined"
+		}
+		c.violate("%s %s when %s died (crash count %d), the answer lost; the owner's release was answered since, but never reported it", f, what, u.worker, u.count)
+	}
 }
 
 // crashAfterEvent: a release that brought a file to quarantine_after is

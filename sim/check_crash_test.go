@@ -3,8 +3,10 @@ package sim
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // The crash model counts a death against the files its worker held unless
@@ -64,5 +66,64 @@ func TestCheckerWantsTheQuarantine(t *testing.T) {
 	w.check.afterEvent()
 	if !hasViolation(w.check.violations, "without being quarantined") {
 		t.Errorf("want the missing quarantine flagged, got %v", w.check.violations)
+	}
+}
+
+// A release made without an answer (a lost_reply fault per file) must be
+// reported once the owner's release is answered: its `release` event with
+// the crash count the store holds, and its `quarantined` event when it
+// quarantined the file. The owner here never saw the death, so its
+// release is not pending: the events are due at once. A repeated fault
+// for the same file and worker (a retry answered from the receipt, the
+// answer lost again) is not a second release.
+func TestCheckerWantsLostReleaseReported(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		report      bool // a release event follows
+		count       int  // its count (the store holds 2)
+		quarantined bool // a quarantined event follows it
+		want        string
+	}{
+		{name: "unreported", want: "f0000 quarantined when"},
+		{name: "reported", report: true, count: 2, quarantined: true},
+		{name: "no-quarantine-event", report: true, count: 2, want: "without being quarantined"},
+		{name: "wrong-count", report: true, count: 3, quarantined: true, want: "its late report says 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := busyWorld(t, "lost-release")
+			in := w.Instances[0]
+			comp := "worker:discovery:0"
+			wid := in.node.Sup.WorkerID(comp)
+			// The store's side: a first crash counted, the file claimed
+			// again and its second crash quarantining it.
+			crash := &store.Crash{QuarantineAt: w.cfg.QuarantineAfter, Reason: quarantineReason}
+			if _, err := w.Store.ReleaseWorker(w.ctx, wid, store.Death{}, crash); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Store.Claim(w.ctx, store.Claim{FileKey: "f0000", WorkerID: wid, ClaimedAt: w.now, LeaseUntil: w.now.Add(time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Store.ReleaseWorker(w.ctx, wid, store.Death{}, crash); err != nil {
+				t.Fatal(err)
+			}
+			w.check.crash.count["f0000"] = 1
+			w.record(event.Event{Event: event.Exit, Instance: in.ID, Component: comp, Code: event.IntPtr(-1), Reason: "SIGKILL"})
+			for range 2 {
+				w.record(event.Event{Event: event.Fault, File: "f0000", Worker: wid, Reason: LostReply, Detail: opReleaseWorker})
+			}
+			if tc.report {
+				w.record(event.Event{Event: event.Release, Instance: in.ID, Component: comp, File: "f0000", Worker: wid, Reason: "worker died", Count: tc.count})
+			}
+			if tc.quarantined {
+				w.record(event.Event{Event: event.Quarantined, Instance: in.ID, File: "f0000", Reason: quarantineReason, Count: tc.count})
+			}
+			w.check.afterEvent()
+			if tc.want == "" && len(w.check.violations) > 0 {
+				t.Errorf("flagged: %v", w.check.violations)
+			}
+			if tc.want != "" && !hasViolation(w.check.violations, tc.want) {
+				t.Errorf("want a violation %q, got %v", tc.want, w.check.violations)
+			}
+		})
 	}
 }

@@ -98,11 +98,11 @@ func (h hostStore) KeepClaim(ctx context.Context, ref store.Ref, until time.Time
 	return h.reply(h.w.Store.KeepClaim(ctx, ref, until), "keep_claim")
 }
 
-func (h hostStore) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
+func (h hostStore) ReleaseWorker(ctx context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
 	if err := h.cut(); err != nil {
 		return nil, err
 	}
-	rel, err := h.w.Store.ReleaseWorker(ctx, workerID, crash)
+	rel, err := h.w.Store.ReleaseWorker(ctx, workerID, death, crash)
 	wrote := make([]event.Event, len(rel))
 	for i, r := range rel {
 		wrote[i] = event.Event{File: r.FileKey, Worker: workerID}

@@ -722,6 +722,25 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		}
 		return []any{1}, nil
 	},
+	qPutReceipt: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		k := str(b["key"])
+		if m, ok := f.colls[colMeta][k]; ok {
+			f.colls[colMeta][k] = with(m, "value", b["value"], "at_ms", b["at"])
+		} else {
+			f.colls[colMeta][k] = doc{"_key": k, "name": b["name"], "value": b["value"], "at_ms": b["at"]}
+		}
+		return []any{1}, nil
+	},
+	qPruneReceipts: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		for k, m := range f.colls[colMeta] {
+			name, isStr := m["name"].(string)
+			at, isNum := m["at_ms"].(float64)
+			if isStr && strings.HasPrefix(name, str(b["prefix"])) && isNum && at < num(b["cutoff"]) {
+				delete(f.colls[colMeta], k)
+			}
+		}
+		return nil, nil
+	},
 	qInsertMeta: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		k := str(b["key"])
 		if _, ok := f.colls[colMeta][k]; ok {

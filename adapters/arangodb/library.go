@@ -351,13 +351,14 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 }
 
 // ReleaseWorker implements store.Library: one stream transaction deletes
-// the worker's claims and (with crash) increments the crash counts and
-// quarantines the files whose count reaches crash.QuarantineAt. A
+// the worker's claims, (with crash) increments the crash counts and
+// quarantines the files whose count reaches crash.QuarantineAt, and
+// answers with the receipt (receipt.go). A
 // claim of the worker deleted concurrently (CleanupClaims on another host)
 // may fail the REMOVE with "document not found": the transaction is aborted
 // and run again on a fresh snapshot, which no longer holds that claim, so
 // the result names exactly the claims this call deleted.
-func (s *Store) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
+func (s *Store) ReleaseWorker(ctx context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
 	type counted struct {
 		Key         string `json:"key"`
 		CrashCount  num64  `json:"crash_count"`
@@ -366,9 +367,13 @@ func (s *Store) ReleaseWorker(ctx context.Context, workerID string, crash *store
 	var out []store.Released
 	err := s.write(ctx, alsoGone, func(ctx context.Context) error {
 		out = out[:0]
-		return s.withTx(ctx, []string{colClaims, colFiles}, func(ctx context.Context, tx arangodb.Transaction) error {
+		return s.withTx(ctx, []string{colClaims, colFiles, colMeta}, func(ctx context.Context, tx arangodb.Transaction) error {
 			keys, err := queryAll[string](ctx, tx, qRemoveWorkerClaims, map[string]any{"worker": workerID})
-			if err != nil || len(keys) == 0 {
+			if err != nil {
+				return err
+			}
+			if len(keys) == 0 {
+				out, err = replyReleased(ctx, tx, workerID, death, out)
 				return err
 			}
 			q, bind := qCrashCounts, map[string]any{"keys": keys}
@@ -388,7 +393,8 @@ func (s *Store) ReleaseWorker(ctx context.Context, workerID string, crash *store
 				c := byKey[k]
 				out = append(out, store.Released{FileKey: k, CrashCount: int(c.CrashCount), Quarantined: c.Quarantined})
 			}
-			return nil
+			out, err = replyReleased(ctx, tx, workerID, death, out)
+			return err
 		})
 	})
 	if err != nil {

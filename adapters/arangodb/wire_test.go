@@ -444,7 +444,7 @@ func Test503ReadsRetried(t *testing.T) {
 		"AppendHistory": s.AppendHistory(bg, []store.HistoryRow{{Status: "x"}}),
 		"RenewLeases":   func() error { _, err := s.RenewLeases(bg, []string{"i/w0"}, storetest.T0); return err }(),
 		"CleanupClaims": func() error { _, err := s.CleanupClaims(bg, storetest.T0); return err }(),
-		"ReleaseWorker": func() error { _, err := s.ReleaseWorker(bg, "i/w0", &store.Crash{QuarantineAt: 2}); return err }(),
+		"ReleaseWorker": func() error { _, err := s.ReleaseWorker(bg, "i/w0", store.Death{}, nil); return err }(),
 		"Complete":      s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}),
 		"UpsertFiles":   s.UpsertFiles(bg, []store.File{storetest.NewFile("b")}),
 	} {
@@ -683,7 +683,7 @@ func TestBatchWritesRetryDeletedDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	goneOnce(qRemoveWorkerClaims)
-	rel, err := s.ReleaseWorker(bg, "i/w1", &store.Crash{QuarantineAt: 2})
+	rel, err := s.ReleaseWorker(bg, "i/w1", store.Death{}, &store.Crash{QuarantineAt: 2})
 	if err != nil || len(rel) != 1 || rel[0].FileKey != "a" || rel[0].CrashCount != 1 {
 		t.Fatalf("ReleaseWorker after one 1202 = %v, %v (fault %v), want a released once with crash count 1", rel, err, store.IsFault(err))
 	}

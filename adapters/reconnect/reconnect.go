@@ -107,12 +107,12 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 	return st.Release(ctx, ref, upd)
 }
 
-func (s *Store) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
+func (s *Store) ReleaseWorker(ctx context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
 	st, err := s.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return st.ReleaseWorker(ctx, workerID, crash)
+	return st.ReleaseWorker(ctx, workerID, death, crash)
 }
 
 func (s *Store) Quarantine(ctx context.Context, fileKey, reason string) error {

@@ -787,9 +787,16 @@ func (d *diff) opReleaseWorker() {
 		crash = &store.Crash{QuarantineAt: 1 + d.intn(3, "quarantineAt"), Reason: pick(d, []string{"crashed a worker", "poison"}, "crashReason")}
 		desc = fmt.Sprintf("{quarantineAt=%d reason=%q}", crash.QuarantineAt, crash.Reason)
 	}
-	mr, merr := d.mem.ReleaseWorker(bg, w, crash)
-	sr, serr := d.sql.ReleaseWorker(bg, w, crash)
-	d.same(d.call("ReleaseWorker(%q, %s)", w, desc), mr, sr, merr, serr)
+	// A death from a few, so that calls repeat one (a retry) and receipts
+	// of other worker ids are about; some far enough apart to prune.
+	var death store.Death
+	if id := pick(d, []string{"", "1", "2"}, "deathID"); id != "" {
+		at := d.now.Add(pick(d, []time.Duration{0, -store.ReceiptKeep, store.ReceiptKeep, store.ReceiptKeep + time.Millisecond}, "deathAt"))
+		death = store.Death{ID: id, At: at}
+	}
+	mr, merr := d.mem.ReleaseWorker(bg, w, death, crash)
+	sr, serr := d.sql.ReleaseWorker(bg, w, death, crash)
+	d.same(d.call("ReleaseWorker(%q, %+v, %s)", w, death, desc), mr, sr, merr, serr)
 	d.checkState()
 }
 

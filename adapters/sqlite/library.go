@@ -296,9 +296,10 @@ func (s *Store) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) e
 }
 
 // ReleaseWorker implements store.Library: the claims are deleted, the
-// crash counts incremented and the poison files quarantined in one
-// transaction (one statement a file counts and quarantines it).
-func (s *Store) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
+// crash counts incremented, the poison files quarantined and the receipt
+// written (receipt.go) in one transaction (one statement a file counts and
+// quarantines it).
+func (s *Store) ReleaseWorker(ctx context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
 	var out []store.Released
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
@@ -337,7 +338,8 @@ func (s *Store) ReleaseWorker(ctx context.Context, workerID string, crash *store
 			}
 			out = append(out, r)
 		}
-		return nil
+		out, err = replyReleased(ctx, tx, workerID, death, out)
+		return err
 	})
 	if err != nil {
 		return nil, s.fail("release worker", workerID, err)

@@ -310,7 +310,7 @@ func TestCleanupTaggedAndGone(t *testing.T) {
 		t.Fatalf("claims = %d, want 1 (live)", c.Claimed)
 	}
 	// ReleaseWorker over a vanished file reports crash count 0.
-	rel, err := s.ReleaseWorker(bg, "i/w0", &store.Crash{QuarantineAt: 2})
+	rel, err := s.ReleaseWorker(bg, "i/w0", store.Death{}, &store.Crash{QuarantineAt: 2})
 	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "live", CrashCount: 1}}) {
 		t.Fatalf("ReleaseWorker = %+v %v", rel, err)
 	}
@@ -568,7 +568,7 @@ func TestUseAfterClose(t *testing.T) {
 		"Claim":         func() error { _, err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); return err },
 		"Complete":      func() error { return s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}) },
 		"Release":       func() error { return s.Release(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, nil) },
-		"ReleaseWorker": func() error { _, err := s.ReleaseWorker(bg, "i/w0", &store.Crash{QuarantineAt: 2}); return err },
+		"ReleaseWorker": func() error { _, err := s.ReleaseWorker(bg, "i/w0", store.Death{}, nil); return err },
 		"Quarantine":    func() error { return s.Quarantine(bg, "a", "x") },
 		"RenewLeases":   func() error { _, err := s.RenewLeases(bg, []string{"i/w0"}, t0); return err },
 		"CleanupClaims": func() error { _, err := s.CleanupClaims(bg, t0); return err },

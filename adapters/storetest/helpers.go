@@ -162,10 +162,10 @@ func (l *locked) Release(ctx context.Context, ref store.Ref, upd *store.FileUpda
 	return l.s.Release(ctx, ref, upd)
 }
 
-func (l *locked) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
+func (l *locked) ReleaseWorker(ctx context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.s.ReleaseWorker(ctx, workerID, crash)
+	return l.s.ReleaseWorker(ctx, workerID, death, crash)
 }
 
 func (l *locked) Quarantine(ctx context.Context, fileKey, reason string) error {

@@ -39,6 +39,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReleaseOnlyByHolder", testReleaseOnlyByHolder},
 		{"ReleaseRefusedForChangedFile", testReleaseRefusedForChangedFile},
 		{"ReleaseWorker", testReleaseWorker},
+		{"ReleaseWorkerRetry", testReleaseWorkerRetry},
+		{"ReleaseWorkerReceiptsPruned", testReleaseWorkerReceiptsPruned},
 		{"Quarantine", testQuarantine},
 		{"RetryFailed", testRetryFailed},
 		{"Retag", testRetag},
@@ -252,7 +254,7 @@ func testUpsertUnchangedKeepsState(h *h) {
 	h.claim("retry", "i/w0", T0, time.Minute)
 	h.release("retry", "i/w0", &store.FileUpdate{Attempts: 2, NextRetryAt: At(time.Hour), SkipUntil: At(time.Minute), LastError: "transient: x", Checkpoint: "decode"})
 	h.claim("crashed", "i/w1", T0, time.Minute)
-	if _, err := h.st.ReleaseWorker(h.Context(), "i/w1", &store.Crash{QuarantineAt: 2, Reason: "crashed a worker"}); err != nil {
+	if _, err := h.st.ReleaseWorker(h.Context(), "i/w1", store.Death{}, &store.Crash{QuarantineAt: 2, Reason: "crashed a worker"}); err != nil {
 		h.Fatal(err)
 	}
 	h.claim("failed", "i/w0", T0, time.Minute)
@@ -814,7 +816,7 @@ func testReleaseWorker(h *h) {
 	h.claim("a", "i/w0", T0, time.Minute)
 	h.claim("c", "i/w1", T0, time.Minute)
 	h.claim("e", "j/w0", T0, time.Minute) // same component on another instance
-	rel, err := h.st.ReleaseWorker(h.Context(), "i/w0", crash)
+	rel, err := h.st.ReleaseWorker(h.Context(), "i/w0", store.Death{}, crash)
 	if err != nil {
 		h.Fatal(err)
 	}
@@ -835,7 +837,7 @@ func testReleaseWorker(h *h) {
 	// Without a crash: released, the counts reported unchanged.
 	h.claim("a", "i/w0", T0, time.Minute)
 	h.claim("b", "i/w0", T0, time.Minute)
-	rel, err = h.st.ReleaseWorker(h.Context(), "i/w0", nil)
+	rel, err = h.st.ReleaseWorker(h.Context(), "i/w0", store.Death{}, nil)
 	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "a", CrashCount: 1}, {FileKey: "b", CrashCount: 1}}) {
 		h.Fatalf("release without counting = %+v %v", rel, err)
 	}
@@ -844,7 +846,7 @@ func testReleaseWorker(h *h) {
 	// Second crash of a and d: both quarantined in the same operation.
 	h.claim("a", "i/w0", T0, time.Minute)
 	h.claim("d", "i/w0", T0, time.Minute)
-	rel, err = h.st.ReleaseWorker(h.Context(), "i/w0", crash)
+	rel, err = h.st.ReleaseWorker(h.Context(), "i/w0", store.Death{}, crash)
 	want = []store.Released{{FileKey: "a", CrashCount: 2, Quarantined: true}, {FileKey: "d", CrashCount: 2, Quarantined: true}}
 	if err != nil || !slices.Equal(rel, want) {
 		h.Fatalf("second crash = %+v %v, want %+v", rel, err, want)
@@ -857,7 +859,7 @@ func testReleaseWorker(h *h) {
 
 	// A threshold of 1 quarantines on the first crash.
 	h.claim("b", "i/w3", T0, time.Minute)
-	rel, err = h.st.ReleaseWorker(h.Context(), "i/w3", &store.Crash{QuarantineAt: 1, Reason: "poison"})
+	rel, err = h.st.ReleaseWorker(h.Context(), "i/w3", store.Death{}, &store.Crash{QuarantineAt: 1, Reason: "poison"})
 	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "b", CrashCount: 2, Quarantined: true}}) {
 		h.Fatalf("crash under a threshold of 1 = %+v %v", rel, err)
 	}
@@ -865,7 +867,7 @@ func testReleaseWorker(h *h) {
 		h.Fatalf("quarantined under a threshold of 1: %+v", f)
 	}
 	// Nothing held: empty, no error.
-	rel, err = h.st.ReleaseWorker(h.Context(), "i/none", crash)
+	rel, err = h.st.ReleaseWorker(h.Context(), "i/none", store.Death{}, crash)
 	if err != nil || len(rel) != 0 {
 		h.Fatalf("ReleaseWorker of an idle worker = %+v %v", rel, err)
 	}
@@ -908,7 +910,7 @@ func testRetryFailed(h *h) {
 	// b: quarantined after crashing two workers.
 	for _, w := range []string{"i/w0", "i/w1"} {
 		h.claim("b", w, T0, time.Hour)
-		if _, err := h.st.ReleaseWorker(ctx, w, &store.Crash{QuarantineAt: 2, Reason: "crashed a worker"}); err != nil {
+		if _, err := h.st.ReleaseWorker(ctx, w, store.Death{}, &store.Crash{QuarantineAt: 2, Reason: "crashed a worker"}); err != nil {
 			h.Fatal(err)
 		}
 	}
@@ -955,7 +957,7 @@ func testRetag(h *h) {
 	h.claim("t1", "i/w0", T0, time.Hour)
 	h.release("t1", "i/w0", &store.FileUpdate{Attempts: 2, LastError: "transient: x"})
 	h.claim("t1", "i/w9", T0, time.Hour)
-	if _, err := h.st.ReleaseWorker(ctx, "i/w9", &store.Crash{QuarantineAt: 2, Reason: "crashed a worker"}); err != nil {
+	if _, err := h.st.ReleaseWorker(ctx, "i/w9", store.Death{}, &store.Crash{QuarantineAt: 2, Reason: "crashed a worker"}); err != nil {
 		h.Fatal(err)
 	}
 	tag("t1", "v1")

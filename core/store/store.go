@@ -266,7 +266,18 @@ type Library interface {
 	// reaches crash.QuarantineAt (Released.Quarantined); nil: the counts
 	// are left alone (a worker stopped on purpose). A claim whose file is
 	// gone is released with a crash count of 0.
-	ReleaseWorker(ctx context.Context, workerID string, crash *Crash) ([]Released, error)
+	//
+	// Its answer is recoverable (receipt.go): with a death.ID, a call that
+	// releases something keeps, in the same operation, a receipt of its
+	// answer (meta ReceiptKey(workerID), one per worker id, replaced by a
+	// later death's), and a call with the death of the stored receipt —
+	// the caller's retry after a fault, the first call's answer lost after
+	// its commit — answers what the receipt holds as well as what it
+	// releases itself (Reply), however often it is repeated: the caller
+	// hears of every release and quarantine its death made. A call that
+	// writes a receipt deletes the receipts of deaths more than
+	// ReceiptKeep before death.At.
+	ReleaseWorker(ctx context.Context, workerID string, death Death, crash *Crash) ([]Released, error)
 	// Quarantine marks a file failed with reason, unconditionally (an
 	// operator's or a test's tool: the core quarantines poison files
 	// through ReleaseWorker).

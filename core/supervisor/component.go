@@ -6,6 +6,7 @@ import (
 	"github.com/nomarr/nomarr/core/frame"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/restart"
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // component is the owner's view of one worker: process facts learned from
@@ -47,6 +48,7 @@ type component struct {
 	persistPending bool
 	releasePending bool
 	countCrash     bool
+	death          store.Death // the death whose release is pending: its retries name it too
 
 	// Given up by a forced stop (forcestop.go): the dead process's claims
 	// were not released; the restart state was not saved.

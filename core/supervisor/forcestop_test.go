@@ -27,12 +27,12 @@ func newLockedStore() *lockedStore {
 	return &lockedStore{Store: memstore.New(1), releases: map[string]int{}, saves: map[string]int{}}
 }
 
-func (l *lockedStore) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
+func (l *lockedStore) ReleaseWorker(ctx context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
 	l.releases[workerID]++
 	if l.failRelease {
 		return nil, errors.New("release claims: database is locked")
 	}
-	return l.Store.ReleaseWorker(ctx, workerID, crash)
+	return l.Store.ReleaseWorker(ctx, workerID, death, crash)
 }
 
 func (l *lockedStore) SaveRestart(ctx context.Context, key string, st restart.State) error {

@@ -25,6 +25,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nomarr/nomarr/core/event"
@@ -233,6 +234,7 @@ func (s *Supervisor) die(ctx context.Context, now time.Time, c *component, reaso
 	s.sink.Emit(event.Event{T: now, Event: event.Exit, Instance: s.cfg.Instance, Component: c.id, Reason: reason, Code: event.IntPtr(code), PID: c.pid})
 	c.releasePending = true
 	c.countCrash = !s.stopping && code != 0
+	c.death = store.Death{ID: deathID(c.gen, now), At: now}
 	s.release(ctx, now, c)
 	if s.stopping || c.failed {
 		return
@@ -257,6 +259,14 @@ func (s *Supervisor) die(ctx context.Context, now time.Time, c *component, reaso
 // crash against each file and quarantines the poison files, all in one
 // store operation: a poison file is never eligible between its release and
 // its quarantine, and a release that fails is retried whole.
+//
+// A release that fails may have been made all the same (its answer lost
+// after the commit): the retry finds no claims left. It names the same
+// death (c.death), and the store answers it with the receipt the first
+// call left (store.Reply), so the `release` and `quarantined` events of
+// what the first call did are emitted once the retry is answered — the
+// events of a death come from the one answer the supervisor hears, never
+// twice, whatever the number of retries.
 func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 	if !c.releasePending {
 		return
@@ -265,7 +275,7 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 	if c.countCrash {
 		crash = &store.Crash{QuarantineAt: s.cfg.QuarantineAfter, Reason: quarantineReason}
 	}
-	rel, err := s.store.ReleaseWorker(ctx, c.workerID, crash)
+	rel, err := s.store.ReleaseWorker(ctx, c.workerID, c.death, crash)
 	if err != nil {
 		s.storeError(now, c, "release claims", err)
 		if s.forced {
@@ -282,6 +292,14 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 				Reason: quarantineReason, Count: r.CrashCount})
 		}
 	}
+}
+
+// deathID names death gen of a worker id at now for the store's release
+// receipt: the generation tells the deaths of one main process apart, the
+// time those of main processes that share an instance id (a configured
+// one), whose generations start again from 1.
+func deathID(gen uint64, now time.Time) string {
+	return strconv.FormatUint(gen, 10) + "@" + strconv.FormatInt(now.UnixMilli(), 10)
 }
 
 // quarantineReason is a poison file's last error.
@@ -516,6 +534,9 @@ type Info struct {
 	FramesDropped  int
 	RestartPending bool
 	RestartAt      time.Time
+	// ReleasePending: the release of the dead process's claims waits for
+	// an answer from the store (Tick retries it).
+	ReleasePending bool
 	Failed         bool
 	Policy         restart.State
 	Telemetry      frame.Frame
@@ -530,7 +551,7 @@ func (s *Supervisor) Info(id string) (Info, bool) {
 	return Info{
 		Component: c.id, WorkerID: c.workerID, PID: c.pid, Gen: c.gen, Running: c.running, Phase: c.phase,
 		CurrentJob: c.job, Progress: c.progress, LastFrame: c.lastFrameAt, FramesDropped: c.dropped,
-		RestartPending: c.restartPending, RestartAt: c.restartAt, Failed: c.failed, Policy: c.policy, Telemetry: c.last,
+		RestartPending: c.restartPending, RestartAt: c.restartAt, ReleasePending: c.releasePending, Failed: c.failed, Policy: c.policy, Telemetry: c.last,
 	}, true
 }
 

@@ -972,11 +972,11 @@ type failingRelease struct {
 	fail bool
 }
 
-func (f *failingRelease) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
+func (f *failingRelease) ReleaseWorker(ctx context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
 	if f.fail {
 		return nil, errors.New("release: deadline exceeded")
 	}
-	return f.Store.ReleaseWorker(ctx, workerID, crash)
+	return f.Store.ReleaseWorker(ctx, workerID, death, crash)
 }
 
 func TestLeasesOfDeadWorkerNotRenewed(t *testing.T) {
@@ -1158,11 +1158,11 @@ func (l *heldStore) wait(op string) error {
 	return nil
 }
 
-func (l *heldStore) ReleaseWorker(ctx context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
+func (l *heldStore) ReleaseWorker(ctx context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
 	if err := l.wait("release"); err != nil {
 		return nil, err
 	}
-	return l.Store.ReleaseWorker(ctx, workerID, crash)
+	return l.Store.ReleaseWorker(ctx, workerID, death, crash)
 }
 
 func (l *heldStore) SaveRestart(ctx context.Context, key string, st restart.State) error {

@@ -705,7 +705,7 @@ func TestClaimLostDiscardsResult(t *testing.T) {
 	r.addFiles("a")
 	r.startJob(t0)
 	// The claim is removed behind the worker's back, and another worker takes the file.
-	if _, err := r.st.ReleaseWorker(r.ctx, wid, nil); err != nil {
+	if _, err := r.st.ReleaseWorker(r.ctx, wid, store.Death{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	other := "inst-b/worker:discovery:0"

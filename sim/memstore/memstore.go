@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/nomarr/nomarr/core/restart"
@@ -272,8 +273,9 @@ func (s *Store) Release(_ context.Context, ref store.Ref, upd *store.FileUpdate)
 	return nil
 }
 
-// ReleaseWorker implements store.Library.
-func (s *Store) ReleaseWorker(_ context.Context, workerID string, crash *store.Crash) ([]store.Released, error) {
+// ReleaseWorker implements store.Library; the receipt is a meta value, as
+// in the other stores.
+func (s *Store) ReleaseWorker(_ context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
 	if err := s.op(); err != nil {
 		return nil, err
 	}
@@ -301,6 +303,19 @@ func (s *Store) ReleaseWorker(_ context.Context, workerID string, crash *store.C
 			r.CrashCount = f.CrashCount
 		}
 		out = append(out, r)
+	}
+	v, ok := s.meta[store.ReceiptKey(workerID)]
+	out, keep := store.Reply(store.StoredReceipt(v, ok), death, out)
+	if keep != nil {
+		for k, v := range s.meta {
+			if !strings.HasPrefix(k, store.ReceiptPrefix) {
+				continue
+			}
+			if r := store.StoredReceipt(v, true); r != nil && store.ReceiptExpired(r.AtMs, death.At) {
+				delete(s.meta, k)
+			}
+		}
+		s.meta[store.ReceiptKey(workerID)] = keep.Encode()
 	}
 	return out, nil
 }

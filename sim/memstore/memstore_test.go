@@ -206,7 +206,7 @@ func TestReleaseWorkerCountsCrashes(t *testing.T) {
 	mustClaim(t, st, "b", "i/w0", t0, 30*time.Second)
 	mustClaim(t, st, "a", "i/w0", t0, 30*time.Second)
 	mustClaim(t, st, "c", "i/w1", t0, 30*time.Second)
-	rel, err := st.ReleaseWorker(ctx, "i/w0", crash)
+	rel, err := st.ReleaseWorker(ctx, "i/w0", store.Death{}, crash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,13 +218,13 @@ func TestReleaseWorkerCountsCrashes(t *testing.T) {
 		t.Fatal("another worker's claim released")
 	}
 	mustClaim(t, st, "a", "i/w0", t0, 30*time.Second)
-	rel, _ = st.ReleaseWorker(ctx, "i/w0", crash)
+	rel, _ = st.ReleaseWorker(ctx, "i/w0", store.Death{}, crash)
 	if len(rel) != 1 || rel[0].CrashCount != 2 {
 		t.Fatalf("second crash = %+v", rel)
 	}
 	// Without a crash: released, count unchanged.
 	mustClaim(t, st, "a", "i/w0", t0, 30*time.Second)
-	rel, _ = st.ReleaseWorker(ctx, "i/w0", nil)
+	rel, _ = st.ReleaseWorker(ctx, "i/w0", store.Death{}, nil)
 	if len(rel) != 1 || rel[0].CrashCount != 2 {
 		t.Fatalf("release without counting = %+v", rel)
 	}
@@ -232,7 +232,7 @@ func TestReleaseWorkerCountsCrashes(t *testing.T) {
 		t.Fatalf("file = %+v", f)
 	}
 	// Nothing held: empty, no error.
-	if rel, err := st.ReleaseWorker(ctx, "i/none", crash); err != nil || len(rel) != 0 {
+	if rel, err := st.ReleaseWorker(ctx, "i/none", store.Death{}, crash); err != nil || len(rel) != 0 {
 		t.Fatalf("ReleaseWorker of an idle worker = %+v %v", rel, err)
 	}
 	if err := st.Quarantine(ctx, "a", "crashed a worker"); err != nil {
@@ -452,7 +452,7 @@ func TestFaults(t *testing.T) {
 		{"Claim", func() error { _, err := st.Claim(ctx, claimOf("a", "i/w0", t0, time.Minute)); return err }},
 		{"Complete", func() error { return st.Complete(ctx, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}) }},
 		{"Release", func() error { return st.Release(ctx, store.Ref{FileKey: "a", WorkerID: "i/w0"}, nil) }},
-		{"ReleaseWorker", func() error { _, err := st.ReleaseWorker(ctx, "i/w0", &store.Crash{QuarantineAt: 2}); return err }},
+		{"ReleaseWorker", func() error { _, err := st.ReleaseWorker(ctx, "i/w0", store.Death{}, nil); return err }},
 		{"Quarantine", func() error { return st.Quarantine(ctx, "a", "x") }},
 		{"RenewLeases", func() error { _, err := st.RenewLeases(ctx, []string{"i/w0"}, t0); return err }},
 		{"CleanupClaims", func() error { _, err := st.CleanupClaims(ctx, t0); return err }},
