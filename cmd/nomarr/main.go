@@ -155,7 +155,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "usage: nomarr help [COMMAND]")
 			return exitUsage
 		}
-		if _, ok := findCommand(args[1]); !ok {
+		if _, ok := findCommand(args[1]); !ok && args[1] != "version" {
 			fmt.Fprintf(stderr, "nomarr help: unknown command %q; run `nomarr help`\n", args[1])
 			return exitUsage
 		}

@@ -52,8 +52,18 @@ func versionOf(bi *debug.BuildInfo) string {
 	return rev
 }
 
+// versionHelp is the text of `nomarr version --help` and `nomarr help
+// version`.
+const versionHelp = "usage: nomarr version\n\n" +
+	"Prints the build's version: its commit (+dirty when built from a changed tree),\n" +
+	"or dev. /api/v1/info's version and the nomarr_build_info metric report the same.\n"
+
 // runVersion implements `nomarr version` and `nomarr --version`.
 func runVersion(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		fmt.Fprint(stdout, versionHelp)
+		return 0
+	}
 	if len(args) != 0 {
 		fmt.Fprintln(stderr, "usage: nomarr version")
 		return exitUsage

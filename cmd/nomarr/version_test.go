@@ -35,6 +35,22 @@ func TestVersionOf(t *testing.T) {
 	}
 }
 
+// TestVersionHelp: `nomarr --help` lists version as a command, so `nomarr
+// help version` and `nomarr version --help` describe it (they used to say
+// "unknown command" and take --help for an argument, exit 2).
+func TestVersionHelp(t *testing.T) {
+	for _, args := range [][]string{{"help", "version"}, {"version", "--help"}, {"version", "-h"}} {
+		var out, errb bytes.Buffer
+		if rc := run(args, &out, &errb); rc != 0 || out.String() != versionHelp || errb.Len() != 0 {
+			t.Errorf("%v: exit %d, %q %q", args, rc, out.String(), errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if rc := run([]string{"version", "extra"}, &out, &errb); rc != exitUsage || errb.String() != "usage: nomarr version\n" {
+		t.Errorf("version extra: exit %d, %q", rc, errb.String())
+	}
+}
+
 // TestVersion: `nomarr version` and `nomarr --version` print the build's
 // version, and a serve of the same binary reports the same one in
 // /api/v1/info (it used to say "dev" whatever the build).
