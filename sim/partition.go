@@ -59,6 +59,17 @@ func (h hostStore) UpsertFiles(ctx context.Context, files []store.File) error {
 	return h.reply(h.w.Store.UpsertFiles(ctx, files), "upsert_files")
 }
 
+func (h hostStore) NextStatSeq(ctx context.Context) (int64, error) {
+	if err := h.cut(); err != nil {
+		return 0, err
+	}
+	n, err := h.w.Store.NextStatSeq(ctx)
+	if err := h.reply(err, "next_stat_seq"); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 func (h hostStore) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
 	if err := h.cut(); err != nil {
 		return nil, err

@@ -628,7 +628,12 @@ func queryOne[T any](ctx context.Context, q querier, aql, what string, bind map[
 // commits it; it aborts it when fn or the commit fails. A sentinel error
 // from fn aborts too, unless fn returns it wrapped in commitAnyway.
 func (s *Store) withTx(ctx context.Context, write []string, fn func(ctx context.Context, tx arangodb.Transaction) error) error {
-	tx, err := s.db.BeginTransaction(ctx, arangodb.TransactionCollections{Write: write}, &arangodb.BeginTransactionOptions{})
+	return s.withTxOn(ctx, arangodb.TransactionCollections{Write: write}, fn)
+}
+
+// withTxOn is withTx on the collections cols declares (some only read).
+func (s *Store) withTxOn(ctx context.Context, cols arangodb.TransactionCollections, fn func(ctx context.Context, tx arangodb.Transaction) error) error {
+	tx, err := s.db.BeginTransaction(ctx, cols, &arangodb.BeginTransactionOptions{})
 	if err != nil {
 		return err
 	}

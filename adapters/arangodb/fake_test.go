@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // fakeServer emulates the few ArangoDB HTTP endpoints this package uses,
@@ -477,9 +479,13 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 			d := v.(map[string]any)
 			k := str(d["_key"])
 			prev, ok := files[k]
+			seq := max(num(prev["stat_seq"]), num(d["stat_seq"]))
+			if ok && num(d["stat_seq"]) != 0 && num(prev["stat_seq"]) >= num(d["stat_seq"]) {
+				continue // the stored stat is as new or newer
+			}
 			if ok && num(prev["size"]) == num(d["size"]) && num(prev["mtime_ms"]) == num(d["mtime_ms"]) {
 				if prev["is_valid"] != d["is_valid"] {
-					files[k] = with(prev, "is_valid", d["is_valid"])
+					files[k] = with(prev, "is_valid", d["is_valid"], "stat_seq", seq)
 					out = append(out, 1)
 				}
 				continue
@@ -489,7 +495,7 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 			} else {
 				files[k] = with(prev, "path", d["path"], "path_raw", d["path_raw"], "size", d["size"], "mtime_ms", d["mtime_ms"], "is_valid", d["is_valid"],
 					"needs_tagging", true, "tagged", false, "failed", false, "attempts", 0.0, "next_retry_at", 0.0,
-					"skip_until", 0.0, "crash_count", 0.0, "last_error", "", "checkpoint", "")
+					"skip_until", 0.0, "crash_count", 0.0, "last_error", "", "checkpoint", "", "stat_seq", seq)
 			}
 			out = append(out, 1)
 		}
@@ -585,7 +591,11 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		fd = with(fd, "tagged", true, "needs_tagging", false, "tagged_version", b["version"],
 			"last_tagged_at", b["at"], "checkpoint", "", "last_error", "")
 		if b["rewritten"] == true {
-			fd = with(fd, "size", b["size"], "mtime_ms", b["mtime"])
+			seq := 0.0
+			if m, ok := f.colls[colMeta][store.MetaStatSeq]; ok {
+				seq, _ = strconv.ParseFloat(str(m["value"]), 64)
+			}
+			fd = with(fd, "size", b["size"], "mtime_ms", b["mtime"], "stat_seq", max(num(fd["stat_seq"]), seq))
 		}
 		f.colls[colFiles][str(b["file"])] = fd
 		return []any{"done"}, nil
@@ -706,6 +716,20 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 			classes = append(classes, doc{"cls": k, "n": n[k]})
 		}
 		return []any{doc{"classes": classes, "claimed": len(f.colls[colClaims])}}, nil
+	},
+	qNextStatSeq: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		k := store.MetaStatSeq
+		m, ok := f.colls[colMeta][k]
+		if !ok {
+			f.colls[colMeta][k] = doc{"_key": k, "name": k, "value": "1"}
+			return []any{1.0}, nil
+		}
+		n, err := strconv.ParseFloat(str(m["value"]), 64)
+		if err != nil {
+			return nil, &fakeErr{400, 1500, "fake: stat sequence " + str(m["value"])}
+		}
+		f.colls[colMeta][k] = with(m, "value", strconv.FormatFloat(n+1, 'f', -1, 64))
+		return []any{n + 1}, nil
 	},
 	qGetMeta: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		if m, ok := f.colls[colMeta][str(b["key"])]; ok {

@@ -41,6 +41,7 @@ type fileDoc struct {
 	Failed        bool   `json:"failed"`
 	LastError     string `json:"last_error"`
 	Checkpoint    string `json:"checkpoint"`
+	StatSeq       num64  `json:"stat_seq"` // absent (a document from before it): 0
 }
 
 func toDoc(f store.File) fileDoc {
@@ -52,7 +53,7 @@ func toDoc(f store.File) fileDoc {
 		Key: f.Key, Path: path, PathRaw: raw, Size: num64(f.Size), MtimeMs: num64(f.MtimeMs), NeedsTagging: f.NeedsTagging,
 		IsValid: f.IsValid, Tagged: f.Tagged, TaggedVersion: f.TaggedVersion, LastTaggedAt: num64(ms(f.LastTaggedAt)),
 		Attempts: num64(f.Attempts), NextRetryAt: num64(ms(f.NextRetryAt)), SkipUntil: num64(ms(f.SkipUntil)), CrashCount: num64(f.CrashCount),
-		Failed: f.Failed, LastError: f.LastError, Checkpoint: f.Checkpoint,
+		Failed: f.Failed, LastError: f.LastError, Checkpoint: f.Checkpoint, StatSeq: num64(f.StatSeq),
 	}
 }
 
@@ -65,7 +66,7 @@ func (d fileDoc) file() store.File {
 		Key: d.Key, Path: path, Size: int64(d.Size), MtimeMs: int64(d.MtimeMs), NeedsTagging: d.NeedsTagging,
 		IsValid: d.IsValid, Tagged: d.Tagged, TaggedVersion: d.TaggedVersion, LastTaggedAt: tm(int64(d.LastTaggedAt)),
 		Attempts: int(d.Attempts), NextRetryAt: tm(int64(d.NextRetryAt)), SkipUntil: tm(int64(d.SkipUntil)), CrashCount: int(d.CrashCount),
-		Failed: d.Failed, LastError: d.LastError, Checkpoint: d.Checkpoint,
+		Failed: d.Failed, LastError: d.LastError, Checkpoint: d.Checkpoint, StatSeq: int64(d.StatSeq),
 	}
 }
 
@@ -152,6 +153,21 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 		return s.fail("upsert", fmt.Sprintf("(%d files)", len(files)), err)
 	}
 	return nil
+}
+
+// NextStatSeq implements store.Library: one query advances the counter in
+// meta and returns it.
+func (s *Store) NextStatSeq(ctx context.Context) (int64, error) {
+	var n num64
+	err := s.write(ctx, alsoUnique, func(ctx context.Context) error {
+		var err error
+		n, err = queryOne[num64](ctx, s.db, qNextStatSeq, "stat sequence", nil)
+		return err
+	})
+	if err != nil {
+		return 0, s.fail("next stat seq", "", err)
+	}
+	return int64(n), nil
 }
 
 // Discover implements store.Library. A limit <= 0 means no limit. Key
@@ -263,7 +279,8 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 	}
 	putTags := map[string]any{"file": ref.FileKey, "version": c.Version, "at": ms(c.At), "tags": tags}
 	err := s.write(ctx, alsoUnique, func(ctx context.Context) error {
-		return s.withTx(ctx, []string{colClaims, colFiles, colTags}, func(ctx context.Context, tx arangodb.Transaction) error {
+		cols := arangodb.TransactionCollections{Write: []string{colClaims, colFiles, colTags}, Read: []string{colMeta}}
+		return s.withTxOn(ctx, cols, func(ctx context.Context, tx arangodb.Transaction) error {
 			if n, err := queryAll[int](ctx, tx, qRemoveHeld, held); err != nil {
 				return err
 			} else if len(n) == 0 {

@@ -1,6 +1,10 @@
 package arangodb
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/nomarr/nomarr/core/store"
+)
 
 // The AQL of every operation. Each query is one server-side transaction;
 // none reads a collection after writing it (an AQL restriction), and every
@@ -24,21 +28,37 @@ import "strings"
 // whose size or mtime changed; an unchanged file whose validity differs
 // (marked missing, now back) gets the new validity only; other unchanged
 // files are not written at all (no new revision, no conflict with a
-// concurrent completion). Reading library_files in the subquery before the
-// UPSERT writes it is allowed.
+// concurrent completion). A stored file whose stat is as new as the
+// given one or newer (store.StatNewer: a stat_seq of 0 is none, of which
+// any number is newer; a document from before stat_seq has none) is not
+// written either; a file written takes the higher stat_seq. The condition
+// is read in the query's snapshot: a completion that commits after it
+// makes the UPSERT fail with a write-write conflict, and UpsertFiles runs
+// the query again on a fresh snapshot. Reading library_files in the
+// subquery before the UPSERT writes it is allowed.
 const qUpsertFiles = `FOR d IN @docs
   LET prev = FIRST(FOR p IN library_files FILTER p._key == d._key
-    RETURN { size: p.size, mtime_ms: p.mtime_ms, is_valid: p.is_valid })
+    RETURN { size: p.size, mtime_ms: p.mtime_ms, is_valid: p.is_valid, stat_seq: NOT_NULL(p.stat_seq, 0) })
   LET changed = prev != null AND (prev.size != d.size OR prev.mtime_ms != d.mtime_ms)
-  FILTER prev == null OR changed OR prev.is_valid != d.is_valid
+  FILTER prev == null OR ((changed OR prev.is_valid != d.is_valid) AND (d.stat_seq == 0 OR prev.stat_seq < d.stat_seq))
   UPSERT { _key: d._key }
     INSERT d
     UPDATE changed ? { path: d.path, path_raw: d.path_raw, size: d.size, mtime_ms: d.mtime_ms, is_valid: d.is_valid,
              needs_tagging: true, tagged: false, failed: false, attempts: 0, next_retry_at: 0,
-             skip_until: 0, crash_count: 0, last_error: "", checkpoint: "" }
-      : { is_valid: d.is_valid }
+             skip_until: 0, crash_count: 0, last_error: "", checkpoint: "", stat_seq: MAX([prev.stat_seq, d.stat_seq]) }
+      : { is_valid: d.is_valid, stat_seq: MAX([prev.stat_seq, d.stat_seq]) }
     IN library_files
   RETURN 1`
+
+// qNextStatSeq advances the stat sequence (meta store.MetaStatSeq, a
+// decimal string as every meta value) by one and returns it. Two at once:
+// one meets a write-write conflict, or a unique-constraint violation when
+// both insert, and runs again.
+const qNextStatSeq = `UPSERT { _key: "` + store.MetaStatSeq + `" }
+  INSERT { _key: "` + store.MetaStatSeq + `", name: "` + store.MetaStatSeq + `", value: "1" }
+  UPDATE { value: TO_STRING(TO_NUMBER(OLD.value) + 1) }
+  IN meta
+  RETURN TO_NUMBER(NEW.value)`
 
 // qListFiles: every file after the cursor, in key order (primary index).
 const qListFiles = `FOR f IN library_files
@@ -168,16 +188,20 @@ const qKeepHeld = `FOR c IN worker_claims
 
 // qCompleteFile records a completion on the file, if it is still the
 // content the job claimed (@claimed: checked; @csize, @cmtime) or rewrote; a
-// file the job rewrote takes its new size and mtime. It returns "done",
-// "changed" (nothing written) or "gone".
+// file the job rewrote takes its new size and mtime, stamped with the stat
+// sequence's value (read from meta; Complete's transaction declares it).
+// It returns "done", "changed" (nothing written) or "gone".
 const qCompleteFile = `LET f = FIRST(FOR lf IN library_files FILTER lf._key == @file RETURN lf)
+LET seq = NOT_NULL(FIRST(FOR m IN meta FILTER m._key == "` + store.MetaStatSeq + `" RETURN TO_NUMBER(m.value)), 0)
 LET same = f != null AND (!@claimed OR (f.size == @csize AND f.mtime_ms == @cmtime)
   OR (@rewritten AND f.size == @size AND f.mtime_ms == @mtime))
 LET upd = (
   FOR x IN (same ? [f] : [])
+    LET was = NOT_NULL(x.stat_seq, 0)
     UPDATE x WITH { tagged: true, needs_tagging: false, tagged_version: @version, last_tagged_at: @at,
                     checkpoint: "", last_error: "",
-                    size: @rewritten ? @size : x.size, mtime_ms: @rewritten ? @mtime : x.mtime_ms } IN library_files
+                    size: @rewritten ? @size : x.size, mtime_ms: @rewritten ? @mtime : x.mtime_ms,
+                    stat_seq: @rewritten ? MAX([was, seq]) : was } IN library_files
     RETURN 1
 )
 RETURN f == null ? "gone" : (same ? "done" : "changed")`

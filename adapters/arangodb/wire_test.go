@@ -95,7 +95,7 @@ func TestContractFakeConflicts(t *testing.T) {
 	var n, injected atomic.Int64
 	writes := map[string]bool{qClaim: true, qRemoveHeld: true, qCompleteFile: true, qPutTags: true,
 		qRenewLeases: true, qCleanupClaims: true, qUpsertFiles: true, qSwapMeta: true, qInsertMeta: true, qKeepHeld: true,
-		qRetag: true}
+		qRetag: true, qNextStatSeq: true}
 	var handles []*Store
 	storetest.RunConcurrent(t, func(t *testing.T) store.Store {
 		s := openFake(t, f, WithConflictBudget(10*time.Second))

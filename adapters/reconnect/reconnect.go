@@ -75,6 +75,14 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 	return st.UpsertFiles(ctx, files)
 }
 
+func (s *Store) NextStatSeq(ctx context.Context) (int64, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return st.NextStatSeq(ctx)
+}
+
 func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
 	st, err := s.get(ctx)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,8 +184,8 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 	want := recount(t, db)
 
 	s = openT(t, path)
-	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != "2" {
-		t.Fatalf("schema_version after the upgrade = %q %v %v, want 2", v, ok, err)
+	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != strconv.Itoa(SchemaVersion) {
+		t.Fatalf("schema_version after the upgrade = %q %v %v, want %d", v, ok, err, SchemaVersion)
 	}
 	got, err := s.Counts(bg)
 	if err != nil {
@@ -238,6 +239,7 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 func downgradeToV1(t testing.TB, path string, extra ...string) {
 	t.Helper()
 	execAll(t, path, append([]string{
+		`ALTER TABLE library_files DROP COLUMN stat_seq`,
 		`DROP TRIGGER library_counts_insert`, `DROP TRIGGER library_counts_delete`, `DROP TRIGGER library_counts_update`,
 		`DROP TABLE library_counts`,
 		`DROP INDEX library_files_ready`, `DROP INDEX library_files_waiting`, `DROP INDEX health_history_identity`,

@@ -64,6 +64,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +101,7 @@ var (
 	diffStats   = []store.Stat{{Size: 100, MtimeMs: 1000}, {Size: 100, MtimeMs: 2000}, {Size: 200, MtimeMs: 1000}, {Size: 200, MtimeMs: 2000}}
 	// diffMetaKeys: never "schema_version" (SQLite's own, see above).
 	diffMetaKeys    = []string{store.MetaWorkerEnabled, store.MetaGPUHealth, "avg:job_ms"}
-	diffMetaLookups = append(slices.Clone(diffMetaKeys), "absent")
+	diffMetaLookups = append(slices.Clone(diffMetaKeys), "absent", store.MetaStatSeq)
 	diffRestartKeys = []string{"h1/worker:discovery:0", "h2/worker:discovery:1"}
 	diffRestartLook = append(slices.Clone(diffRestartKeys), "h3/absent")
 	// diffOffsets are the times, relative to the clock, most drawn times
@@ -197,6 +198,7 @@ type diffOp struct {
 
 var diffOps = []diffOp{
 	{"UpsertFiles", 4, (*diff).opUpsert},
+	{"NextStatSeq", 1, (*diff).opNextStatSeq},
 	{"Discover", 2, (*diff).opDiscover},
 	{"Claim", 8, (*diff).opClaim},
 	{"Complete", 4, (*diff).opComplete},
@@ -405,6 +407,9 @@ func fmtFile(f store.File) string {
 	}
 	if f.LastError != "" || f.Checkpoint != "" {
 		fmt.Fprintf(&b, " error=%q checkpoint=%q", f.LastError, f.Checkpoint)
+	}
+	if f.StatSeq != 0 {
+		fmt.Fprintf(&b, " seq=%d", f.StatSeq)
 	}
 	b.WriteString("}")
 	return b.String()
@@ -629,6 +634,13 @@ func (d *diff) drawFile() store.File {
 		NeedsTagging: true,
 		IsValid:      !d.chance(5, "invalid"),
 	}
+	if d.chance(2, "numbered") {
+		// A scan's number: any from 1 to one past the sequence's value,
+		// older or newer than the stored file's.
+		cur, _ := d.mem.MetaValue(store.MetaStatSeq)
+		n, _ := strconv.Atoi(cur)
+		f.StatSeq = int64(1 + d.intn(n+1, "statSeq"))
+	}
 	if d.chance(4, "fullState") {
 		// A new file is stored as given, whatever its tagging state.
 		f.NeedsTagging = rapid.Bool().Draw(d.t, "needs")
@@ -672,6 +684,12 @@ func (d *diff) opUpsert() {
 	serr := d.sql.UpsertFiles(bg, slices.Clone(files))
 	d.same(d.call("UpsertFiles([%s])", strings.Join(parts, " ")), nil, nil, merr, serr)
 	d.checkState()
+}
+
+func (d *diff) opNextStatSeq() {
+	mn, merr := d.mem.NextStatSeq(bg)
+	sn, serr := d.sql.NextStatSeq(bg)
+	d.same(d.call("NextStatSeq()"), mn, sn, merr, serr)
 }
 
 func (d *diff) opDiscover() {

@@ -21,7 +21,7 @@ func scanFile(r scanner) (store.File, error) {
 	var needs, valid, tagged, failed int
 	var lastTagged, nextRetry, skipUntil int64
 	err := r.Scan(&f.Key, &f.Path, &f.Size, &f.MtimeMs, &needs, &valid, &tagged, &f.TaggedVersion,
-		&lastTagged, &f.Attempts, &nextRetry, &skipUntil, &f.CrashCount, &failed, &f.LastError, &f.Checkpoint)
+		&lastTagged, &f.Attempts, &nextRetry, &skipUntil, &f.CrashCount, &failed, &f.LastError, &f.Checkpoint, &f.StatSeq)
 	if err != nil {
 		return store.File{}, err
 	}
@@ -54,7 +54,7 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 			}
 			_, err := st.ExecContext(ctx, f.Key, f.Path, f.Size, f.MtimeMs, b2i(f.NeedsTagging), b2i(f.IsValid),
 				b2i(f.Tagged), f.TaggedVersion, ms(f.LastTaggedAt), f.Attempts, ms(f.NextRetryAt), ms(f.SkipUntil),
-				f.CrashCount, b2i(f.Failed), f.LastError, f.Checkpoint)
+				f.CrashCount, b2i(f.Failed), f.LastError, f.Checkpoint, f.StatSeq)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.Key, err)
 			}
@@ -65,6 +65,19 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 		return s.fail("upsert", fmt.Sprintf("(%d files)", len(files)), err)
 	}
 	return nil
+}
+
+// NextStatSeq implements store.Library: one statement advances the
+// counter in meta and returns it.
+func (s *Store) NextStatSeq(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		return tx.StmtContext(ctx, s.ws[sNextStatSeq]).QueryRowContext(ctx).Scan(&n)
+	})
+	if err != nil {
+		return 0, s.fail("next stat seq", "", err)
+	}
+	return n, nil
 }
 
 // Discover implements store.Library. A limit <= 0 means no limit.

@@ -10,8 +10,8 @@ import (
 )
 
 // schema is the layout of schema version 1 (DESIGN §10); a new database
-// gets it and then every upgrade (version2), so that a new database and an
-// upgraded one are laid out alike. Booleans are 0/1, times Unix
+// gets it and then every upgrade (version2, version3), so that a new
+// database and an upgraded one are laid out alike. Booleans are 0/1, times Unix
 // milliseconds (0: none).
 var schema = []string{
 	// The work queue: one row per audio file, keyed by the file key.
@@ -156,6 +156,16 @@ var version2 = []string{
 		WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND waiting = 1`,
 }
 
+// version3 upgrades schema version 2 to 3: stat_seq orders the
+// observations of a file's size and mtime (core/store/statseq.go). A scan's
+// upsert changes a row only when its number is higher than the row's, and
+// a completion that rewrote the file stamps it with the sequence's value,
+// kept in meta under store.MetaStatSeq. The files already there start at
+// 0, below any number a scan takes.
+var version3 = []string{
+	`ALTER TABLE library_files ADD COLUMN stat_seq INTEGER NOT NULL DEFAULT 0`,
+}
+
 // extras are indexes added since schema version 2 that change no
 // semantics (a program of this version is right with or without them), so
 // they need no new schema version, which would make the programs already
@@ -183,13 +193,22 @@ func extrasDDL() []string {
 // the scanned one.
 const changedFile = `(library_files.size <> excluded.size OR library_files.mtime_ms <> excluded.mtime_ms)`
 
+// newerStat: in an upsert, the scanned stat is newer than the stored one
+// (store.StatNewer): no number, or a higher one.
+const newerStat = `(excluded.stat_seq = 0 OR library_files.stat_seq < excluded.stat_seq)`
+
+// statSeqNow is the stat sequence's current value (store.MetaStatSeq; 0
+// while no scan took a number).
+const statSeqNow = `coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '` + store.MetaStatSeq + `'), 0)`
+
 const fileCols = `key, path, size, mtime_ms, needs_tagging, is_valid, tagged, tagged_version,
-	last_tagged_at, attempts, next_retry_at, skip_until, crash_count, failed, last_error, checkpoint`
+	last_tagged_at, attempts, next_retry_at, skip_until, crash_count, failed, last_error, checkpoint, stat_seq`
 
 // Statement ids.
 const (
 	// writes (writer connection)
 	sUpsertFile = iota
+	sNextStatSeq
 	sClaimInsert
 	sClaimExists
 	sClaimedFile
@@ -236,11 +255,14 @@ var writeSQL = map[int]string{
 	// needs tagging again and forgets its attempts, failure, retry/skip times,
 	// crash count, error and checkpoint. An unchanged file whose validity
 	// differs (marked missing, now back) takes the new validity only. Any
-	// other unchanged file is not touched. (The SET expressions read the
+	// other unchanged file is not touched, and neither is a file whose
+	// stored stat is as new as the scanned one or newer (newerStat); a row
+	// written takes the higher stat_seq. (The SET expressions read the
 	// stored row, so every CASE sees the old size and mtime.)
 	sUpsertFile: `INSERT INTO library_files (` + fileCols + `, waiting)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?11 <> 0 OR ?12 <> 0)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?11 <> 0 OR ?12 <> 0)
 		ON CONFLICT (key) DO UPDATE SET
+			stat_seq = max(stat_seq, excluded.stat_seq),
 			path = CASE WHEN ` + changedFile + ` THEN excluded.path ELSE path END,
 			size = excluded.size, mtime_ms = excluded.mtime_ms,
 			is_valid = excluded.is_valid,
@@ -254,7 +276,11 @@ var writeSQL = map[int]string{
 			crash_count = CASE WHEN ` + changedFile + ` THEN 0 ELSE crash_count END,
 			last_error = CASE WHEN ` + changedFile + ` THEN '' ELSE last_error END,
 			checkpoint = CASE WHEN ` + changedFile + ` THEN '' ELSE checkpoint END
-		WHERE ` + changedFile + ` OR library_files.is_valid <> excluded.is_valid`,
+		WHERE (` + changedFile + ` OR library_files.is_valid <> excluded.is_valid) AND ` + newerStat + ``,
+	// The stat sequence, advanced by one (store.Library.NextStatSeq).
+	sNextStatSeq: `INSERT INTO meta (key, value) VALUES ('` + store.MetaStatSeq + `', '1')
+		ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1
+		RETURNING CAST(value AS INTEGER)`,
 	// Only valid files change, so the count is of files newly missing.
 	sMarkMissing: `UPDATE library_files SET is_valid = 0 WHERE key = ? AND is_valid = 1`,
 	sRetryFailed: `UPDATE library_files SET failed = 0, attempts = 0, crash_count = 0, next_retry_at = 0,
@@ -288,12 +314,14 @@ var writeSQL = map[int]string{
 	// Conditional lease extension: only the holder's claim, never shorter.
 	// A row that matches counts as changed even when its lease stays.
 	sKeepHeld: `UPDATE worker_claims SET lease_until = max(lease_until, ?3) WHERE file_key = ?1 AND worker_id = ?2`,
-	// A file the job rewrote takes its new size and mtime (?4: rewritten);
-	// only a file still of the content the job claimed (?7: checked, ?8,
-	// ?9) or rewrote is completed.
+	// A file the job rewrote takes its new size and mtime (?4: rewritten),
+	// stamped with the stat sequence's value; only a file still of the
+	// content the job claimed (?7: checked, ?8, ?9) or rewrote is
+	// completed.
 	sComplete: `UPDATE library_files SET tagged = 1, needs_tagging = 0, tagged_version = ?2,
 			last_tagged_at = ?3, checkpoint = '', last_error = '',
-			size = CASE WHEN ?4 THEN ?5 ELSE size END, mtime_ms = CASE WHEN ?4 THEN ?6 ELSE mtime_ms END
+			size = CASE WHEN ?4 THEN ?5 ELSE size END, mtime_ms = CASE WHEN ?4 THEN ?6 ELSE mtime_ms END,
+			stat_seq = CASE WHEN ?4 THEN max(stat_seq, ` + statSeqNow + `) ELSE stat_seq END
 		WHERE key = ?1 AND (NOT ?7 OR (size = ?8 AND mtime_ms = ?9) OR (?4 AND size = ?5 AND mtime_ms = ?6))`,
 	sPutTags: `INSERT INTO file_tags (file_key, tags, version, written_at, writes) VALUES (?1, ?2, ?3, ?4, 1)
 		ON CONFLICT (file_key) DO UPDATE SET tags = excluded.tags, version = excluded.version,

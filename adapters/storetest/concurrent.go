@@ -30,6 +30,93 @@ func RunConcurrent(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("WorkLoop", func(t *testing.T) { concurrentWorkLoop(t, handles) })
 	t.Run("SwapMetaRace", func(t *testing.T) { concurrentSwapMeta(t, handles) })
 	t.Run("RetagRace", func(t *testing.T) { concurrentRetag(t, handles) })
+	t.Run("RescanRace", func(t *testing.T) { concurrentRescan(t, handles) })
+}
+
+// concurrentRescan: half the clients are jobs that claim files, rewrite
+// them on a model disk (new size and mtime) and complete them recording
+// the rewrite; the other half rescan every file over and over, each pass
+// taking its stat sequence number, then reading the disk, then upserting
+// what it read. A pass that read a file before its rewrite must not write
+// that stat over the completion's: in the end every file is tagged, once,
+// with its rewritten stat, and needs no tagging (a stale stat written last
+// left it pending with its old size). Every completion succeeds.
+func concurrentRescan(t *testing.T, handles []store.Store) {
+	const n = 40
+	ctx := t.Context()
+	keys, files := numberedFiles("rescan%03d", n)
+	if err := handles[0].UpsertFiles(ctx, files); err != nil {
+		t.Fatal(err)
+	}
+	old := store.Stat{Size: files[0].Size, MtimeMs: files[0].MtimeMs}
+	tagged := store.Stat{Size: 2 * old.Size, MtimeMs: old.MtimeMs + 60_000}
+	var disk [n]atomic.Bool // rewritten
+	scan := func(st store.Store) error {
+		seq, err := st.NextStatSeq(ctx)
+		if err != nil {
+			return err
+		}
+		batch := make([]store.File, n)
+		for i := range batch {
+			batch[i] = files[i]
+			if disk[i].Load() {
+				batch[i].Size, batch[i].MtimeMs = tagged.Size, tagged.MtimeMs
+			}
+			batch[i].StatSeq = seq
+		}
+		return st.UpsertFiles(ctx, batch)
+	}
+	jobs := Clients / 2
+	var running atomic.Int32
+	running.Store(int32(jobs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := 0; c < Clients; c++ {
+		st, worker := handles[c+1], fmt.Sprintf("rescan/w%d", c)
+		if c >= jobs {
+			wg.Go(func() {
+				<-start
+				for running.Load() > 0 {
+					if err := scan(st); err != nil {
+						t.Errorf("%s: rescan: %v", worker, err)
+						return
+					}
+				}
+			})
+			continue
+		}
+		wg.Go(func() {
+			defer running.Add(-1)
+			<-start
+			for i := c; i < n; i += jobs {
+				if _, err := st.Claim(ctx, claimOf(keys[i], worker, T0, time.Hour)); err != nil {
+					t.Errorf("%s: Claim(%s): %v", worker, keys[i], err)
+					return
+				}
+				disk[i].Store(true)
+				err := st.Complete(ctx, store.Ref{FileKey: keys[i], WorkerID: worker},
+					store.Completion{Version: "v1", At: T0, Claimed: &old, Rewritten: &tagged})
+				if err != nil {
+					t.Errorf("%s: Complete(%s): %v", worker, keys[i], err)
+					return
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if err := scan(handles[0]); err != nil { // after every job: changes nothing
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		f, err := handles[0].File(ctx, k)
+		if err != nil || !f.Tagged || f.NeedsTagging || f.Size != tagged.Size || f.MtimeMs != tagged.MtimeMs {
+			t.Fatalf("File(%s) = %+v %v; want tagged, size %d, mtime %d", k, f, err, tagged.Size, tagged.MtimeMs)
+		}
+	}
 }
 
 // concurrentRetag: files tagged by model set v1; half the clients send

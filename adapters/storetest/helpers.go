@@ -102,6 +102,9 @@ func DiffFile(got, want store.File) string {
 	if got.Checkpoint != want.Checkpoint {
 		add("Checkpoint", got.Checkpoint, want.Checkpoint)
 	}
+	if got.StatSeq != want.StatSeq {
+		add("StatSeq", got.StatSeq, want.StatSeq)
+	}
 	if len(d) == 0 {
 		return ""
 	}
@@ -136,6 +139,12 @@ func (l *locked) UpsertFiles(ctx context.Context, files []store.File) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.s.UpsertFiles(ctx, files)
+}
+
+func (l *locked) NextStatSeq(ctx context.Context) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.NextStatSeq(ctx)
 }
 
 func (l *locked) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {

@@ -34,6 +34,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CompleteOnlyByHolder", testCompleteOnlyByHolder},
 		{"CompleteRecordsRewrite", testCompleteRecordsRewrite},
 		{"CompleteRefusedForChangedFile", testCompleteRefusedForChangedFile},
+		{"NextStatSeq", testNextStatSeq},
+		{"UpsertOlderStatKeepsRewrite", testUpsertOlderStatKeepsRewrite},
+		{"UpsertOlderStatKeepsNewerScan", testUpsertOlderStatKeepsNewerScan},
 		{"ReleaseWithoutUpdate", testReleaseWithoutUpdate},
 		{"ReleaseWithUpdate", testReleaseWithUpdate},
 		{"ReleaseOnlyByHolder", testReleaseOnlyByHolder},
@@ -81,6 +84,15 @@ func (h *h) upsert(files ...store.File) {
 	if err := h.st.UpsertFiles(h.Context(), files); err != nil {
 		h.Fatalf("UpsertFiles: %v", err)
 	}
+}
+
+func (h *h) nextStatSeq() int64 {
+	h.Helper()
+	n, err := h.st.NextStatSeq(h.Context())
+	if err != nil {
+		h.Fatalf("NextStatSeq: %v", err)
+	}
+	return n
 }
 
 func (h *h) upsertKeys(keys ...string) {
@@ -613,6 +625,123 @@ func testCompleteRecordsRewrite(h *h) {
 	if f, want := h.file("b"), NewFile("b"); f.Size != want.Size || f.MtimeMs != want.MtimeMs {
 		h.Fatalf("a completion without a rewrite changed size/mtime: %+v", f)
 	}
+}
+
+// NextStatSeq hands out increasing numbers, from 1 on a new store, and
+// keeps the sequence in meta under store.MetaStatSeq.
+func testNextStatSeq(h *h) {
+	var prev int64
+	for i := range 3 {
+		n, err := h.st.NextStatSeq(h.Context())
+		if err != nil {
+			h.Fatalf("NextStatSeq: %v", err)
+		}
+		if n != prev+1 {
+			h.Fatalf("NextStatSeq #%d = %d, want %d", i+1, n, prev+1)
+		}
+		prev = n
+	}
+	if v, ok, err := h.st.GetMeta(h.Context(), store.MetaStatSeq); err != nil || !ok || v != "3" {
+		h.Fatalf("GetMeta(%s) = %q %v %v, want 3", store.MetaStatSeq, v, ok, err)
+	}
+}
+
+// A scan batch that took its stat sequence number before a job's
+// completion recorded the job's rewrite may have read the file's stat
+// before the write: its upsert leaves the file as the completion left it
+// (tagged, new size and mtime) instead of writing the older stat back and
+// sending the file to work again. A batch that took its number after the
+// completion read the file after it, and applies; an upsert without a
+// number always applies.
+func testUpsertOlderStatKeepsRewrite(h *h) {
+	h.upsertKeys("a", "b")
+	old := NewFile("a")
+	seq := h.nextStatSeq() // the scan batch takes its number, then reads a's stat
+	scanned := old
+	scanned.StatSeq = seq
+
+	h.claim("a", "i/w0", T0, time.Minute) // meanwhile a job rewrites a and completes
+	rewritten := store.Stat{Size: 1234, MtimeMs: old.MtimeMs + 60_000}
+	h.complete("a", "i/w0", store.Completion{Version: "v1", At: T0,
+		Claimed: &store.Stat{Size: old.Size, MtimeMs: old.MtimeMs}, Rewritten: &rewritten})
+	done := h.file("a")
+	if done.StatSeq != seq {
+		h.Fatalf("a completion that rewrote the file stamped it %d, want the sequence's value %d", done.StatSeq, seq)
+	}
+
+	h.upsert(scanned, NewFile("b")) // the batch is written after the completion
+	h.wantFile("a", done)
+	if !done.Tagged || done.NeedsTagging || done.Size != rewritten.Size || done.MtimeMs != rewritten.MtimeMs {
+		h.Fatalf("after a stale batch: %+v", done)
+	}
+	h.wantDiscover(At(time.Hour), "", 10, "b")
+
+	// The next batch took its number after the completion: the file as the
+	// job left it is unchanged, and a change made since is a change.
+	again := old
+	again.Size, again.MtimeMs, again.StatSeq = rewritten.Size, rewritten.MtimeMs, h.nextStatSeq()
+	h.upsert(again)
+	h.wantFile("a", done)
+	changed := again
+	changed.Size, changed.StatSeq = 4321, h.nextStatSeq()
+	h.upsert(changed)
+	if f := h.file("a"); f.Size != 4321 || !f.NeedsTagging || f.Tagged || f.StatSeq != changed.StatSeq {
+		h.Fatalf("a change scanned after the completion: %+v", f)
+	}
+
+	// A completion without a rewrite keeps the stored stat and its number.
+	h.claim("b", "i/w0", T0, time.Minute)
+	before := h.file("b")
+	h.complete("b", "i/w0", store.Completion{Version: "v1", At: T0})
+	if f := h.file("b"); f.StatSeq != before.StatSeq || f.Size != before.Size {
+		h.Fatalf("a completion without a rewrite changed the stat: %+v, was %+v", f, before)
+	}
+
+	// Without a number: applied whatever the stored one.
+	h.upsert(NewFile("a"))
+	if f := h.file("a"); f.Size != old.Size || f.StatSeq != changed.StatSeq {
+		h.Fatalf("an upsert without a number: %+v", f)
+	}
+}
+
+// Of two scans running at once, the one that took the later number wins:
+// the other's older stat does not replace it, nor does its older view of
+// the file's presence (a file it found is not made valid again over a
+// newer stat); a file new to the store is inserted whatever its number.
+func testUpsertOlderStatKeepsNewerScan(h *h) {
+	h.upsertKeys("a", "b")
+	early, late := h.nextStatSeq(), h.nextStatSeq()
+	newer := NewFile("a")
+	newer.Size, newer.StatSeq = 2000, late
+	h.upsert(newer)
+	want := h.file("a")
+	older := NewFile("a")
+	older.StatSeq = early
+	h.upsert(older)
+	h.wantFile("a", want)
+	if want.Size != 2000 || want.StatSeq != late {
+		h.Fatalf("after the later scan: %+v", want)
+	}
+
+	// b: the later scan records a change and the file is then marked
+	// missing; the earlier scan's batch, which found b as it was before,
+	// changes nothing.
+	b := NewFile("b")
+	b.Size, b.StatSeq = 3000, late
+	h.upsert(b)
+	if n, err := h.st.MarkMissing(h.Context(), []string{"b"}); err != nil || n != 1 {
+		h.Fatalf("MarkMissing = %d, %v", n, err)
+	}
+	gone := h.file("b")
+	olderB := NewFile("b")
+	olderB.StatSeq = early
+	h.upsert(olderB)
+	h.wantFile("b", gone)
+
+	fresh := NewFile("c")
+	fresh.StatSeq = early
+	h.upsert(fresh)
+	h.wantFile("c", fresh)
 }
 
 // A file whose content changed while its job ran (a scan recorded a new

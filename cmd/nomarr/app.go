@@ -379,8 +379,18 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, ms modelScan, 
 	// their keys are kept, to find the stored files that left. A stop
 	// (ctx) ends the walk at its next entry, and an ended walk marks
 	// nothing.
+	//
+	// Each batch carries a stat sequence number taken before the walk
+	// reads the first of its stats (core/store/statseq.go): a job that
+	// rewrites one of its files and records the new stat before the batch
+	// is written keeps it, instead of the batch writing the stat from
+	// before the rewrite back over it (the file was analysed again).
 	scan := inventory.Scan{Root: root, Seen: map[string]bool{}, Unread: map[string]bool{}}
 	batch := make([]store.File, 0, scanBatch)
+	seq, err := st.NextStatSeq(ctx)
+	if err != nil {
+		return r, fmt.Errorf("scan: store: %w", err)
+	}
 	flush := func() error {
 		if err := st.UpsertFiles(ctx, batch); err != nil {
 			return fmt.Errorf("scan: store: %w", err)
@@ -391,8 +401,15 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, ms modelScan, 
 	}
 	unread, err := library.Walk(ctx, root, func(f store.File) error {
 		scan.Seen[f.Key] = true
-		if batch = append(batch, f); len(batch) == scanBatch {
-			return flush()
+		f.StatSeq = seq
+		if batch = append(batch, f); len(batch) < scanBatch {
+			return nil
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		if seq, err = st.NextStatSeq(ctx); err != nil { // before the next batch's first stat
+			return fmt.Errorf("scan: store: %w", err)
 		}
 		return nil
 	})

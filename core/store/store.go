@@ -56,6 +56,13 @@ type File struct {
 	Failed        bool
 	LastError     string
 	Checkpoint    string
+	// StatSeq orders observations of the file's size and mtime (see
+	// statseq.go). Stored: the stat sequence of the observation the stored
+	// size and mtime come from. Given to UpsertFiles: the number a scan
+	// took (NextStatSeq) before it read the file's stat; 0 gives an
+	// observation no order, which always applies (tests, a drill's
+	// library).
+	StatSeq int64
 }
 
 // EligibleIgnoringClaims reports whether f is work at time now, before the
@@ -89,8 +96,12 @@ type Completion struct {
 	// Rewritten, when the job wrote into the file, is the file's size and
 	// mtime after the write; they replace the stored ones, so that the next
 	// scan does not take the job's own write for a change and tag the file
-	// again. Nil: the file was not written (write_mode none, tags already
-	// there); the stored size and mtime stay.
+	// again. The file's StatSeq becomes the store's stat sequence as the
+	// completion reads it (at least the stored one): a scan batch that took
+	// its number before then, and may have read the file's stat before the
+	// write, cannot write that older stat over this one (UpsertFiles).
+	// Nil: the file was not written (write_mode none, tags already there);
+	// the stored size, mtime and StatSeq stay.
 	Rewritten *Stat
 	// Claimed, when set, is the file's size and mtime as the job claimed it.
 	// A file whose stored size and mtime are neither these nor Rewritten's
@@ -237,7 +248,19 @@ type Library interface {
 	// changed file needs tagging again). Tagging state of unchanged files is
 	// kept; an unchanged file whose validity differs (it was marked missing
 	// and came back) takes the given validity and keeps its tagging state.
+	//
+	// A known file given with a StatSeq is changed only if its stored
+	// StatSeq is lower (StatNewer), checked in the same operation: an
+	// observation older than the stored one (a job recorded its rewrite,
+	// or another scan its stat, after this scan took its number) leaves
+	// the file as it is, validity included. A file written takes the
+	// higher of the two numbers.
 	UpsertFiles(ctx context.Context, files []File) error
+	// NextStatSeq advances the store's stat sequence by one and returns
+	// its new value, atomically: no two calls return the same number. A
+	// scan takes one before it reads the stats of a batch of files and
+	// gives it to UpsertFiles with them (File.StatSeq).
+	NextStatSeq(ctx context.Context) (int64, error)
 	// Discover returns up to limit eligible, unclaimed files in key order, with
 	// keys greater than after (empty: from the start).
 	Discover(ctx context.Context, now time.Time, after string, limit int) ([]File, error)
@@ -407,6 +430,9 @@ type Store interface {
 const (
 	MetaWorkerEnabled = "worker_enabled"
 	MetaGPUHealth     = "gpu:health" // one host's is GPUHealthKey(node)
+	// MetaStatSeq holds the stat sequence, a decimal number that only
+	// NextStatSeq writes (absent: 0).
+	MetaStatSeq = "stat_seq"
 )
 
 // GPUHealthKey is the meta key of the GPU health of the host named node

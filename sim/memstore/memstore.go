@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -136,7 +137,11 @@ func (s *Store) UpsertFiles(_ context.Context, files []store.File) error {
 		}
 		if pos, ok := s.index[in.Key]; ok {
 			f := s.files[pos]
+			if !store.StatNewer(in.StatSeq, f.StatSeq) {
+				continue // observed before the stored stat: left as it is
+			}
 			if f.Size != in.Size || f.MtimeMs != in.MtimeMs {
+				f.StatSeq = max(f.StatSeq, in.StatSeq)
 				f.Size, f.MtimeMs, f.Path = in.Size, in.MtimeMs, in.Path
 				f.NeedsTagging, f.IsValid, f.Tagged = true, in.IsValid, false
 				f.Failed, f.Attempts, f.CrashCount, f.LastError, f.Checkpoint = false, 0, 0, "", ""
@@ -144,6 +149,7 @@ func (s *Store) UpsertFiles(_ context.Context, files []store.File) error {
 				s.setPendingMembership(pos)
 			} else if f.IsValid != in.IsValid {
 				f.IsValid = in.IsValid // missing and back: tagging state kept
+				f.StatSeq = max(f.StatSeq, in.StatSeq)
 				s.setPendingMembership(pos)
 			}
 			continue
@@ -164,6 +170,22 @@ func (s *Store) UpsertFiles(_ context.Context, files []store.File) error {
 		}
 	}
 	return nil
+}
+
+// NextStatSeq implements store.Library.
+func (s *Store) NextStatSeq(_ context.Context) (int64, error) {
+	if err := s.op(); err != nil {
+		return 0, err
+	}
+	n := s.statSeq() + 1
+	s.meta[store.MetaStatSeq] = strconv.FormatInt(n, 10)
+	return n, nil
+}
+
+// statSeq is the stat sequence's current value.
+func (s *Store) statSeq() int64 {
+	n, _ := strconv.ParseInt(s.meta[store.MetaStatSeq], 10, 64) // only NextStatSeq writes it; absent: 0
+	return n
 }
 
 func (s *Store) eligible(f *store.File, now time.Time) bool {
@@ -239,6 +261,7 @@ func (s *Store) Complete(_ context.Context, ref store.Ref, c store.Completion) e
 	f.Checkpoint, f.LastError = "", ""
 	if c.Rewritten != nil {
 		f.Size, f.MtimeMs = c.Rewritten.Size, c.Rewritten.MtimeMs
+		f.StatSeq = max(f.StatSeq, s.statSeq())
 	}
 	s.tags[f.Key] = maps.Clone(c.Tags)
 	s.TagWrites[f.Key]++

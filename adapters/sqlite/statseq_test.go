@@ -1,0 +1,67 @@
+package sqlite
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// A database of schema version 2 (no stat_seq) is upgraded when it is
+// opened for writing: its files keep their state, start at stat_seq 0, and
+// a scan's numbered upsert then orders against a job's recorded rewrite.
+// Opened read-only first, it is refused with what to do.
+func TestSchemaVersion2IsUpgraded(t *testing.T) {
+	path := tempDB(t)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, s, "a", "b")
+	if _, err := s.Claim(bg, claim("b", "i/w0", t0, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Complete(bg, store.Ref{FileKey: "b", WorkerID: "i/w0"}, store.Completion{Version: "v1", At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	execAll(t, path, `ALTER TABLE library_files DROP COLUMN stat_seq`,
+		`UPDATE meta SET value = '2' WHERE key = '`+MetaSchemaVersion+`'`)
+
+	if ro, err := Open(path, WithReadOnly()); err == nil {
+		ro.Close()
+		t.Fatal("a read-only open of a version 2 database succeeded; its reads would find no stat_seq")
+	} else if !strings.Contains(err.Error(), "open it once for writing") {
+		t.Fatalf("read-only open: %v; want it to say how to upgrade", err)
+	}
+	s = openT(t, path)
+	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != strconv.Itoa(SchemaVersion) {
+		t.Fatalf("schema_version after the upgrade = %q %v %v, want %d", v, ok, err, SchemaVersion)
+	}
+	if f, err := s.File(bg, "b"); err != nil || !f.Tagged || f.StatSeq != 0 {
+		t.Fatalf("tagged file after the upgrade = %+v %v", f, err)
+	}
+	seq, err := s.NextStatSeq(bg)
+	if err != nil || seq != 1 {
+		t.Fatalf("NextStatSeq = %d %v, want 1", seq, err)
+	}
+	if _, err := s.Claim(bg, claim("a", "i/w0", t0, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	rewritten := store.Stat{Size: 2000, MtimeMs: mkf("a").MtimeMs + 1}
+	if err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Version: "v1", At: t0, Rewritten: &rewritten}); err != nil {
+		t.Fatal(err)
+	}
+	stale := mkf("a")
+	stale.StatSeq = seq
+	if err := s.UpsertFiles(bg, []store.File{stale}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.File(bg, "a"); err != nil || !f.Tagged || f.Size != 2000 || f.StatSeq != seq {
+		t.Fatalf("after a stale scan on the upgraded file: %+v %v", f, err)
+	}
+}
