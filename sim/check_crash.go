@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -48,10 +49,15 @@ type crashModel struct {
 	count  map[string]int  // file → its crash count, per the model
 	counts map[string]bool // worker id → its last death counts a crash
 	due    map[string]int  // file → the crash count that must have quarantined it in this instant
-	// unreported: file → a release of it whose answer was lost, and whose
-	// events have not come yet.
-	unreported map[string]lostRelease
+	// unreported: (file, dead worker's id) → a release of it whose answer
+	// was lost, and whose events have not come yet. Keyed by both: once a
+	// lost release freed the file, another worker may claim it and die,
+	// its release lost too, before the first owner's retry is answered.
+	unreported map[lostKey]lostRelease
 }
+
+// lostKey names a lost release: the file and the dead worker's id.
+type lostKey struct{ file, worker string }
 
 // lostRelease is a release made without an answer, as the store left it.
 type lostRelease struct {
@@ -61,7 +67,7 @@ type lostRelease struct {
 }
 
 func newCrashModel() crashModel {
-	return crashModel{count: map[string]int{}, counts: map[string]bool{}, due: map[string]int{}, unreported: map[string]lostRelease{}}
+	return crashModel{count: map[string]int{}, counts: map[string]bool{}, due: map[string]int{}, unreported: map[lostKey]lostRelease{}}
 }
 
 // crashKnow starts the model of a file from the store when it is first
@@ -139,24 +145,25 @@ func (c *checker) crashLostRelease(e *event.Event) {
 	if e.File == "" {
 		return
 	}
-	if u, ok := c.crash.unreported[e.File]; ok && u.worker == e.Worker {
+	if _, ok := c.crash.unreported[lostKey{e.File, e.Worker}]; ok {
 		return
 	}
 	f, _ := c.w.Store.Peek(e.File)
 	q := f.Failed && f.LastError == quarantineReason
 	c.crashRelease(e.File, e.Worker, f.CrashCount, &q)
-	c.crash.unreported[e.File] = lostRelease{worker: e.Worker, count: f.CrashCount, quarantined: q}
+	c.crash.unreported[lostKey{e.File, e.Worker}] = lostRelease{worker: e.Worker, count: f.CrashCount, quarantined: q}
 }
 
 // crashLateRelease: a `release` of a dead worker's file; reports whether
 // it is the late report of a release whose answer was lost (checked here:
 // the count it left, and its quarantine due now), or a release of its own.
 func (c *checker) crashLateRelease(e *event.Event) bool {
-	u, ok := c.crash.unreported[e.File]
-	if !ok || u.worker != e.Worker {
+	k := lostKey{e.File, e.Worker}
+	u, ok := c.crash.unreported[k]
+	if !ok {
 		return false
 	}
-	delete(c.crash.unreported, e.File)
+	delete(c.crash.unreported, k)
 	if e.Count != u.count {
 		c.violate("%s: the release made without an answer after %s died left crash count %d, its late report says %d", e.File, e.Worker, u.count, e.Count)
 	}
@@ -173,23 +180,23 @@ func (c *checker) crashUnreported() {
 	if len(c.crash.unreported) == 0 {
 		return
 	}
-	files := make([]string, 0, len(c.crash.unreported))
-	for f := range c.crash.unreported {
-		files = append(files, f)
+	keys := make([]lostKey, 0, len(c.crash.unreported))
+	for k := range c.crash.unreported {
+		keys = append(keys, k)
 	}
-	sort.Strings(files)
-	for _, f := range files {
-		u := c.crash.unreported[f]
+	slices.SortFunc(keys, func(a, b lostKey) int { return cmp.Or(strings.Compare(a.file, b.file), strings.Compare(a.worker, b.worker)) })
+	for _, k := range keys {
+		f, u := k.file, c.crash.unreported[k]
 		inst, comp, _ := strings.Cut(u.worker, "/")
 		in := c.instance(inst)
 		if in == nil || !in.alive || slices.Contains(in.node.Sup.Abandoned().WorkerIDs, u.worker) {
-			delete(c.crash.unreported, f)
+			delete(c.crash.unreported, k)
 			continue
 		}
 		if info, ok := in.node.Sup.Info(comp); ok && info.ReleasePending {
 			continue
 		}
-		delete(c.crash.unreported, f)
+		delete(c.crash.unreported, k)
 		what := "released"
 		if u.quarantined {
 			what = "quarantined"

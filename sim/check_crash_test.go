@@ -127,3 +127,54 @@ func TestCheckerWantsLostReleaseReported(t *testing.T) {
 		})
 	}
 }
+
+// Two lost releases of one file by different workers: the first owner's
+// release freed f0000 without an answer, the second host's worker claimed
+// it and died, its release lost too. Each owner's late report is checked
+// against its own lost release (the model once kept one per file, so the
+// first owner's correct report was taken for a new release, and a missing
+// one went unnoticed).
+func TestCheckerLostReleasesOfOneFileByTwoHosts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		reportA bool
+		want    string
+	}{
+		{name: "both-reported", reportA: true},
+		{name: "first-unreported", want: "f0000 released when a:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := checkedWorld(t, oneFileTwoHosts)
+			w.Run()
+			holder, other := holderAndOther(t, w)
+			comp := "worker:discovery:0"
+			a, b := holder.node.Sup.WorkerID(comp), other.node.Sup.WorkerID(comp)
+			crash := &store.Crash{QuarantineAt: w.cfg.QuarantineAfter, Reason: quarantineReason}
+			if _, err := w.Store.ReleaseWorker(w.ctx, a, store.Death{}, crash); err != nil {
+				t.Fatal(err)
+			}
+			w.record(event.Event{Event: event.Exit, Instance: holder.ID, Component: comp, Code: event.IntPtr(-1), Reason: "SIGKILL"})
+			w.record(event.Event{Event: event.Fault, File: "f0000", Worker: a, Reason: LostReply, Detail: opReleaseWorker})
+			if _, err := w.Store.Claim(w.ctx, store.Claim{FileKey: "f0000", WorkerID: b, ClaimedAt: w.now, LeaseUntil: w.now.Add(time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Store.ReleaseWorker(w.ctx, b, store.Death{}, crash); err != nil {
+				t.Fatal(err)
+			}
+			w.record(event.Event{Event: event.Exit, Instance: other.ID, Component: comp, Code: event.IntPtr(-1), Reason: "SIGKILL"})
+			w.record(event.Event{Event: event.Fault, File: "f0000", Worker: b, Reason: LostReply, Detail: opReleaseWorker})
+			if tc.reportA {
+				w.record(event.Event{Event: event.Release, Instance: holder.ID, Component: comp, File: "f0000", Worker: a, Reason: "worker died", Count: 1})
+			}
+			w.record(event.Event{Event: event.Release, Instance: other.ID, Component: comp, File: "f0000", Worker: b, Reason: "worker died", Count: 2})
+			w.record(event.Event{Event: event.Quarantined, Instance: other.ID, File: "f0000", Reason: quarantineReason, Count: 2})
+			w.check.afterEvent()
+			if tc.want == "" && len(w.check.violations) > 0 {
+				t.Errorf("flagged: %v", w.check.violations)
+			}
+			if tc.want != "" && !hasViolation(w.check.violations, tc.want) {
+				t.Errorf("want a violation %q, got %v", tc.want, w.check.violations)
+			}
+		})
+	}
+}

@@ -155,6 +155,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "usage: nomarr help [COMMAND]")
 			return exitUsage
 		}
+		if args[1] == "help" {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
 		if _, ok := findCommand(args[1]); !ok && args[1] != "version" {
 			fmt.Fprintf(stderr, "nomarr help: unknown command %q; run `nomarr help`\n", args[1])
 			return exitUsage

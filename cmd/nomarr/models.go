@@ -84,7 +84,7 @@ func listModelSets(ctx context.Context, st store.Store, s *settings, stdout, std
 		until, note := when(h.LapsesAt, now), ""
 		switch {
 		case !h.Counts && h.AgeMs < 0:
-			until = "never (its clock is too far ahead)"
+			until = "not yet (its clock is ahead: counts once ours catches up)"
 		case !h.Counts:
 			until = "lapsed"
 		case !h.Renewing:
@@ -191,8 +191,12 @@ func writeHeldBack(w io.Writer, ms *httpapi.ModelSetsInfo, now time.Time, again 
 	if len(ms.HeldBy) > 1 {
 		forget = "`" + again("models", "forget", "NODE") + "` for each"
 	}
+	sets := map[string]bool{}
+	for _, n := range ms.HeldBy {
+		sets[versions[n]] = true
+	}
 	fmt.Fprintf(w, "re-tagging held back by %s, on %s than this host (%s, %s): until %s if %s recording, or at once: %s\n",
-		strings.Join(others, ", "), pick(len(others), "another model set", "other model sets"), ms.Node, ms.Version,
+		strings.Join(others, ", "), pick(len(sets), "another model set", "other model sets"), ms.Node, ms.Version,
 		when(ms.HeldUntil, now), pick(len(others), "it stops", "they stop"), forget)
 	return true
 }
@@ -206,30 +210,37 @@ func writeModelSetsLine(w io.Writer, ms *httpapi.ModelSetsInfo, now time.Time, a
 	}
 	if len(ms.Hosts) == 1 {
 		h := ms.Hosts[0]
-		fmt.Fprintf(w, "model set %s, recorded by %s %s", h.Version, h.Node, ago(h.AgeMs))
-		if !h.Counts {
-			fmt.Fprint(w, " (lapsed)")
-		}
+		fmt.Fprintf(w, "model set %s, recorded by %s %s%s", h.Version, h.Node, ago(h.AgeMs), notCounted(h))
 		fmt.Fprintln(w)
 	} else {
 		parts := make([]string, len(ms.Hosts))
 		for i, h := range ms.Hosts {
-			parts[i] = h.Node + " " + h.Version + " " + ago(h.AgeMs)
-			if !h.Counts {
-				parts[i] += " (lapsed)"
-			}
+			parts[i] = h.Node + " " + h.Version + " " + ago(h.AgeMs) + notCounted(h)
 		}
 		fmt.Fprintf(w, "model sets: %s\n", strings.Join(parts, ", "))
 	}
 	writeHeldBack(w, ms, now, again, true)
 }
 
-// ago is an age in milliseconds as "12m ago" (one from a clock ahead:
-// "5m ahead").
+// notCounted is what status adds to a record that does not count: "
+// (lapsed)", or, from a clock more than ModelSetFresh ahead, "(not
+// counted: clock ahead)"; "" for one that counts.
+func notCounted(h httpapi.ModelSetHost) string {
+	switch {
+	case h.Counts:
+		return ""
+	case h.AgeMs < 0:
+		return " (not counted: clock ahead)"
+	}
+	return " (lapsed)"
+}
+
+// ago is an age in milliseconds as "12m ago" (one written by a clock
+// ahead of ours: "5m from now (clock ahead)").
 func ago(ms int64) string {
 	d := time.Duration(ms) * time.Millisecond
 	if d < 0 {
-		return roughly(-d) + " ahead"
+		return roughly(-d) + " from now (clock ahead)"
 	}
 	return roughly(d) + " ago"
 }
@@ -237,7 +248,7 @@ func ago(ms int64) string {
 // roughly is d to the second under a minute, else to the minute: "45s",
 // "12m", "1h40m", "3h".
 func roughly(d time.Duration) string {
-	if d < time.Minute {
+	if d.Round(time.Second) < time.Minute {
 		return d.Round(time.Second).String()
 	}
 	s := strings.TrimSuffix(d.Round(time.Minute).String(), "0s")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/analyzer"
+	"github.com/nomarr/nomarr/adapters/httpapi"
 	"github.com/nomarr/nomarr/adapters/sqlite"
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
@@ -305,5 +306,40 @@ func TestServeShowsAndForgetsModelSets(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("serve still running 10 s after SIGINT; log:\n%s", logs.String())
+	}
+}
+
+// TestModelSetsWording: ages round before they pick their unit (59.6 s is
+// "1m", not "1m0s"); a record from a clock ahead reads as such, never as
+// lapsed; two hosts holding one back with one version are "another model
+// set".
+func TestModelSetsWording(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		59600 * time.Millisecond: "1m",
+		30 * time.Second:         "30s",
+		90 * time.Minute:         "1h30m",
+		2 * time.Hour:            "2h",
+	} {
+		if got := roughly(d); got != want {
+			t.Errorf("roughly(%v) = %q, want %q", d, got, want)
+		}
+	}
+	if got := ago(-(30 * time.Minute).Milliseconds()); got != "30m from now (clock ahead)" {
+		t.Errorf("ago(-30m) = %q", got)
+	}
+	now := time.Now()
+	sets := inventory.ModelSets{
+		"n1": {Version: "aaa", AtMs: now.Add(-time.Minute).UnixMilli()},
+		"n2": {Version: "bbb", AtMs: now.Add(-2 * time.Minute).UnixMilli()},
+		"n4": {Version: "bbb", AtMs: now.Add(-3 * time.Minute).UnixMilli()},
+		"n5": {Version: "ccc", AtMs: now.Add(3 * time.Hour).UnixMilli()},
+	}
+	ms := httpapi.NewModelSetsInfo(sets.Report("n1", now))
+	var b strings.Builder
+	writeModelSetsLine(&b, ms, now, func(a ...string) string { return "nomarr " + strings.Join(a, " ") })
+	out := b.String()
+	if !strings.Contains(out, "n5 ccc 3h from now (clock ahead) (not counted: clock ahead)") || strings.Contains(out, "lapsed") ||
+		!strings.Contains(out, "re-tagging held back by n2 (bbb), n4 (bbb), on another model set than this host (n1, aaa)") {
+		t.Errorf("status lines:\n%s", out)
 	}
 }

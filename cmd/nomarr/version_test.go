@@ -35,8 +35,9 @@ func TestVersionOf(t *testing.T) {
 	}
 }
 
-// TestVersionHelp: `nomarr --help` lists version as a command, so `nomarr
-// help version` and `nomarr version --help` describe it (they used to say
+// TestVersionHelp: `nomarr --help` lists version and help as commands, so
+// `nomarr help version`, `nomarr version --help` and `nomarr help help`
+// describe them (they used to say
 // "unknown command" and take --help for an argument, exit 2).
 func TestVersionHelp(t *testing.T) {
 	for _, args := range [][]string{{"help", "version"}, {"version", "--help"}, {"version", "-h"}} {
@@ -46,6 +47,11 @@ func TestVersionHelp(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
+	if rc := run([]string{"help", "help"}, &out, &errb); rc != 0 || out.String() != usage {
+		t.Errorf("help help: exit %d, %q %q", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
 	if rc := run([]string{"version", "extra"}, &out, &errb); rc != exitUsage || errb.String() != "usage: nomarr version\n" {
 		t.Errorf("version extra: exit %d, %q", rc, errb.String())
 	}

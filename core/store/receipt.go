@@ -18,8 +18,9 @@ type Death struct {
 	// process generation and the death's time). Empty: the release is not
 	// remembered, and a retry reports only what it releases itself.
 	ID string
-	// At is when the worker died: the store keeps the release's receipt
-	// ReceiptKeep after it.
+	// At is when the worker died: the store keeps the release's receipt at
+	// least ReceiptKeep after it (the next receipt written after that
+	// deletes it).
 	At time.Time
 }
 

@@ -295,9 +295,10 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 }
 
 // deathID names death gen of a worker id at now for the store's release
-// receipt: the generation tells the deaths of one main process apart, the
-// time those of main processes that share an instance id (a configured
-// one), whose generations start again from 1.
+// receipt: the generation tells the deaths of one main process apart; the
+// time guards against an instance id used again by a later main process
+// (whose generations start again from 1) — production ids are new at every
+// start (<node>:<pid>:<start-ms>), tests may reuse one.
 func deathID(gen uint64, now time.Time) string {
 	return strconv.FormatUint(gen, 10) + "@" + strconv.FormatInt(now.UnixMilli(), 10)
 }
