@@ -184,7 +184,9 @@ func (c *checker) crashUnreported() {
 	for k := range c.crash.unreported {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b lostKey) int { return cmp.Or(strings.Compare(a.file, b.file), strings.Compare(a.worker, b.worker)) })
+	slices.SortFunc(keys, func(a, b lostKey) int {
+		return cmp.Or(strings.Compare(a.file, b.file), strings.Compare(a.worker, b.worker))
+	})
 	for _, k := range keys {
 		f, u := k.file, c.crash.unreported[k]
 		inst, comp, _ := strings.Cut(u.worker, "/")
