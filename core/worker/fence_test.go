@@ -158,3 +158,34 @@ func TestOrphanAbandonsALostClaim(t *testing.T) {
 		t.Fatalf("fence of an abandoned job = %v, want ErrClaimLost", err)
 	}
 }
+
+// An orphan that abandoned a stalled job (OrphanAbandons) still holds its
+// claim until the lease runs out; the job, still running until the process
+// ends, must not write then: its fence refuses with ErrClaimLost and makes
+// no store call (a KeepClaim would extend the lease the worker let go).
+func TestFenceRefusesAnAbandonedJob(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.startJob(t0)
+	r.w.MainDied()
+	stall := worker.DefaultConfig(comp, wid).StallAfter
+	if _, gone := r.w.OrphanAbandons(at(time.Second)); gone {
+		t.Fatal("abandoned at the first look")
+	}
+	now := at(time.Second + stall)
+	s, gone := r.w.OrphanAbandons(now)
+	if !gone || s.Kind != worker.Exit || s.Code != 1 {
+		t.Fatalf("OrphanAbandons after stall_after = %+v %v, want Exit 1", s, gone)
+	}
+	before, _ := r.st.ClaimOf("a")
+	ops := r.st.Ops
+	if err := r.w.Fence(r.ctx, now); !errors.Is(err, store.ErrClaimLost) {
+		t.Fatalf("fence of an abandoned job = %v, want ErrClaimLost", err)
+	}
+	if r.st.Ops != ops {
+		t.Fatalf("fence of an abandoned job made %d store calls, want none", r.st.Ops-ops)
+	}
+	if c, held := r.st.ClaimOf("a"); !held || !c.LeaseUntil.Equal(before.LeaseUntil) {
+		t.Fatalf("claim after the fence %+v (held %v), want its lease left at %s", c, held, before.LeaseUntil.Sub(t0))
+	}
+}

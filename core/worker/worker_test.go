@@ -656,8 +656,11 @@ func TestStoreDownAtCompletionKeepsResult(t *testing.T) {
 	if r.file("a").Tagged {
 		t.Fatal("tagged while the store is down")
 	}
+	// Far more tries than MaxPendingWrites: while the main process lives,
+	// the result is kept for as long as the store is down (the bound is
+	// for an orphan only), and the worker does not exit.
 	now := at(10 * time.Second)
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 3*worker.DefaultConfig(comp, wid).MaxPendingWrites; i++ {
 		s := r.wantStep(now, worker.Wait)
 		if r.w.Phase() != health.BackingOff || !s.Until.After(now) {
 			t.Fatalf("step while down = %+v phase %s", s, r.w.Phase())
@@ -697,6 +700,77 @@ func TestStoreDownAtCompletionAfterMainDied(t *testing.T) {
 	e := r.wantStep(s.Until, worker.Exit)
 	if e.Code != 0 || !r.file("a").Tagged || r.st.TagWrites["a"] != 1 {
 		t.Fatalf("exit %+v, file %+v", e, r.file("a"))
+	}
+}
+
+// An orphan (its main process gone) whose result the store keeps refusing
+// tries the write exactly MaxPendingWrites times, JobDone's own try
+// included, then gives it up and exits 0, holding nothing: the lease
+// expiry returns the file.
+func TestPendingWriteGivenUpAfterMaxTries(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a")
+	r.startJob(t0)
+	r.w.MainDied()
+	r.st.SetFault(memstore.Down)
+	faults := r.st.Faults
+	now := at(time.Second)
+	r.w.JobDone(r.ctx, now, ok())
+	var s worker.Step
+	for i := 0; i < 100; i++ {
+		if s = r.step(now); s.Kind != worker.Wait {
+			break
+		}
+		now = s.Until
+	}
+	if s.Kind != worker.Exit || s.Code != 0 {
+		t.Fatalf("last step = %+v, want exit 0", s)
+	}
+	if n, want := r.st.Faults-faults, int64(worker.DefaultConfig(comp, wid).MaxPendingWrites); n != want {
+		t.Fatalf("result write tried %d times, want max_pending_writes (%d)", n, want)
+	}
+	if _, held := r.w.Holding(); held {
+		t.Fatal("still holding after giving the write up")
+	}
+	if se := r.ev.of(event.StoreError); len(se) == 0 || se[len(se)-1].File != "a" || !strings.Contains(se[len(se)-1].Reason, "giving up") {
+		t.Fatalf("store errors = %+v, want the last one giving up the write of a", se)
+	}
+}
+
+// A frame names the current job, with its progress, only while the job
+// runs: not while the models load for it nor while its result waits for
+// the store (the owner's stall clock runs while a frame names a job, and a
+// cold start is judged by cold_start_max, not stall_after). Each job's
+// progress starts at 0.
+func TestFrameNamesOnlyARunningJob(t *testing.T) {
+	r := newRig(t, nil)
+	r.addFiles("a", "b")
+	r.wantStep(t0, worker.LoadModels)
+	if f := r.w.Frame(); f.CurrentJob != "" || f.Progress != 0 {
+		t.Fatalf("frame while the models load = %+v, want no current job", f)
+	}
+	r.w.ModelsLoaded(r.ctx, t0, nil)
+	r.wantStep(t0, worker.Run)
+	r.w.Progress(7)
+	if f := r.w.Frame(); f.CurrentJob != "a" || f.Progress != 7 {
+		t.Fatalf("frame during job a = %+v", f)
+	}
+	r.w.JobDone(r.ctx, at(time.Second), ok())
+	r.wantStep(at(time.Second), worker.Run)
+	if f := r.w.Frame(); f.CurrentJob != "b" || f.Progress != 0 {
+		t.Fatalf("frame at the start of job b = %+v, want progress 0", f)
+	}
+	r.w.Progress(3)
+	if f := r.w.Frame(); f.Progress != 3 {
+		t.Fatalf("frame during job b = %+v, want progress 3", f)
+	}
+	r.st.SetFault(memstore.Down)
+	r.w.JobDone(r.ctx, at(2*time.Second), ok())
+	if _, held := r.w.Holding(); !held {
+		t.Fatal("result of b not pending")
+	}
+	if f := r.w.Frame(); f.CurrentJob != "" || f.Progress != 0 {
+		t.Fatalf("frame while the result waits for the store = %+v, want no current job", f)
 	}
 }
 
