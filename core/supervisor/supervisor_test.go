@@ -230,6 +230,15 @@ func TestStatusTable(t *testing.T) {
 			r.sup.PipeClosed(w0, r.gen(w0), at(2*time.Second))
 			return at(2 * time.Second)
 		}, health.Unhealthy},
+		{"killed for a stall with fresh frames, exit not yet seen", func(r *rig) time.Time {
+			r.sup.Start(r.ctx, t0)
+			d := time.Second
+			for ; r.procs.signals(w0, supervisor.Kill) == 0; d += 5 * time.Second {
+				r.frame(w0, at(d), health.Processing, "f1", 7)
+				r.sup.Tick(r.ctx, at(d))
+			}
+			return at(d - 5*time.Second)
+		}, health.Unhealthy},
 		{"failed", func(r *rig) time.Time {
 			r.sup.Start(r.ctx, t0)
 			r.exit(w0, 1, at(time.Second))
@@ -964,6 +973,23 @@ func TestStoreDownAtStartDefersSpawn(t *testing.T) {
 	if n := r.procs.count("spawn", w0); n != 1 {
 		t.Fatalf("spawns once the store is back = %d, want 1", n)
 	}
+
+	// A stop while the state is still unloaded: the load that succeeds
+	// later spawns nothing.
+	st.SetFault(memstore.Down)
+	r = newRigOn(t, st, 1, nil)
+	r.sup.Start(r.ctx, t0)
+	r.sup.Stop(at(time.Second))
+	st.SetFault(memstore.Healthy)
+	for d := 2 * time.Second; d <= 10*time.Second; d += time.Second {
+		r.sup.Tick(r.ctx, at(d))
+	}
+	if n := r.procs.count("spawn", w0); n != 0 {
+		t.Fatalf("spawns after Stop = %d, want 0", n)
+	}
+	if !r.sup.Done() {
+		t.Fatal("stop not done")
+	}
 }
 
 // failingRelease is a store whose ReleaseWorker fails while fail is set.
@@ -1315,5 +1341,85 @@ func TestResetWaitsForItsStateWrite(t *testing.T) {
 	}
 	if st, ok := ms.RestartState("node-a/" + w0); !ok || st.Failed() {
 		t.Fatalf("persisted state = %+v %v, want the reset", st, ok)
+	}
+}
+
+// healthy_reset counts an unbroken healthy run: an unhealthy status (a
+// backing_off frame) starts it over, and the reset comes healthy_reset
+// after the return to healthy, not after the first healthy status.
+func TestHealthyResetNeedsAnUnbrokenRun(t *testing.T) {
+	r := newRig(t, 1, nil)
+	r.sup.Start(r.ctx, t0)
+	r.exit(w0, 1, at(time.Second))
+	r.sup.Tick(r.ctx, at(2*time.Second)) // gen 2, Consecutive 1
+	back := 185 * time.Second            // healthy again from here
+	for d := 3 * time.Second; d <= back+5*time.Minute; d += time.Second {
+		if d%(5*time.Second) == 0 || d == 3*time.Second {
+			phase := health.Idle
+			if d == 180*time.Second {
+				phase = health.BackingOff
+			}
+			r.frame(w0, at(d), phase, "", 0)
+		}
+		r.sup.Tick(r.ctx, at(d))
+		if d == 181*time.Second {
+			r.wantStatus(w0, at(d), health.Unhealthy)
+		}
+		if n := len(r.ev.of(event.BackoffReset, w0)); d < back+5*time.Minute && n != 0 {
+			t.Fatalf("backoff_reset at %s, %s after the return to healthy", d, d-back)
+		}
+	}
+	if n := len(r.ev.of(event.BackoffReset, w0)); n != 1 {
+		t.Fatalf("backoff_reset events = %d, want 1 at healthy_reset after the return to healthy", n)
+	}
+}
+
+// A job's stall clock stops with the job: a worker idle (frames without a
+// current job) for longer than stall_after after a job is not killed.
+func TestStallClockEndsWithTheJob(t *testing.T) {
+	r := newRig(t, 1, nil)
+	r.sup.Start(r.ctx, t0)
+	for d := time.Second; d <= 30*time.Minute; d += time.Second {
+		if d%(5*time.Second) == 0 || d == time.Second {
+			if d <= time.Minute {
+				r.frame(w0, at(d), health.Processing, "f1", 1)
+			} else {
+				r.frame(w0, at(d), health.Idle, "", 0)
+			}
+		}
+		r.sup.Tick(r.ctx, at(d))
+		if d == time.Minute+5*time.Second {
+			if in := r.info(w0); in.CurrentJob != "" || in.Progress != 0 {
+				t.Fatalf("info after the job ended = %+v, want no current job", in)
+			}
+		}
+	}
+	if k := r.ev.of(event.Kill, w0); len(k) != 0 {
+		t.Fatalf("idle worker killed: %+v", k)
+	}
+}
+
+// A stop is not done while a dead worker's claims are unreleased: they
+// would stay claimed until their leases ran out. Once the store answers,
+// the claims are released and the stop completes.
+func TestStopWaitsForTheRelease(t *testing.T) {
+	r := newRig(t, 1, nil)
+	r.addFiles("f1")
+	r.sup.Start(r.ctx, t0)
+	r.claim("f1", r.sup.WorkerID(w0), at(time.Second))
+	r.sup.Stop(at(2 * time.Second))
+	r.st.SetFault(memstore.Down)
+	r.exit(w0, 0, at(3*time.Second))
+	r.sup.Tick(r.ctx, at(4*time.Second))
+	if r.sup.Done() {
+		t.Fatal("stop done with the dead worker's claim unreleased")
+	}
+	r.st.SetFault(memstore.Healthy)
+	r.sup.Tick(r.ctx, at(5*time.Second))
+	if _, ok := r.st.ClaimOf("f1"); ok {
+		t.Fatal("claim kept once the store is back")
+	}
+	if !r.sup.Done() {
+		t.Fatal("stop not done once the claims are released")
 	}
 }
