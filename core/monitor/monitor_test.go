@@ -278,3 +278,47 @@ func TestNextWake(t *testing.T) {
 		t.Fatalf("NextWake = %s, want 8s (history)", w.Sub(t0))
 	}
 }
+
+// A snapshot has rows only for components with a recorded status: one
+// registered after the last check, not polled yet, has none (a row with an
+// empty status is no status).
+func TestHistorySkipsComponentsNotPolledYet(t *testing.T) {
+	ctx := context.Background()
+	h := &fakeHistory{}
+	own := newOwner(map[string]health.Status{a: health.Healthy, b: health.Healthy})
+	cfg := monitor.Config{CheckInterval: 10 * time.Second, HistoryInterval: 4 * time.Second}
+	m := monitor.New(cfg, "inst-a", h, nil)
+	m.Register(a, own)
+	m.Tick(ctx, t0)
+	m.Register(b, own)
+	m.Tick(ctx, at(4*time.Second)) // a snapshot, no check
+	want := []store.HistoryRow{{At: at(4 * time.Second), Instance: "inst-a", Component: a, Status: "healthy"}}
+	if len(h.calls) != 1 || !slices.Equal(h.calls[0], want) {
+		t.Fatalf("history calls = %+v, want one with the row of %s only", h.calls, a)
+	}
+}
+
+// Registering a failed component again (a new owner, or the same after a
+// reset) polls it again, as Resume does.
+func TestRegisterAgainResumesPolling(t *testing.T) {
+	ctx := context.Background()
+	own := newOwner(map[string]health.Status{a: health.Failed})
+	m := monitor.New(monitor.DefaultConfig(), "inst-a", nil, nil)
+	m.Register(a, own)
+	m.Tick(ctx, t0)
+	if m.Polling(a) {
+		t.Fatal("failed component still polled")
+	}
+	again := newOwner(map[string]health.Status{a: health.Pending})
+	m.Register(a, again)
+	if !m.Polling(a) {
+		t.Fatal("registered again, not polled")
+	}
+	m.Tick(ctx, at(time.Second))
+	if again.polls[a] != 1 {
+		t.Fatalf("new owner polled %d times, want 1", again.polls[a])
+	}
+	if s, _ := m.Status(a); s != health.Pending {
+		t.Fatalf("Status(a) = %s, want pending", s)
+	}
+}
