@@ -68,6 +68,8 @@ import (
 //   - A worker that frames and makes progress is never killed; an orphan
 //     (its main process dead) never exits mid-job unless its job really
 //     stalled for stall_after.
+//   - A worker exits 0 only when its main process stops or is dead
+//     (check_exit.go).
 //   - The claims of a live worker not being killed, of a main process
 //     alive and not stopped, keep lease_until − now ≥ lease_ttl −
 //     lease_ttl/3 − check_interval (renewed every lease_ttl/3), but within
@@ -305,6 +307,7 @@ func (c *checker) onEvent(r *Rec) {
 			c.unsaved[nodeKey(e.Instance, e.Component)] = true
 		}
 	case event.WorkerExit:
+		c.checkCleanExit(e)
 		if e.Component != "" {
 			if in := c.instance(e.Instance); in != nil {
 				c.deaths = append(c.deaths, death{workerID: in.node.Sup.WorkerID(e.Component), at: c.w.now})
