@@ -469,14 +469,26 @@ func pending(d doc) bool {
 	return isTrue(d["needs_tagging"]) && isTrue(d["is_valid"]) && d["failed"] == false
 }
 
+// statSeq is the stat sequence's value (statSeqNow): meta's
+// store.MetaStatSeq as a number, 0 while absent.
+func (f *fakeServer) statSeq() float64 {
+	n := 0.0
+	if m, ok := f.colls[colMeta][store.MetaStatSeq]; ok {
+		n, _ = strconv.ParseFloat(str(m["value"]), 64)
+	}
+	return n
+}
+
 // emulations of the package's queries, written against the attribute names
 // the AQL uses.
 var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeErr){
 	qUpsertFiles: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		files := f.colls[colFiles]
+		counter := f.statSeq()
 		var out []any
 		for _, v := range b["docs"].([]any) {
-			d := v.(map[string]any)
+			d := with(v.(map[string]any)) // a copy: the bind parameters stay as sent
+			d["stat_seq"] = min(num(d["stat_seq"]), counter)
 			k := str(d["_key"])
 			prev, ok := files[k]
 			seq := max(num(prev["stat_seq"]), num(d["stat_seq"]))
@@ -591,11 +603,7 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		fd = with(fd, "tagged", true, "needs_tagging", false, "tagged_version", b["version"],
 			"last_tagged_at", b["at"], "checkpoint", "", "last_error", "")
 		if b["rewritten"] == true {
-			seq := 0.0
-			if m, ok := f.colls[colMeta][store.MetaStatSeq]; ok {
-				seq, _ = strconv.ParseFloat(str(m["value"]), 64)
-			}
-			fd = with(fd, "size", b["size"], "mtime_ms", b["mtime"], "stat_seq", max(num(fd["stat_seq"]), seq))
+			fd = with(fd, "size", b["size"], "mtime_ms", b["mtime"], "stat_seq", max(num(fd["stat_seq"]), f.statSeq()))
 		}
 		f.colls[colFiles][str(b["file"])] = fd
 		return []any{"done"}, nil

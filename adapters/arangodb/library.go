@@ -140,7 +140,8 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 			_, err := queryAll[int](ctx, s.db, qUpsertFiles, map[string]any{"docs": docs})
 			return err
 		}
-		return s.withTx(ctx, []string{colFiles}, func(ctx context.Context, tx arangodb.Transaction) error {
+		cols := arangodb.TransactionCollections{Write: []string{colFiles}, Read: []string{colMeta}}
+		return s.withTxOn(ctx, cols, func(ctx context.Context, tx arangodb.Transaction) error {
 			for chunk := range slices.Chunk(docs, upsertChunk) {
 				if _, err := queryAll[int](ctx, tx, qUpsertFiles, map[string]any{"docs": chunk}); err != nil {
 					return err

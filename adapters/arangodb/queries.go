@@ -34,9 +34,15 @@ import (
 // written either; a file written takes the higher stat_seq. The condition
 // is read in the query's snapshot: a completion that commits after it
 // makes the UPSERT fail with a write-write conflict, and UpsertFiles runs
-// the query again on a fresh snapshot. Reading library_files in the
-// subquery before the UPSERT writes it is allowed.
-const qUpsertFiles = `FOR d IN @docs
+// the query again on a fresh snapshot. A given stat_seq above the stat
+// sequence's value, read from meta in the query's snapshot, counts as that
+// value (store.ClampStatSeq: a number from another store; one this store
+// handed out committed before the query began, and is never above it).
+// Reading library_files in the subquery before the UPSERT writes it is
+// allowed; meta is only read.
+const qUpsertFiles = `LET seq = ` + statSeqNow + `
+FOR g IN @docs
+  LET d = MERGE(g, { stat_seq: MIN([g.stat_seq, seq]) })
   LET prev = FIRST(FOR p IN library_files FILTER p._key == d._key
     RETURN { size: p.size, mtime_ms: p.mtime_ms, is_valid: p.is_valid, stat_seq: NOT_NULL(p.stat_seq, 0) })
   LET changed = prev != null AND (prev.size != d.size OR prev.mtime_ms != d.mtime_ms)
@@ -49,6 +55,10 @@ const qUpsertFiles = `FOR d IN @docs
       : { is_valid: d.is_valid, stat_seq: MAX([prev.stat_seq, d.stat_seq]) }
     IN library_files
   RETURN 1`
+
+// statSeqNow is the stat sequence's value (meta store.MetaStatSeq; 0
+// while no scan took a number), an AQL expression.
+const statSeqNow = `NOT_NULL(FIRST(FOR m IN meta FILTER m._key == "` + store.MetaStatSeq + `" RETURN TO_NUMBER(m.value)), 0)`
 
 // qNextStatSeq advances the stat sequence (meta store.MetaStatSeq, a
 // decimal string as every meta value) by one and returns it. Two at once:
@@ -192,7 +202,7 @@ const qKeepHeld = `FOR c IN worker_claims
 // sequence's value (read from meta; Complete's transaction declares it).
 // It returns "done", "changed" (nothing written) or "gone".
 const qCompleteFile = `LET f = FIRST(FOR lf IN library_files FILTER lf._key == @file RETURN lf)
-LET seq = NOT_NULL(FIRST(FOR m IN meta FILTER m._key == "` + store.MetaStatSeq + `" RETURN TO_NUMBER(m.value)), 0)
+LET seq = ` + statSeqNow + `
 LET same = f != null AND (!@claimed OR (f.size == @csize AND f.mtime_ms == @cmtime)
   OR (@rewritten AND f.size == @size AND f.mtime_ms == @mtime))
 LET upd = (

@@ -34,19 +34,28 @@ func scanFile(r scanner) (store.File, error) {
 // empty key rejects it whole), a key given twice counts once (the last entry
 // wins), and it is applied in one transaction: callers with very large
 // libraries should pass batches of a few thousand files so that the write
-// lock is held briefly.
+// lock is held briefly. A batch with stat sequence numbers reads the
+// sequence once, in the transaction, to clamp them (store.ClampStatSeq).
 func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 	last := make(map[string]int, len(files))
+	var numbered bool
 	for i, f := range files {
 		if f.Key == "" {
 			return fmt.Errorf("sqlite: upsert: file %d (path %q) has an empty key", i, f.Path)
 		}
 		last[f.Key] = i
+		numbered = numbered || f.StatSeq != 0
 	}
 	if len(files) == 0 {
 		return nil
 	}
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		var counter int64
+		if numbered {
+			if err := tx.StmtContext(ctx, s.ws[sStatSeqNow]).QueryRowContext(ctx).Scan(&counter); err != nil {
+				return fmt.Errorf("stat sequence: %w", err)
+			}
+		}
 		st := tx.StmtContext(ctx, s.ws[sUpsertFile])
 		for i, f := range files {
 			if last[f.Key] != i {
@@ -54,7 +63,7 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 			}
 			_, err := st.ExecContext(ctx, f.Key, f.Path, f.Size, f.MtimeMs, b2i(f.NeedsTagging), b2i(f.IsValid),
 				b2i(f.Tagged), f.TaggedVersion, ms(f.LastTaggedAt), f.Attempts, ms(f.NextRetryAt), ms(f.SkipUntil),
-				f.CrashCount, b2i(f.Failed), f.LastError, f.Checkpoint, f.StatSeq)
+				f.CrashCount, b2i(f.Failed), f.LastError, f.Checkpoint, store.ClampStatSeq(f.StatSeq, counter))
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.Key, err)
 			}

@@ -209,6 +209,7 @@ const (
 	// writes (writer connection)
 	sUpsertFile = iota
 	sNextStatSeq
+	sStatSeqNow
 	sClaimInsert
 	sClaimExists
 	sClaimedFile
@@ -277,6 +278,9 @@ var writeSQL = map[int]string{
 			last_error = CASE WHEN ` + changedFile + ` THEN '' ELSE last_error END,
 			checkpoint = CASE WHEN ` + changedFile + ` THEN '' ELSE checkpoint END
 		WHERE (` + changedFile + ` OR library_files.is_valid <> excluded.is_valid) AND ` + newerStat + ``,
+	// The stat sequence's value, read in an upsert's transaction: a number
+	// above it is written as it (store.ClampStatSeq).
+	sStatSeqNow: `SELECT ` + statSeqNow,
 	// The stat sequence, advanced by one (store.Library.NextStatSeq).
 	sNextStatSeq: `INSERT INTO meta (key, value) VALUES ('` + store.MetaStatSeq + `', '1')
 		ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1

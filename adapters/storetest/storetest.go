@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"NextStatSeq", testNextStatSeq},
 		{"UpsertOlderStatKeepsRewrite", testUpsertOlderStatKeepsRewrite},
 		{"UpsertOlderStatKeepsNewerScan", testUpsertOlderStatKeepsNewerScan},
+		{"UpsertNumberAboveSequence", testUpsertNumberAboveSequence},
 		{"ReleaseWithoutUpdate", testReleaseWithoutUpdate},
 		{"ReleaseWithUpdate", testReleaseWithUpdate},
 		{"ReleaseOnlyByHolder", testReleaseOnlyByHolder},
@@ -742,6 +744,60 @@ func testUpsertOlderStatKeepsNewerScan(h *h) {
 	fresh.StatSeq = early
 	h.upsert(fresh)
 	h.wantFile("c", fresh)
+}
+
+// A number above the stat sequence (a scan that took it from another
+// store: the database replaced or restored from a backup while the scan
+// ran) is written as the sequence's value: no stamp exceeds the sequence,
+// which the upsert does not move, so the next scans' numbers are above
+// every stamp and their changes apply. Stamped with the number as given,
+// the files would refuse every numbered scan until the sequence passed it.
+func testUpsertNumberAboveSequence(h *h) {
+	// A store whose sequence is absent (0): a number is written as 0, an
+	// observation without order, as every stamp there is.
+	z := NewFile("z")
+	z.StatSeq = 500
+	h.upsert(z)
+	if f := h.file("z"); f.StatSeq != 0 {
+		h.Fatalf("a new file given number 500 in a store without a sequence: stamped %d, want 0", f.StatSeq)
+	}
+	h.upsertKeys("a", "b")
+	h.nextStatSeq()
+	cur := h.nextStatSeq() // 2
+	foreign := cur + 500
+
+	a := NewFile("a") // a change
+	a.Size, a.StatSeq = 2000, foreign
+	b := NewFile("b") // a validity change
+	b.IsValid, b.StatSeq = false, foreign
+	c := NewFile("c") // a new file
+	c.StatSeq = foreign
+	h.upsert(a, b, c)
+	for _, k := range []string{"a", "b", "c"} {
+		if f := h.file(k); f.StatSeq != cur {
+			h.Fatalf("%s given number %d with the sequence at %d: stamped %d, want %d", k, foreign, cur, f.StatSeq, cur)
+		}
+	}
+	if f := h.file("a"); f.Size != 2000 || !f.NeedsTagging {
+		h.Fatalf("a change given a number above the sequence: %+v", f)
+	}
+	if f := h.file("b"); f.IsValid {
+		h.Fatalf("a validity change given a number above the sequence: %+v", f)
+	}
+	if v, ok, err := h.st.GetMeta(h.Context(), store.MetaStatSeq); err != nil || !ok || v != strconv.FormatInt(cur, 10) {
+		h.Fatalf("GetMeta(%s) = %q %v %v after the upsert, want %d", store.MetaStatSeq, v, ok, err, cur)
+	}
+
+	// The next scan's number is above the stamps: its changes apply.
+	next := h.nextStatSeq()
+	for _, k := range []string{"a", "b", "c", "z"} {
+		f := NewFile(k)
+		f.Size, f.StatSeq = 3000, next
+		h.upsert(f)
+		if got := h.file(k); got.Size != 3000 || !got.IsValid || got.StatSeq != next {
+			h.Fatalf("%s scanned with number %d after the upsert above the sequence: %+v", k, next, got)
+		}
+	}
 }
 
 // A file whose content changed while its job ran (a scan recorded a new

@@ -29,6 +29,103 @@ func (s *beforeUpsert) UpsertFiles(ctx context.Context, files []store.File) erro
 	return s.Store.UpsertFiles(ctx, files)
 }
 
+// duringStatSeq is a store that runs a hook once, when the scan asks for
+// its first stat sequence number, before the number is taken.
+type duringStatSeq struct {
+	store.Store
+	hook func()
+}
+
+func (s *duringStatSeq) NextStatSeq(ctx context.Context) (int64, error) {
+	if f := s.hook; f != nil {
+		s.hook = nil
+		f()
+	}
+	return s.Store.NextStatSeq(ctx)
+}
+
+// rewriteFixture is a library of one file, a.flac, scanned once (it needs
+// tagging), and a job that claims it, rewrites it as the tag writer does
+// (new size and mtime) and completes with the rewrite.
+type rewriteFixture struct {
+	t         *testing.T
+	ctx       context.Context
+	st        *sqlite.Store
+	lib, path string
+	key       string
+	t0        time.Time
+	old       store.Stat
+	rewritten store.Stat // once the job ran
+}
+
+func newRewriteFixture(t *testing.T) *rewriteFixture {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "nomarr.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	x := &rewriteFixture{t: t, ctx: context.Background(), st: st, lib: t.TempDir(),
+		t0: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	x.path = filepath.Join(x.lib, "a.flac")
+	x.key = library.Key(x.path)
+	x.old = x.write("audio", x.t0)
+	x.scan(st)
+	return x
+}
+
+// write replaces the file's content and mtime and returns its stat.
+func (x *rewriteFixture) write(content string, mtime time.Time) store.Stat {
+	x.t.Helper()
+	if err := os.WriteFile(x.path, []byte(content), 0o644); err != nil {
+		x.t.Fatal(err)
+	}
+	if err := os.Chtimes(x.path, mtime, mtime); err != nil {
+		x.t.Fatal(err)
+	}
+	fi, err := library.Stat(x.path)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return store.Stat{Size: fi.Size(), MtimeMs: fi.ModTime().UnixMilli()}
+}
+
+// scan scans the library into st (the store, or a wrapper of it).
+func (x *rewriteFixture) scan(st store.Store) {
+	x.t.Helper()
+	if _, _, err := scanInto(x.ctx, st, x.lib, modelScan{}, slog.New(slog.DiscardHandler)); err != nil {
+		x.t.Fatal(err)
+	}
+}
+
+// job claims the file, rewrites it and completes with the rewrite.
+func (x *rewriteFixture) job() {
+	now := time.Now()
+	if _, err := x.st.Claim(x.ctx, store.Claim{FileKey: x.key, WorkerID: "i/w0", ClaimedAt: now, LeaseUntil: now.Add(time.Minute)}); err != nil {
+		x.t.Error(err)
+		return
+	}
+	x.rewritten = x.write("audio with tags", x.t0.Add(time.Hour))
+	err := x.st.Complete(x.ctx, store.Ref{FileKey: x.key, WorkerID: "i/w0"},
+		store.Completion{Version: "v1", At: now, Claimed: &x.old, Rewritten: &x.rewritten})
+	if err != nil {
+		x.t.Error(err)
+	}
+}
+
+// want checks the stored file: tagged (or needing tagging) with stat.
+func (x *rewriteFixture) want(when string, tagged bool, stat store.Stat) {
+	x.t.Helper()
+	f, err := x.st.File(x.ctx, x.key)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	if f.Tagged != tagged || f.NeedsTagging == tagged || f.Size != stat.Size || f.MtimeMs != stat.MtimeMs {
+		x.t.Fatalf("%s: tagged %v, needs tagging %v, size %d, mtime %d; want tagged %v, size %d, mtime %d",
+			when, f.Tagged, f.NeedsTagging, f.Size, f.MtimeMs, tagged, stat.Size, stat.MtimeMs)
+	}
+}
+
 // A job that rewrites a file and records its new stat between the scan's
 // read of the file's stat and the scan's write of its batch keeps what it
 // recorded: the file stays tagged, with its new size and mtime, and the
@@ -37,73 +134,27 @@ func (s *beforeUpsert) UpsertFiles(ctx context.Context, files []store.File) erro
 // and the file, taken for changed, was analysed again. A change made
 // after the job is still seen by the next scan.
 func TestScanKeepsAJobsRewrite(t *testing.T) {
-	lib := t.TempDir()
-	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "nomarr.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	log := slog.New(slog.DiscardHandler)
-	path := filepath.Join(lib, "a.flac")
-	key := library.Key(path)
-	write := func(content string, mtime time.Time) store.Stat {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(path, mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
-		fi, err := library.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return store.Stat{Size: fi.Size(), MtimeMs: fi.ModTime().UnixMilli()}
-	}
-	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	old := write("audio", t0)
-	if _, _, err := scanInto(ctx, st, lib, modelScan{}, log); err != nil {
-		t.Fatal(err)
-	}
+	x := newRewriteFixture(t)
+	x.scan(&beforeUpsert{Store: x.st, hook: x.job})
+	x.want("after a scan whose batch read the file before the job's rewrite", true, x.rewritten)
+	x.scan(x.st)
+	x.want("after the next scan", true, x.rewritten)
 
-	var rewritten store.Stat
-	job := func() { // claim, rewrite (as the tag writer does: new size and mtime), complete
-		now := time.Now()
-		if _, err := st.Claim(ctx, store.Claim{FileKey: key, WorkerID: "i/w0", ClaimedAt: now, LeaseUntil: now.Add(time.Minute)}); err != nil {
-			t.Error(err)
-			return
-		}
-		rewritten = write("audio with tags", t0.Add(time.Hour))
-		err := st.Complete(ctx, store.Ref{FileKey: key, WorkerID: "i/w0"},
-			store.Completion{Version: "v1", At: now, Claimed: &old, Rewritten: &rewritten})
-		if err != nil {
-			t.Error(err)
-		}
-	}
-	if _, _, err := scanInto(ctx, &beforeUpsert{Store: st, hook: job}, lib, modelScan{}, log); err != nil {
-		t.Fatal(err)
-	}
-	want := func(when string, tagged bool, stat store.Stat) {
-		t.Helper()
-		f, err := st.File(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.Tagged != tagged || f.NeedsTagging == tagged || f.Size != stat.Size || f.MtimeMs != stat.MtimeMs {
-			t.Fatalf("%s: tagged %v, needs tagging %v, size %d, mtime %d; want tagged %v, size %d, mtime %d",
-				when, f.Tagged, f.NeedsTagging, f.Size, f.MtimeMs, tagged, stat.Size, stat.MtimeMs)
-		}
-	}
-	want("after a scan whose batch read the file before the job's rewrite", true, rewritten)
-	if _, _, err := scanInto(ctx, st, lib, modelScan{}, log); err != nil {
-		t.Fatal(err)
-	}
-	want("after the next scan", true, rewritten)
+	changed := x.write("new audio, changed by hand", x.t0.Add(2*time.Hour))
+	x.scan(x.st)
+	x.want("after a scan of a file changed after the job", false, changed)
+}
 
-	changed := write("new audio, changed by hand", t0.Add(2*time.Hour))
-	if _, _, err := scanInto(ctx, st, lib, modelScan{}, log); err != nil {
-		t.Fatal(err)
-	}
-	want("after a scan of a file changed after the job", false, changed)
+// A scan takes a batch's stat sequence number before the walk reads the
+// batch's stats, not when it writes the batch: a job that rewrites the
+// file and completes just before the number is taken stamps the file with
+// a lower number, and the walk, which reads the stat after, finds the file
+// as the job left it; the file stays tagged. A number taken after the
+// walk read the stats (just before the upsert) would be higher than the
+// completion's stamp, and the stat from before the rewrite would replace
+// the job's: the file would need tagging again.
+func TestScanTakesItsNumberBeforeTheWalk(t *testing.T) {
+	x := newRewriteFixture(t)
+	x.scan(&duringStatSeq{Store: x.st, hook: x.job})
+	x.want("after a scan during whose first NextStatSeq a job rewrote the file", true, x.rewritten)
 }

@@ -31,8 +31,32 @@ package store
 // changed again between the completion and the scan batch's read is seen
 // by the next scan. A scan's own upsert stamps what it writes with n, so
 // of two scans running at once the one that took the later number wins.
+//
+// No stamp exceeds the counter. The completion's c is the counter's value;
+// an upsert reads the counter in its own operation and writes a number
+// above it as the counter's value (ClampStatSeq), without moving the
+// counter. A number the scan took from this store is never clamped: the
+// counter only grows, and the upsert reads it after NextStatSeq returned
+// n, so it reads at least n (ArangoDB reads it in the upsert's snapshot,
+// taken after that). A number above the counter comes from another
+// incarnation of the store: the database replaced, or restored from a
+// backup, while a scan ran and its handle reopened on the new one. Written
+// as given, it would stamp files above every number the next scans take,
+// and they would refuse every change to those files until the counter
+// passed it, hundreds of scans later. Clamped, the scan is ordered as
+// though it took the counter's value when it writes: no observation in
+// the new store orders it, so a rewrite recorded there since its walk may
+// still be replaced by its older stat, at the cost of one more analysis,
+// and the next scan, numbered above every stamp, corrects what it wrote.
 
 // StatNewer reports whether an observation numbered given replaces a
 // stored one numbered stored: one without a number (0) always, otherwise
 // only a later number.
 func StatNewer(given, stored int64) bool { return given == 0 || given > stored }
+
+// ClampStatSeq is the number an upsert writes for a scan's number given
+// when the stat sequence's value is counter: given, or counter when given
+// is above it (a number from another store; counter 0, a store where no
+// scan took a number, makes it 0, no order, which is what every stamp
+// there is). Never above counter, so no stamp outruns the sequence.
+func ClampStatSeq(given, counter int64) int64 { return min(given, counter) }

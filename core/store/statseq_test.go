@@ -18,3 +18,17 @@ func TestStatNewer(t *testing.T) {
 		}
 	}
 }
+
+// An upsert writes a scan's number as given up to the sequence's value,
+// and the sequence's value for a number above it.
+func TestClampStatSeq(t *testing.T) {
+	for _, c := range []struct{ given, counter, want int64 }{
+		{0, 0, 0}, {0, 9, 0}, // no number
+		{3, 9, 3}, {9, 9, 9}, // taken from this store
+		{500, 9, 9}, {500, 0, 0}, // from another store
+	} {
+		if got := ClampStatSeq(c.given, c.counter); got != c.want {
+			t.Errorf("ClampStatSeq(%d, %d) = %d, want %d", c.given, c.counter, got, c.want)
+		}
+	}
+}

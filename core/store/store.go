@@ -254,7 +254,11 @@ type Library interface {
 	// observation older than the stored one (a job recorded its rewrite,
 	// or another scan its stat, after this scan took its number) leaves
 	// the file as it is, validity included. A file written takes the
-	// higher of the two numbers.
+	// higher of the two numbers. A number above the stat sequence's value,
+	// read in the same operation (one taken from another store: the
+	// database replaced while the scan ran), counts as that value
+	// (ClampStatSeq): no stored StatSeq exceeds the sequence, which the
+	// upsert does not move.
 	UpsertFiles(ctx context.Context, files []File) error
 	// NextStatSeq advances the store's stat sequence by one and returns
 	// its new value, atomically: no two calls return the same number. A
@@ -431,7 +435,7 @@ const (
 	MetaWorkerEnabled = "worker_enabled"
 	MetaGPUHealth     = "gpu:health" // one host's is GPUHealthKey(node)
 	// MetaStatSeq holds the stat sequence, a decimal number that only
-	// NextStatSeq writes (absent: 0).
+	// NextStatSeq writes (absent: 0); no file's StatSeq exceeds it.
 	MetaStatSeq = "stat_seq"
 )
 

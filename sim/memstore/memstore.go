@@ -131,10 +131,12 @@ func (s *Store) UpsertFiles(_ context.Context, files []store.File) error {
 		last[in.Key] = i // a key given twice: the last entry wins
 	}
 	var added []*store.File
+	counter := s.statSeq()
 	for i, in := range files {
 		if last[in.Key] != i {
 			continue
 		}
+		in.StatSeq = store.ClampStatSeq(in.StatSeq, counter) // never above the sequence
 		if pos, ok := s.index[in.Key]; ok {
 			f := s.files[pos]
 			if !store.StatNewer(in.StatSeq, f.StatSeq) {
