@@ -34,8 +34,10 @@ import (
 // Measured with 20,000 files scanned beside 3 workers tagging them as fast
 // as they can (real processes, TestWALShrinksBackAfterScan): the WAL peaked
 // at 27–67 MiB and kept that size; with these checkpoints it still peaks
-// at 11–60 MiB, depending on timing, but is back under 9 MiB when the
-// burst is over.
+// at 11–60 MiB (146 MiB once on a loaded machine), depending on timing,
+// but is back under 9 MiB when the burst is over: at once, or, when the
+// burst's last attempts were held up, at the first write after their
+// back-off (a main process writes health history every history_interval).
 const (
 	walCheckpointAt       = 8 << 20
 	walCheckpointWait     = 200 * time.Millisecond

@@ -586,17 +586,32 @@ func TestWALShrinksBackAfterScan(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("%d files scanned and tagged in %s", files, time.Since(began).Round(100*time.Millisecond))
-	time.Sleep(time.Second)
-	end := sampleProc(t, pid, addr)
+	// Checkpoints run after writes. One that the burst's readers held up
+	// is tried again after a back-off (up to walCheckpointRetryMax, 30 s),
+	// at the next write: once the library is tagged, the next health
+	// history snapshot (history_interval, 30 s) at the latest. On an idle
+	// machine the WAL is down within a second; wait for it up to both.
+	done := time.Now()
 	st, _ := os.Stat(walPath)
+	for st != nil && st.Size() > 16<<20 && time.Since(done) < 65*time.Second {
+		time.Sleep(250 * time.Millisecond)
+		st, _ = os.Stat(walPath)
+	}
+	t.Logf("the WAL came down to %d bytes %s after the last file", st.Size(), time.Since(done).Round(100*time.Millisecond))
+	end := sampleProc(t, pid, addr)
 	db, _ := os.Stat(filepath.Join(data, "nomarr.db"))
 	t.Logf("after %d files scanned and tagged: %s; WAL %d bytes (largest seen %d), database %d bytes",
 		files, end, st.Size(), maxWAL, db.Size())
-	// The peak depends on timing (11–60 MiB seen, -race included); what
-	// must hold is that the WAL comes back down: without the checkpoints it
-	// kept its peak, 27–67 MiB.
+	// The peak depends on timing (11–146 MiB seen, -race included, the
+	// most on a loaded machine); what must hold is that the WAL comes back
+	// down. Without the store's checkpoints it kept its peak (27–67 MiB)
+	// when the burst's readers never paused; when they do pause, SQLite's
+	// own restart of the WAL with journal_size_limit brings it to 8 MiB
+	// too, so this end-to-end run is a smoke test: the checkpoints are
+	// proven behind a held snapshot by adapters/sqlite's
+	// TestCheckpointBackOffBehindAHeldSnapshot.
 	if st.Size() > 16<<20 {
-		t.Errorf("the WAL is %.1f MiB after the scan and tagging (largest %.1f MiB) for a %.1f MiB database: "+
+		t.Errorf("the WAL is %.1f MiB a minute after the scan and tagging (largest %.1f MiB) for a %.1f MiB database: "+
 			"its checkpoints are starved and it is never truncated", float64(st.Size())/(1<<20), float64(maxWAL)/(1<<20), float64(db.Size())/(1<<20))
 	}
 }
