@@ -709,14 +709,16 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		n := map[string]int{}
 		for _, fd := range f.colls[colFiles] {
 			switch {
+			case !isTrue(fd["is_valid"]):
+				n["invalid"]++
 			case isTrue(fd["tagged"]):
 				n["tagged"]++
 			case isTrue(fd["failed"]):
 				n["failed"]++
-			case isTrue(fd["needs_tagging"]) && isTrue(fd["is_valid"]):
+			case isTrue(fd["needs_tagging"]):
 				n["pending"]++
 			default:
-				n["other"]++
+				n["invalid"]++
 			}
 		}
 		classes := []any{}

@@ -302,12 +302,12 @@ RETURN gone`
 // qFile reads one file.
 const qFile = `FOR f IN library_files FILTER f._key == @key RETURN f`
 
-// qCounts summarises the library in one scan (grouped by class) plus the
-// number of claims, in one snapshot.
+// qCounts summarises the library in one scan (grouped by class,
+// store.ClassOf) plus the number of claims, in one snapshot.
 const qCounts = `LET classes = (
   FOR f IN library_files
-    COLLECT cls = (f.tagged == true ? "tagged" : (f.failed == true ? "failed" :
-      ((f.needs_tagging == true AND f.is_valid == true) ? "pending" : "other"))) WITH COUNT INTO n
+    COLLECT cls = (f.is_valid != true ? "invalid" : (f.tagged == true ? "tagged" :
+      (f.failed == true ? "failed" : (f.needs_tagging == true ? "pending" : "invalid")))) WITH COUNT INTO n
     RETURN { cls: cls, n: n }
 )
 LET claimed = LENGTH(FOR c IN worker_claims RETURN 1)

@@ -12,12 +12,13 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// recountSQL is Counts as a scan of every file: what schema version 1 ran on
-// each call, and what library_counts must always equal.
+// recountSQL is Counts as a scan of every file, by store.ClassOf's rule (a
+// file that is not valid is invalid whatever its tags or failure): what
+// library_counts must always equal.
 const recountSQL = `SELECT count(*),
-		coalesce(sum(tagged = 1), 0),
-		coalesce(sum(tagged = 0 AND failed = 1), 0),
-		coalesce(sum(tagged = 0 AND failed = 0 AND needs_tagging = 1 AND is_valid = 1), 0),
+		coalesce(sum(is_valid = 1 AND tagged = 1), 0),
+		coalesce(sum(is_valid = 1 AND tagged = 0 AND failed = 1), 0),
+		coalesce(sum(is_valid = 1 AND tagged = 0 AND failed = 0 AND needs_tagging = 1), 0),
 		(SELECT count(*) FROM worker_claims)
 	FROM library_files`
 
@@ -99,7 +100,7 @@ func TestCountsEqualARecount(t *testing.T) {
 	if _, err := s.MarkMissing(bg, []string{"k11", "k12", "k04", "k19"}); err != nil {
 		t.Fatal(err)
 	}
-	check("marked missing")
+	check("marked missing (k04 tagged)")
 	if _, err := s.RetryFailed(bg, []string{"k00", "k20", "k05"}); err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +121,8 @@ func TestCountsEqualARecount(t *testing.T) {
 		`DELETE FROM library_files WHERE key IN ('k03', 'k21', 'k29', 'k01')`,
 		`UPDATE library_files SET tagged = 0, needs_tagging = 1 WHERE key = 'k06'`,
 		`UPDATE library_files SET failed = 1 WHERE key IN ('k22', 'k07')`,
+		`UPDATE library_files SET is_valid = 0 WHERE key IN ('k08', 'k22')`,
+		`UPDATE library_files SET is_valid = 1 WHERE key = 'k08'`,
 		`UPDATE library_files SET path = 'moved' WHERE key = 'k23'`,
 		`INSERT INTO library_files (key, needs_tagging, is_valid, tagged) VALUES ('k99', 0, 1, 1)`,
 	} {
@@ -368,5 +371,76 @@ func TestOpenNotHeldUpBySettling(t *testing.T) {
 	}
 	if f, err := s2.File(bg, "a"); err != nil || f.Key != "a" {
 		t.Fatalf("read after the open: %+v, %v", f, err)
+	}
+}
+
+// oldFileClass is the class rule of the library_counts triggers before a
+// file gone counted as invalid whatever its tags: tagged first.
+func oldFileClass(r string) string {
+	return `(CASE WHEN ` + r + `.tagged = 1 THEN 'tagged' WHEN ` + r + `.failed = 1 THEN 'failed'
+		WHEN ` + r + `.needs_tagging = 1 AND ` + r + `.is_valid = 1 THEN 'pending' ELSE 'invalid' END)`
+}
+
+// A database of this schema version whose triggers count by the older rule
+// (a tagged or failed file gone counted as tagged or failed) gets this
+// program's triggers and a recount at its first open for writing; a
+// read-only open leaves it as it is.
+func TestCountsRuleRebuiltOnOpen(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	seed(t, s, "a", "b", "c")
+	for _, k := range []string{"a", "b"} {
+		if _, err := s.Claim(bg, claim(k, "i/w0", t0, time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Version: "v1", At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(bg, store.Ref{FileKey: "b", WorkerID: "i/w0"}, &store.FileUpdate{Failed: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var old []string
+	for _, name := range []string{"library_counts_insert", "library_counts_delete", "library_counts_update"} {
+		old = append(old, `DROP TRIGGER `+name)
+	}
+	old = append(old,
+		`CREATE TRIGGER library_counts_insert AFTER INSERT ON library_files BEGIN
+			UPDATE library_counts SET n = n + 1 WHERE class = `+oldFileClass("NEW")+`; END`,
+		`CREATE TRIGGER library_counts_delete AFTER DELETE ON library_files BEGIN
+			UPDATE library_counts SET n = n - 1 WHERE class = `+oldFileClass("OLD")+`; END`,
+		`CREATE TRIGGER library_counts_update AFTER UPDATE OF tagged, failed, needs_tagging, is_valid ON library_files
+			WHEN `+oldFileClass("OLD")+` <> `+oldFileClass("NEW")+` BEGIN
+			UPDATE library_counts SET n = n - 1 WHERE class = `+oldFileClass("OLD")+`;
+			UPDATE library_counts SET n = n + 1 WHERE class = `+oldFileClass("NEW")+`; END`,
+		// The tagged and the failed file leave: the old rule keeps them in their class.
+		`UPDATE library_files SET is_valid = 0 WHERE key IN ('a', 'b')`)
+	execAll(t, path, old...)
+	oldCounts := store.Counts{Total: 3, Tagged: 1, Failed: 1, Pending: 1}
+
+	ro := openT(t, path, WithReadOnly())
+	if got, err := ro.Counts(bg); err != nil || got != oldCounts {
+		t.Fatalf("read-only Counts = %+v %v, want the file's own %+v", got, err, oldCounts)
+	}
+	s = openT(t, path)
+	want := store.Counts{Total: 3, Pending: 1}
+	if got, err := s.Counts(bg); err != nil || got != want {
+		t.Fatalf("Counts after an open for writing = %+v %v, want %+v (a, b gone: invalid)", got, err, want)
+	}
+	db := raw(t, path)
+	if got := recount(t, db); got != want {
+		t.Fatalf("recount = %+v, want %+v", got, want)
+	}
+	if _, err := s.MarkMissing(bg, []string{"c"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpsertFiles(bg, []store.File{mkf("a")}); err != nil { // back, unchanged: tagged again
+		t.Fatal(err)
+	}
+	if got, err := s.Counts(bg); err != nil || got != recount(t, db) || got.Tagged != 1 || got.Invalid() != 2 {
+		t.Fatalf("Counts after writes = %+v %v, a recount gives %+v (a tagged, b and c gone)", got, err, recount(t, db))
 	}
 }

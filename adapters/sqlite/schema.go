@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -90,11 +91,47 @@ var schema = []string{
 }
 
 // fileClass is the class store.Counts puts a file row in (R: NEW or OLD),
-// in the order the classes exclude each other: tagged, failed, pending
-// (needs tagging and valid), invalid (none of these).
+// by store.ClassOf's rule: invalid (not valid), tagged, failed, pending
+// (needs tagging), invalid (none of these).
 func fileClass(r string) string {
-	return `(CASE WHEN ` + r + `.tagged = 1 THEN '` + store.ClassTagged + `' WHEN ` + r + `.failed = 1 THEN '` + store.ClassFailed + `'
-		WHEN ` + r + `.needs_tagging = 1 AND ` + r + `.is_valid = 1 THEN '` + store.ClassPending + `' ELSE '` + store.ClassInvalid + `' END)`
+	return `(CASE WHEN ` + r + `.is_valid <> 1 THEN '` + store.ClassInvalid + `'
+		WHEN ` + r + `.tagged = 1 THEN '` + store.ClassTagged + `' WHEN ` + r + `.failed = 1 THEN '` + store.ClassFailed + `'
+		WHEN ` + r + `.needs_tagging = 1 THEN '` + store.ClassPending + `' ELSE '` + store.ClassInvalid + `' END)`
+}
+
+// countsDDL (re)builds the library_counts triggers and recounts the rows
+// from the files, in the transaction it runs in; every statement is safe
+// on a database that has library_counts, with or without triggers. A new
+// or upgraded database gets it with version2; a version 3 database whose
+// triggers count by an older rule (before a file gone counted as invalid
+// whatever its tags) gets it at its next open for writing (ensureCounts).
+// The rule changes no schema version: the triggers live in the file, so a
+// program of this schema version, older or newer, counts by the rule the
+// file holds, and none has to refuse the file.
+var countsDDL = []string{
+	`DROP TRIGGER IF EXISTS library_counts_insert`,
+	`DROP TRIGGER IF EXISTS library_counts_delete`,
+	`DROP TRIGGER IF EXISTS library_counts_update`,
+	`CREATE TRIGGER library_counts_insert AFTER INSERT ON library_files BEGIN
+		UPDATE library_counts SET n = n + 1 WHERE class = ` + fileClass("NEW") + `;
+	END`,
+	`CREATE TRIGGER library_counts_delete AFTER DELETE ON library_files BEGIN
+		UPDATE library_counts SET n = n - 1 WHERE class = ` + fileClass("OLD") + `;
+	END`,
+	`CREATE TRIGGER library_counts_update
+		AFTER UPDATE OF tagged, failed, needs_tagging, is_valid ON library_files
+		WHEN ` + fileClass("OLD") + ` <> ` + fileClass("NEW") + ` BEGIN
+		UPDATE library_counts SET n = n - 1 WHERE class = ` + fileClass("OLD") + `;
+		UPDATE library_counts SET n = n + 1 WHERE class = ` + fileClass("NEW") + `;
+	END`,
+	// The rows start from a recount: zero on a new database, the files
+	// already there when a database is upgraded or its rule rebuilt.
+	`DELETE FROM library_counts`,
+	`INSERT INTO library_counts (class, n) VALUES ('` + store.ClassTagged + `', 0), ('` + store.ClassFailed + `', 0),
+		('` + store.ClassPending + `', 0), ('` + store.ClassInvalid + `', 0)`,
+	`INSERT INTO library_counts (class, n)
+		SELECT ` + fileClass("f") + `, count(*) FROM library_files f WHERE true GROUP BY 1
+		ON CONFLICT (class) DO UPDATE SET n = excluded.n`,
 }
 
 // version2 upgrades schema version 1 to 2. Every statement is safe on a
@@ -121,31 +158,12 @@ func fileClass(r string) string {
 // time sets waiting; settleWaits clears it once the time has passed.
 // Discovery reads both indexes and applies the whole eligibility test to
 // each, so a wrong flag only costs time, never a file (TestDiscoverPastWaitingFiles).
-var version2 = []string{
+var version2 = slices.Concat([]string{
 	`CREATE TABLE IF NOT EXISTS library_counts (
 		class TEXT    NOT NULL PRIMARY KEY,
 		n     INTEGER NOT NULL
 	) WITHOUT ROWID`,
-	`CREATE TRIGGER IF NOT EXISTS library_counts_insert AFTER INSERT ON library_files BEGIN
-		UPDATE library_counts SET n = n + 1 WHERE class = ` + fileClass("NEW") + `;
-	END`,
-	`CREATE TRIGGER IF NOT EXISTS library_counts_delete AFTER DELETE ON library_files BEGIN
-		UPDATE library_counts SET n = n - 1 WHERE class = ` + fileClass("OLD") + `;
-	END`,
-	`CREATE TRIGGER IF NOT EXISTS library_counts_update
-		AFTER UPDATE OF tagged, failed, needs_tagging, is_valid ON library_files
-		WHEN ` + fileClass("OLD") + ` <> ` + fileClass("NEW") + ` BEGIN
-		UPDATE library_counts SET n = n - 1 WHERE class = ` + fileClass("OLD") + `;
-		UPDATE library_counts SET n = n + 1 WHERE class = ` + fileClass("NEW") + `;
-	END`,
-	// The rows start from a recount: zero on a new database, the files
-	// already there when a version 1 database is upgraded.
-	`DELETE FROM library_counts`,
-	`INSERT INTO library_counts (class, n) VALUES ('` + store.ClassTagged + `', 0), ('` + store.ClassFailed + `', 0),
-		('` + store.ClassPending + `', 0), ('` + store.ClassInvalid + `', 0)`,
-	`INSERT INTO library_counts (class, n)
-		SELECT ` + fileClass("f") + `, count(*) FROM library_files f WHERE true GROUP BY 1
-		ON CONFLICT (class) DO UPDATE SET n = excluded.n`,
+}, countsDDL, []string{
 	`ALTER TABLE library_files ADD COLUMN waiting INTEGER NOT NULL DEFAULT 0`,
 	// ?1: now, by the wall clock; a wait that has ended is not waiting.
 	`UPDATE library_files SET waiting = 1 WHERE max(next_retry_at, skip_until) > ?1`,
@@ -154,7 +172,7 @@ var version2 = []string{
 		WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND waiting = 0`,
 	`CREATE INDEX library_files_waiting ON library_files (max(next_retry_at, skip_until))
 		WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND waiting = 1`,
-}
+})
 
 // version3 upgrades schema version 2 to 3: stat_seq orders the
 // observations of a file's size and mtime (core/store/statseq.go). A scan's

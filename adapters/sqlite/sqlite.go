@@ -264,6 +264,7 @@ func (s *Store) bootstrap(ctx context.Context) error {
 		}
 		if !s.cfg.readOnly {
 			s.ensureExtras(ctx)
+			s.ensureCounts(ctx)
 		}
 		return nil
 	}
@@ -359,6 +360,66 @@ func (s *Store) ensureExtras(ctx context.Context) {
 		return
 	}
 	_ = s.withTx(ctx, func(tx *sql.Tx) error { return execSchema(ctx, tx, ddl) })
+}
+
+// ensureCounts rebuilds the library_counts triggers and recounts the
+// rows (countsDDL) when the file's triggers are not this program's: a
+// database of this schema version made when a file gone still counted as
+// tagged or failed. One IMMEDIATE transaction that checks again (another
+// process may have rebuilt them meanwhile), so the rows equal a recount
+// at its commit. Best effort, as ensureExtras: when the write lock cannot
+// be had, the counts keep the rule the file holds until the next open for
+// writing.
+func (s *Store) ensureCounts(ctx context.Context) {
+	current := func(q interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}) bool {
+		have, err := triggersSQL(ctx, q)
+		return err != nil || slices.Equal(have, countsTriggers()) // unreadable: leave it as it is
+	}
+	if current(s.r) {
+		return
+	}
+	_ = s.withTx(ctx, func(tx *sql.Tx) error {
+		if current(tx) {
+			return nil
+		}
+		return execSchema(ctx, tx, countsDDL)
+	})
+}
+
+// countsTriggers is the text of the CREATE TRIGGER statements of
+// countsDDL, as sqlite_schema keeps them, by name.
+func countsTriggers() []string {
+	var out []string
+	for _, ddl := range countsDDL {
+		if strings.HasPrefix(ddl, "CREATE TRIGGER ") {
+			out = append(out, ddl)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// triggersSQL reads the library_counts triggers' text, sorted.
+func triggersSQL(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT sql FROM sqlite_schema
+		WHERE type = 'trigger' AND name LIKE 'library\_counts\_%' ESCAPE '\' ORDER BY sql`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // strings1Ctx reads a one-column result of strings.

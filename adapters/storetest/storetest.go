@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CleanupClaims", testCleanupClaims},
 		{"ExpiredClaimHeldUntilCleanup", testExpiredClaimHeldUntilCleanup},
 		{"Counts", testCounts},
+		{"CountsFilesGone", testCountsFilesGone},
 		{"Meta", testMeta},
 		{"SwapMeta", testSwapMeta},
 		{"RestartState", testRestartState},
@@ -1163,7 +1164,8 @@ func testRetag(h *h) {
 	held.Tagged, held.TaggedVersion = true, "v1"
 	h.upsert(cp, held)
 	h.claim("held", "i/w1", T0, time.Hour)
-	h.wantCounts(store.Counts{Total: 7, Tagged: 6, Pending: 1, Claimed: 1})
+	// m1, tagged but gone, counts as invalid (store.ClassOf).
+	h.wantCounts(store.Counts{Total: 7, Tagged: 5, Pending: 1, Claimed: 1})
 	t1 := h.file("t1")
 	if t1.Attempts != 2 || t1.CrashCount != 1 {
 		h.Fatalf("t1 before = %+v, want 2 attempts and 1 crash", t1)
@@ -1201,7 +1203,7 @@ func testRetag(h *h) {
 		}
 	}
 	h.wantDiscover(T0, "", 10, "cp", "p", "t1")
-	h.wantCounts(store.Counts{Total: 7, Tagged: 4, Pending: 3, Claimed: 1})
+	h.wantCounts(store.Counts{Total: 7, Tagged: 3, Pending: 3, Claimed: 1})
 	if n, err := h.st.Retag(ctx, all, "v2"); err != nil || n != 0 {
 		h.Fatalf("Retag again = %d, %v; want 0", n, err)
 	}
@@ -1214,14 +1216,14 @@ func testRetag(h *h) {
 		h.Fatalf("Retag after the claim went = %d, %v; want 1 (held)", n, err)
 	}
 	h.wantDiscover(T0, "", 10, "cp", "held", "p", "t1")
-	h.wantCounts(store.Counts{Total: 7, Tagged: 3, Pending: 4})
+	h.wantCounts(store.Counts{Total: 7, Tagged: 2, Pending: 4})
 	// Completed by the new models: tagged again, with the new tags.
 	h.claim("t1", "i/w2", T0, time.Hour)
 	h.complete("t1", "i/w2", store.Completion{Tags: map[string]string{"nom_version": "v2"}, Version: "v2", At: At(time.Hour)})
 	if f := h.file("t1"); !f.Tagged || f.NeedsTagging || f.TaggedVersion != "v2" || !SameTime(f.LastTaggedAt, At(time.Hour)) {
 		h.Fatalf("t1 tagged again = %+v", f)
 	}
-	h.wantCounts(store.Counts{Total: 7, Tagged: 4, Pending: 3})
+	h.wantCounts(store.Counts{Total: 7, Tagged: 3, Pending: 3})
 }
 
 // testRetagRechecks: a file completed by the new model set between the
@@ -1453,6 +1455,29 @@ func testCounts(h *h) {
 	h.complete("p1", "i/w0", store.Completion{Version: "v", At: T0})
 	h.release("p2", "i/w1", &store.FileUpdate{Failed: true})
 	h.wantCounts(store.Counts{Total: 7, Tagged: 2, Failed: 2, Pending: 2})
+}
+
+// testCountsFilesGone: a file that is not valid (gone at the last scan)
+// counts as invalid whatever it was before, tagged and failed files
+// included (store.ClassOf), so that a person sees the files that left;
+// found again unchanged, each is back in its class.
+func testCountsFilesGone(h *h) {
+	h.upsertKeys("tagged", "failed", "pending", "kept")
+	h.claim("tagged", "i/w0", T0, time.Minute)
+	h.complete("tagged", "i/w0", store.Completion{Version: "v", At: T0})
+	h.claim("failed", "i/w0", T0, time.Minute)
+	h.release("failed", "i/w0", &store.FileUpdate{Failed: true})
+	all := store.Counts{Total: 4, Tagged: 1, Failed: 1, Pending: 2}
+	h.wantCounts(all)
+	if n, err := h.st.MarkMissing(h.Context(), []string{"tagged", "failed", "pending"}); err != nil || n != 3 {
+		h.Fatalf("MarkMissing = %d, %v; want 3", n, err)
+	}
+	h.wantCounts(store.Counts{Total: 4, Pending: 1})
+	if n := h.counts().Invalid(); n != 3 {
+		h.Fatalf("Invalid() = %d, want 3 (the tagged, failed and pending files gone)", n)
+	}
+	h.upsertKeys("tagged", "failed", "pending")
+	h.wantCounts(all)
 }
 
 // --- Meta, restart states, history ---

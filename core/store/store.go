@@ -203,25 +203,49 @@ func (r HistoryRow) Identity() HistoryIdentity {
 	return HistoryIdentity{Instance: r.Instance, Component: r.Component, AtMs: r.At.UnixMilli()}
 }
 
-// Counts summarises the library. Tagged, Failed and Pending (needs
-// tagging, valid, not failed; Claimed of them in progress) do not overlap.
+// Counts summarises the library. Tagged, Failed, Pending and Invalid()
+// partition the files (ClassOf); Claimed is the claims held, files in
+// progress: pending files as a rule, but a claim on a file that went
+// missing meanwhile is held until it is released or cleaned up, so Claimed
+// is not part of the partition.
 type Counts struct {
 	Total, Tagged, Failed, Pending, Claimed int
 }
 
-// Invalid is the files in none of the classes: not valid (empty, or gone
-// from disk at the last scan) and neither tagged nor failed.
+// Invalid is the files in none of the other classes: not valid (empty, or
+// gone from disk at the last scan) whatever their tags or failure, and
+// valid files that are neither tagged, failed nor waiting for tagging.
 func (c Counts) Invalid() int { return c.Total - c.Tagged - c.Failed - c.Pending }
 
 // The classes of Counts by name, as a store that counts per class names
-// them: a file is in the first that fits (tagged; failed; pending: needs
-// tagging and valid; invalid: none of these).
+// them (ClassOf).
 const (
 	ClassTagged  = "tagged"
 	ClassFailed  = "failed"
 	ClassPending = "pending"
 	ClassInvalid = "invalid"
 )
+
+// ClassOf is the class Counts puts f in: the first that fits of invalid
+// (not valid: a file gone at the last scan counts as gone whatever it was
+// before, so that a person sees it and `nomarr missing` lists it), tagged,
+// failed, pending (needs tagging), and invalid again for a valid file in
+// none of these. Every store counts by this rule (SQLite's library_counts
+// triggers and ArangoDB's count query spell it in their own language;
+// contract test CountsFilesGone).
+func ClassOf(f File) string {
+	switch {
+	case !f.IsValid:
+		return ClassInvalid
+	case f.Tagged:
+		return ClassTagged
+	case f.Failed:
+		return ClassFailed
+	case f.NeedsTagging:
+		return ClassPending
+	}
+	return ClassInvalid
+}
 
 // AddClass adds n files of the named class (an unknown name counts toward
 // Total only, as invalid files do).

@@ -533,15 +533,7 @@ func (s *Store) Counts(_ context.Context) (store.Counts, error) {
 	}
 	var c store.Counts
 	for _, f := range s.files {
-		c.Total++
-		switch {
-		case f.Tagged:
-			c.Tagged++
-		case f.Failed:
-			c.Failed++
-		case isPending(f):
-			c.Pending++
-		}
+		c.AddClass(store.ClassOf(*f), 1)
 	}
 	c.Claimed = len(s.claims)
 	return c, nil
