@@ -25,7 +25,7 @@ type collector struct {
 	s *Server
 
 	status, restarts, files, errs, conflicts, dropped, frameAge, avgProc *prometheus.Desc
-	library, enabled, storeUp, build                                     *prometheus.Desc
+	library, claimed, enabled, storeUp, build                            *prometheus.Desc
 }
 
 func newCollector(s *Server) *collector {
@@ -43,7 +43,8 @@ func newCollector(s *Server) *collector {
 		dropped:   d("nomarr_worker_frames_dropped_total", "Health frames of the worker that were dropped.", c...),
 		frameAge:  d("nomarr_worker_last_frame_age_seconds", "Age of the worker's last health frame (absent before the first frame).", c...),
 		avgProc:   d("nomarr_worker_avg_processing_seconds", "Average processing time per file of the worker.", c...),
-		library:   d("nomarr_library_files", "Library files by state.", "state"),
+		library:   d("nomarr_library_files", "Library files by state; the states partition the files (sum() is the total; a file gone at the last scan is invalid whatever its tags).", "state"),
+		claimed:   d("nomarr_library_files_claimed", "Files claimed by a worker now (in progress): counted in their state in nomarr_library_files too, pending as a rule."),
 		enabled:   d("nomarr_workers_enabled", "1 when workers are enabled (not paused), else 0 (absent while the store is unreachable)."),
 		storeUp:   d("nomarr_store_up", "1 when the store answered this scrape's reads, else 0 (then the library and enabled gauges are absent, not 0)."),
 		build:     d("nomarr_build_info", "Always 1; the version label is the running build.", "version"),
@@ -52,7 +53,7 @@ func newCollector(s *Server) *collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.status, c.restarts, c.files, c.errs, c.conflicts,
-		c.dropped, c.frameAge, c.avgProc, c.library, c.enabled, c.storeUp, c.build} {
+		c.dropped, c.frameAge, c.avgProc, c.library, c.claimed, c.enabled, c.storeUp, c.build} {
 		ch <- d
 	}
 }
@@ -91,12 +92,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if info.StoreError == "" {
 		gauge(c.enabled, b2f(info.WorkerEnabled))
 		l := info.Library
-		gauge(c.library, float64(l.Total), "total")
+		// A partition (store.ClassOf): sum() over the states is the
+		// total. The claims overlap the states, so they are a gauge of
+		// their own.
 		gauge(c.library, float64(l.Tagged), "tagged")
 		gauge(c.library, float64(l.Failed), "failed")
 		gauge(c.library, float64(l.Pending), "pending")
-		gauge(c.library, float64(l.Claimed), "claimed")
 		gauge(c.library, float64(l.Invalid()), "invalid")
+		gauge(c.claimed, float64(l.Claimed))
 	}
 
 	for _, w := range info.Workers {

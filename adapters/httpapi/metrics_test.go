@@ -93,9 +93,16 @@ func TestMetrics(t *testing.T) {
 	// Worker 1 never sent a frame: no age series for it.
 	wantSeries(t, "frame age", series(t, fams, "nomarr_worker_last_frame_age_seconds", G), map[string]float64{w0: 1.5})
 	wantSeries(t, "avg", series(t, fams, "nomarr_worker_avg_processing_seconds", G), map[string]float64{w0: 2.5, w1: 0})
-	wantSeries(t, "library", series(t, fams, "nomarr_library_files", G), map[string]float64{
-		"state=total": 100, "state=tagged": 60, "state=failed": 5, "state=pending": 33, "state=claimed": 2, "state=invalid": 2,
+	// The states partition the files: their sum is the total (100); the
+	// claims, which overlap them, are a gauge of their own.
+	library := series(t, fams, "nomarr_library_files", G)
+	wantSeries(t, "library", library, map[string]float64{
+		"state=tagged": 60, "state=failed": 5, "state=pending": 33, "state=invalid": 2,
 	})
+	if sum := library["state=tagged"] + library["state=failed"] + library["state=pending"] + library["state=invalid"]; sum != 100 {
+		t.Errorf("sum of nomarr_library_files = %v, want the total 100", sum)
+	}
+	wantSeries(t, "claimed", series(t, fams, "nomarr_library_files_claimed", G), map[string]float64{"": 2})
 	wantSeries(t, "enabled", series(t, fams, "nomarr_workers_enabled", G), map[string]float64{"": 1})
 	wantSeries(t, "build", series(t, fams, "nomarr_build_info", G), map[string]float64{"version=v9": 1})
 
@@ -132,7 +139,7 @@ func TestMetricsStoreDown(t *testing.T) {
 	f.info.Library = store.Counts{}
 	fams = scrape(t, f, Options{})
 	wantSeries(t, "store up", series(t, fams, "nomarr_store_up", dto.MetricType_GAUGE), map[string]float64{"": 0})
-	for _, name := range []string{"nomarr_library_files", "nomarr_workers_enabled"} {
+	for _, name := range []string{"nomarr_library_files", "nomarr_library_files_claimed", "nomarr_workers_enabled"} {
 		if _, ok := fams[name]; ok {
 			t.Errorf("%s reported while the store is down", name)
 		}
