@@ -23,6 +23,14 @@ func TestMain(m *testing.M) {
 		}
 		fr.Write([]byte("x"))
 		os.Exit(0)
+	case "named": // name itself, one frame byte, then wait to be signalled
+		fr, _, err := ChildPipes()
+		if err != nil || NameSelf("nomarr") != nil {
+			os.Exit(3)
+		}
+		fr.Write([]byte("x"))
+		time.Sleep(time.Minute)
+		os.Exit(4)
 	case "sleep": // wait to be signalled
 		time.Sleep(time.Minute)
 		os.Exit(4)

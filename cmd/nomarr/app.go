@@ -189,7 +189,9 @@ func holdingName(cfg node.Config) node.Config {
 // selfBinary is the binary that workers run: the one this process runs,
 // through /proc/self/exe where there is one, so that a binary replaced or
 // deleted on disk while the main process runs (an upgrade) does not give it
-// workers of another version; name is its path, for the workers' argv[0].
+// workers of another version; name is its path, for the workers' argv[0]
+// (the kernel names a process started so `exe`: each worker renames itself
+// after the binary, process.NameSelf).
 func selfBinary() (path, name string, err error) {
 	name, err = os.Executable()
 	if err != nil {

@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/httpapi"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
@@ -204,4 +207,50 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// Workers are started through /proc/self/exe (an upgrade replacing the
+// binary cannot give serve workers of another version), which the kernel
+// names `exe`; each worker names itself after its binary, so `ps -C
+// nomarr` and `pgrep -x nomarr` find the workers with their main process.
+func TestWorkersNamedAfterTheBinary(t *testing.T) {
+	bin := nomarrBinary(t)
+	addr := freeAddr(t)
+	var logs syncbuf.Buffer
+	cmd, done := startServe(t, bin, &logs, "--data-dir", t.TempDir(), "--http-addr", addr)
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	}()
+	client := http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("no named worker within 20 s; log:\n%s", logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+		resp, err := client.Get("http://" + addr + "/api/v1/info")
+		if err != nil {
+			continue
+		}
+		var info httpapi.Info
+		err = json.NewDecoder(resp.Body).Decode(&info)
+		resp.Body.Close()
+		if err != nil || len(info.Workers) == 0 || info.Workers[0].PID == 0 || info.Workers[0].Status != "healthy" {
+			continue // the name is set before the first frame
+		}
+		pid := info.Workers[0].PID
+		comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		if err != nil {
+			t.Fatalf("worker %d: %v", pid, err)
+		}
+		if got := strings.TrimSpace(string(comm)); got != filepath.Base(bin) {
+			t.Fatalf("worker %d's comm = %q, want %q (its binary's name)", pid, got, filepath.Base(bin))
+		}
+		return
+	}
 }

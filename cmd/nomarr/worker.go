@@ -73,6 +73,13 @@ func runWorker(args []string, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).
 		With("component", *component, "pid", os.Getpid())
+	// Started through /proc/self/exe, the worker would show as `exe` in ps
+	// and top: it takes its binary's name, as its main process has.
+	if name, err := process.ExecutableName(); err == nil {
+		if err := process.NameSelf(name); err != nil {
+			log.Debug("worker: naming the process", "err", err)
+		}
+	}
 	cfg, err := config.FromValues(spec.Config)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr worker:", err)
