@@ -63,6 +63,13 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 	if err := a.readStore(ctx, &info, now); err != nil {
 		info.StoreError = err.Error()
 	}
+	h := a.Main.StoreHealth()
+	if len(h.Errors) > 0 {
+		info.StoreErrors = h.Errors
+	}
+	if f := h.WritesFailing; f != nil {
+		info.StoreWritesFailing = &httpapi.StoreWriteFailure{Since: f.Since.UTC(), Op: f.Op, Error: f.Err}
+	}
 	return info, nil
 }
 

@@ -43,6 +43,7 @@ type Main struct {
 	view   atomic.Pointer[View] // view.go
 
 	calls      *storeCalls  // the loop's store-call context (forcestop.go)
+	watch      *storeWatch  // the node's store calls (storewatch.go)
 	counts     *countsCache // the library counts shown (counts.go)
 	forcing    atomic.Bool  // ForceStop was called
 	waitSince  time.Time    // a stop began to wait on the store alone; zero: not waiting
@@ -62,13 +63,18 @@ func NewMain(cfg node.Config, st store.Store, clk clock.Clock, log *slog.Logger,
 		cmds: make(chan func(context.Context, time.Time)), done: make(chan struct{}),
 		calls: newStoreCalls(context.Background()), counts: newCountsCache()}
 	m.Spawner = &process.Spawner{Command: command, Output: output, Events: m.events, Log: log}
-	n, err := node.New(cfg, m.Spawner, st, sink)
+	m.watch = newStoreWatch(clk.Now)
+	n, err := node.New(cfg, m.Spawner, watchedStore{st: st, w: m.watch}, sink)
 	if err != nil {
 		return nil, err
 	}
 	m.Node = n
 	return m, nil
 }
+
+// StoreHealth is what the node's store calls said of the store so far
+// (storewatch.go); safe from any goroutine.
+func (m *Main) StoreHealth() StoreHealth { return m.watch.health() }
 
 // Do runs f on the loop goroutine and waits for it; it fails once the loop
 // has ended.

@@ -108,6 +108,23 @@ type Info struct {
 	// StoreError says why Library and WorkerEnabled are unknown (zeros):
 	// a store read for this answer failed (the store is unreachable).
 	StoreError string `json:"store_error,omitempty"`
+	// StoreWritesFailing is set while the main process's last store write
+	// failed: the store may answer reads (Library is then known) and still
+	// refuse every write (another process holds the SQLite write lock, the
+	// disk is full, the database file was replaced).
+	StoreWritesFailing *StoreWriteFailure `json:"store_writes_failing,omitempty"`
+	// StoreErrors counts the main process's store calls that failed as a
+	// store fault since it started, by operation (e.g. "renew_leases");
+	// left out until one failed.
+	StoreErrors map[string]int64 `json:"store_errors,omitempty"`
+}
+
+// StoreWriteFailure is a run of failed store writes of the main process:
+// since the first failed, with the last one's operation and error.
+type StoreWriteFailure struct {
+	Since time.Time `json:"since"`
+	Op    string    `json:"op"`
+	Error string    `json:"error"`
 }
 
 // ModelSetsInfo is the hosts' model-set records (meta

@@ -26,6 +26,7 @@ type collector struct {
 
 	status, restarts, files, errs, conflicts, dropped, frameAge, avgProc *prometheus.Desc
 	library, claimed, enabled, storeUp, build                            *prometheus.Desc
+	storeErrs, phase                                                     *prometheus.Desc
 }
 
 func newCollector(s *Server) *collector {
@@ -46,14 +47,17 @@ func newCollector(s *Server) *collector {
 		library:   d("nomarr_library_files", "Library files by state; the states partition the files (sum() is the total; a file gone at the last scan is invalid whatever its tags).", "state"),
 		claimed:   d("nomarr_library_files_claimed", "Files claimed by a worker now (in progress): counted in their state in nomarr_library_files too, pending as a rule."),
 		enabled:   d("nomarr_workers_enabled", "1 when workers are enabled (not paused), else 0 (absent while the store is unreachable)."),
-		storeUp:   d("nomarr_store_up", "1 when the store answered this scrape's reads, else 0 (then the library and enabled gauges are absent, not 0)."),
+		storeUp: d("nomarr_store_up", "1 when the store answered this scrape's reads and the main process's last store write succeeded, "+
+			"else 0 (when the reads failed, the library and enabled gauges are absent, not 0)."),
+		storeErrs: d("nomarr_store_errors_total", "Store calls of the main process that failed as a store fault, by operation (absent until one failed).", "op"),
+		phase:     d("nomarr_worker_phase", "1 for the phase a running worker's last health frame gave (absent with no process or no frame yet).", "component", "phase"),
 		build:     d("nomarr_build_info", "Always 1; the version label is the running build.", "version"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.status, c.restarts, c.files, c.errs, c.conflicts,
-		c.dropped, c.frameAge, c.avgProc, c.library, c.claimed, c.enabled, c.storeUp, c.build} {
+		c.dropped, c.frameAge, c.avgProc, c.library, c.claimed, c.enabled, c.storeUp, c.build, c.storeErrs, c.phase} {
 		ch <- d
 	}
 }
@@ -88,7 +92,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	// Unknown is not zero: with the store unreachable the counts and the
 	// pause flag could not be read, and a dashboard must not show an empty
 	// library or running workers for it.
-	gauge(c.storeUp, b2f(info.StoreError == ""))
+	gauge(c.storeUp, b2f(info.StoreError == "" && info.StoreWritesFailing == nil))
+	for op, n := range info.StoreErrors {
+		counter(c.storeErrs, float64(n), op)
+	}
 	if info.StoreError == "" {
 		gauge(c.enabled, b2f(info.WorkerEnabled))
 		l := info.Library
@@ -110,6 +117,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if !known && w.Status != "" { // a status this code does not know yet
 			gauge(c.status, 1, w.Component, w.Status)
+		}
+		if w.Phase != "" {
+			gauge(c.phase, 1, w.Component, w.Phase)
 		}
 		gauge(c.restarts, float64(w.Restarts), w.Component)
 		counter(c.files, float64(w.FilesProcessed), w.Component)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // A database file deleted or replaced under a running process is not
@@ -16,7 +18,11 @@ import (
 // store checks, before a write or a count and at most once a second, that
 // the path still names the file it opened; once it does not, every such
 // call fails (a store fault: workers back off, the API shows store_error)
-// until the process is restarted.
+// until the process is restarted. The fault wraps store.ErrDetached: a
+// stop gives up the writes it owes rather than wait for them. It stays even
+// if the same file comes back at the path: its -wal and -shm may not have
+// (removed, or made anew by a process that opened the path meanwhile), and
+// this process's connections would go on with the old ones.
 
 // withFileCheck sets how often the path is looked at (tests).
 func withFileCheck(d time.Duration) Option {
@@ -56,7 +62,7 @@ func (s *Store) checkFile() error {
 	}
 	if s.replaced.Load() {
 		return fmt.Errorf("database file %s was deleted or replaced while this process had it open: "+
-			"restart nomarr (it then opens the file now at that path)", s.path)
+			"restart nomarr (it then opens the file now at that path): %w", s.path, store.ErrDetached)
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // A database file deleted or replaced under an open store makes its writes
-// and counts fail (a store fault), instead of going on with the old file
+// and counts fail (a store fault, one that lasts: store.ErrDetached), instead of going on with the old file
 // while new processes use the new one.
 func TestDeletedOrReplacedFileNoticed(t *testing.T) {
 	ctx := context.Background()
@@ -40,8 +40,8 @@ func TestDeletedOrReplacedFileNoticed(t *testing.T) {
 			}
 			f.Key = "b"
 			err = s.UpsertFiles(ctx, []store.File{f})
-			if err == nil || !strings.Contains(err.Error(), "deleted or replaced") || !store.IsFault(err) {
-				t.Fatalf("write after the file was %s: %v, want a store fault naming it", how, err)
+			if err == nil || !strings.Contains(err.Error(), "deleted or replaced") || !store.IsFault(err) || !store.IsDetached(err) {
+				t.Fatalf("write after the file was %s: %v, want a store fault naming it, classed as detached", how, err)
 			}
 			if _, err := s.Counts(ctx); err == nil || !strings.Contains(err.Error(), "deleted or replaced") {
 				t.Fatalf("counts after the file was %s: %v", how, err)

@@ -69,19 +69,28 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// reportForced logs at WARN what a forced stop left, once m.Run returned;
-// nothing after a stop that was not forced.
+// reportForced logs at WARN what a forced stop left, once m.Run returned,
+// or what a stop left because the store reported itself detached (its
+// database file deleted or replaced: supervisor.Abandoned.Detached); nothing
+// after a stop that left nothing.
 func reportForced(log *slog.Logger, m *driver.Main, leaseTTL time.Duration) {
-	if !m.Node.Sup.Forced() {
+	a := m.Abandoned()
+	forced := m.Node.Sup.Forced()
+	if !forced && a.Abandoned.Empty() {
 		return
 	}
-	a := m.Abandoned()
+	why := "forced stop"
+	if !forced {
+		why = "stop without the store"
+		log.Warn("stopping: the store can take none of this process's writes (the next start opens the database now at its path), "+
+			"so the stop did not wait for them", "err", a.Detached)
+	}
 	if len(a.Releases) > 0 {
-		log.Warn("forced stop: claims not released; they return to the work queue when their lease expires "+
+		log.Warn(why+": claims not released; they return to the work queue when their lease expires "+
 			"(lease_ttl), since nobody renews them", "workers", strings.Join(a.Releases, ","), "lease_ttl", leaseTTL)
 	}
 	if len(a.RestartStates) > 0 {
-		log.Warn("forced stop: restart state not saved; the next start counts restarts from the last state saved",
+		log.Warn(why+": restart state not saved; the next start counts restarts from the last state saved",
 			"workers", strings.Join(a.RestartStates, ","))
 	}
 	if a.Name {

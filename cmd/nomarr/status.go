@@ -22,8 +22,9 @@ import (
 // store's library counts when no daemon runs (nothing listens at
 // http_addr). It exits 1 when the store cannot be read: no daemon and no
 // store, or a daemon that reports its store unavailable (the view is still
-// printed, with the store's error); and when a daemon listens but does not
-// answer (apiCall): the store's counts alone would hide its workers.
+// printed, with the store's error); when the daemon's store writes are
+// failing (store_writes_failing, printed too); and when a daemon listens
+// but does not answer (apiCall): the store's counts alone would hide its workers.
 func runStatus(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -98,10 +99,21 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	} else {
 		writeStatus(stdout, info, time.Now(), s.again)
 	}
-	if info.StoreError != "" {
+	if info.StoreError != "" || info.StoreWritesFailing != nil {
 		return 1
 	}
 	return 0
+}
+
+// writeStoreWritesLine says, while the daemon's last store write failed,
+// since when and why: the store may answer the reads above and still take
+// no write.
+func writeStoreWritesLine(stdout io.Writer, f *httpapi.StoreWriteFailure, now time.Time) {
+	if f == nil {
+		return
+	}
+	fmt.Fprintf(stdout, "store writes failing since %s (%s ago): %s: %s\n", f.Since.Local().Format(time.DateTime),
+		now.Sub(f.Since).Round(time.Second), strings.ReplaceAll(f.Op, "_", " "), f.Error)
 }
 
 // writeStatus prints info as text. When the daemon reports its store
@@ -127,7 +139,12 @@ func writeStatus(stdout io.Writer, info httpapi.Info, now time.Time, again func(
 			fmt.Fprintf(stdout, ", %d not valid (empty files, or files gone at the last scan: `%s` lists the gone ones)", n, again("missing"))
 		}
 	}
-	fmt.Fprintf(stdout, "; workers enabled: %v\n", info.WorkerEnabled)
+	enabled := fmt.Sprint(info.WorkerEnabled)
+	if info.StoreError != "" { // the pause flag could not be read
+		enabled = "unknown"
+	}
+	fmt.Fprintf(stdout, "; workers enabled: %s\n", enabled)
+	writeStoreWritesLine(stdout, info.StoreWritesFailing, now)
 	writeModelSetsLine(stdout, info.ModelSets, now, again)
 	if len(info.Workers) > 0 {
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)

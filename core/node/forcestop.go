@@ -27,11 +27,13 @@ type Abandoned struct {
 // Empty reports whether nothing was given up.
 func (a Abandoned) Empty() bool { return a.Abandoned.Empty() && !a.Name }
 
-// Abandoned returns what a forced stop gave up so far (nothing before
-// ForceStop); it is final once the stop is done.
+// Abandoned returns what a forced stop gave up so far, or what a stop gave
+// up on a detached store (supervisor.Abandoned.Detached; the name's
+// hand-back is then still tried, and ReleaseName says how it went); it is
+// final once the stop is done.
 func (n *Node) Abandoned() Abandoned {
 	if !n.Sup.Forced() {
-		return Abandoned{}
+		return Abandoned{Abandoned: n.Sup.Abandoned()}
 	}
 	return Abandoned{Abandoned: n.Sup.Abandoned(), Name: n.holding()}
 }

@@ -29,6 +29,14 @@ var (
 	ErrClaimLost = errors.New("store: claim not held")
 	// ErrNotFound: no such document.
 	ErrNotFound = errors.New("store: not found")
+	// ErrDetached: a fault (IsFault) that no retry in this process mends:
+	// the store this process opened is no longer the database the others
+	// open at its address (a SQLite file deleted or replaced while open),
+	// so none of its writes can reach that database again; a process
+	// started anew opens the one now there. Adapters wrap it; the core
+	// treats it as any fault, except that a stop does not wait for writes
+	// that fail with it (supervisor.Done).
+	ErrDetached = errors.New("store: detached from the database at its address")
 )
 
 // IsFault reports whether err means the store itself is unusable (as opposed
@@ -37,6 +45,10 @@ func IsFault(err error) bool {
 	return err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotEligible) &&
 		!errors.Is(err, ErrClaimLost) && !errors.Is(err, ErrNotFound)
 }
+
+// IsDetached reports whether err is a fault that lasts as long as this
+// process (ErrDetached).
+func IsDetached(err error) bool { return errors.Is(err, ErrDetached) }
 
 // File is one document of `library_files`, the single source of truth for work.
 type File struct {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // A graceful stop (Stop) is done only once the store has taken every write
@@ -19,6 +20,11 @@ import (
 //   - a restart state not saved leaves the last state saved: the next start
 //     counts restarts from there, so a death or a give-up decided during
 //     this run may be forgotten (a failed worker may be spawned again).
+//
+// A stop gives those writes up by itself when the store refuses them as
+// detached (store.ErrDetached: a SQLite file deleted or replaced under the
+// process): no retry in this process can make them, so waiting would hold
+// the stop until a second signal. Abandoned says so (Detached).
 
 // StoreWait is what a stop waits for while the store refuses its writes:
 // the components whose dead process's claims are not yet released, and those
@@ -59,6 +65,10 @@ type Abandoned struct {
 	Releases      []string
 	WorkerIDs     []string
 	RestartStates []string
+	// Detached, when the writes were given up because the store reported
+	// itself detached during a stop (store.ErrDetached) rather than by
+	// ForceStop, is the store's first such error.
+	Detached string
 }
 
 // Empty reports whether nothing was given up.
@@ -102,12 +112,30 @@ func (s *Supervisor) ForceStop(now time.Time) {
 	}
 }
 
+// givesUp reports whether a store write that failed with err is given up
+// rather than left pending for Tick to retry: after ForceStop, and during
+// a stop when the store says it can take no write of this process again
+// (store.ErrDetached; Detached keeps the first such error).
+func (s *Supervisor) givesUp(err error) bool {
+	if s.forced {
+		return true
+	}
+	if !s.stopping || !store.IsDetached(err) {
+		return false
+	}
+	if s.detached == "" {
+		s.detached = err.Error()
+	}
+	return true
+}
+
 // Forced reports whether ForceStop was called.
 func (s *Supervisor) Forced() bool { return s.forced }
 
-// Abandoned returns what a forced stop gave up so far; it is final once Done.
+// Abandoned returns what a forced stop, or a stop on a detached store, gave
+// up so far; it is final once Done.
 func (s *Supervisor) Abandoned() Abandoned {
-	var a Abandoned
+	a := Abandoned{Detached: s.detached}
 	for _, c := range s.comps {
 		if c.releaseAbandoned {
 			a.Releases = append(a.Releases, c.id)

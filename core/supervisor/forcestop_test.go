@@ -20,7 +20,10 @@ import (
 type lockedStore struct {
 	*memstore.Store
 	failRelease, failSave bool
-	releases, saves       map[string]int // attempts by worker id / restart key
+	// failure, when set, is the error of the refused writes instead of a
+	// lock's.
+	failure         error
+	releases, saves map[string]int // attempts by worker id / restart key
 }
 
 func newLockedStore() *lockedStore {
@@ -30,6 +33,9 @@ func newLockedStore() *lockedStore {
 func (l *lockedStore) ReleaseWorker(ctx context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
 	l.releases[workerID]++
 	if l.failRelease {
+		if l.failure != nil {
+			return nil, l.failure
+		}
 		return nil, errors.New("release claims: database is locked")
 	}
 	return l.Store.ReleaseWorker(ctx, workerID, death, crash)
@@ -38,6 +44,9 @@ func (l *lockedStore) ReleaseWorker(ctx context.Context, workerID string, death 
 func (l *lockedStore) SaveRestart(ctx context.Context, key string, st restart.State) error {
 	l.saves[key]++
 	if l.failSave {
+		if l.failure != nil {
+			return l.failure
+		}
 		return errors.New("save restart state: database is locked")
 	}
 	return l.Store.SaveRestart(ctx, key, st)

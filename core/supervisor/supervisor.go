@@ -73,7 +73,8 @@ type Supervisor struct {
 
 	started    bool
 	stopping   bool
-	forced     bool // ForceStop: store writes that fail are given up, not retried
+	forced     bool   // ForceStop: store writes that fail are given up, not retried
+	detached   string // a stop gave writes up on a detached store: its first error (forcestop.go)
 	stopAt     time.Time
 	nextRenew  time.Time
 	renewFails int
@@ -278,7 +279,7 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 	rel, err := s.store.ReleaseWorker(ctx, c.workerID, c.death, crash)
 	if err != nil {
 		s.storeError(now, c, "release claims", err)
-		if s.forced {
+		if s.givesUp(err) {
 			c.releasePending, c.releaseAbandoned = false, true
 		}
 		return
@@ -308,8 +309,8 @@ const quarantineReason = "crashed a worker"
 
 func (s *Supervisor) persist(ctx context.Context, now time.Time, c *component) {
 	if err := s.store.SaveRestart(ctx, c.key, c.policy); err != nil {
-		c.persistPending = !s.forced
-		c.persistAbandoned = s.forced
+		giveUp := s.givesUp(err)
+		c.persistPending, c.persistAbandoned = !giveUp, giveUp
 		s.storeError(now, c, "save restart state", err)
 		return
 	}
@@ -456,7 +457,12 @@ func (s *Supervisor) Stopping() bool { return s.stopping }
 // the store refused the write) would let the next start spawn it again; so
 // a store that is down holds the stop, and Tick keeps retrying, until it
 // answers (WaitingOnStore says so) — or until ForceStop gives those writes
-// up, after which only the workers' exits are waited for.
+// up, after which only the workers' exits are waited for. A write the store
+// refuses as detached (store.ErrDetached: it can take none of this
+// process's writes again) is given up at once during a stop, as after
+// ForceStop: waiting could only end with a second signal, and the next
+// process, which opens the database now at the store's address, cleans the
+// claims up once their leases expire (Abandoned names them).
 func (s *Supervisor) Done() bool {
 	if !s.stopping {
 		return false

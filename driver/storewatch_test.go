@@ -1,0 +1,108 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/nomarr/nomarr/core/node"
+	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/sim/memstore"
+)
+
+// lockedMeta refuses meta writes while locked, as SQLite does while another
+// process holds its write lock; reads still answer.
+type lockedMeta struct {
+	*memstore.Store
+	locked atomic.Bool
+}
+
+func (l *lockedMeta) SetMeta(ctx context.Context, key, value string) error {
+	if l.locked.Load() {
+		return errors.New("set meta: database is locked")
+	}
+	return l.Store.SetMeta(ctx, key, value)
+}
+
+// While the main process's store writes fail and its reads do not, the API
+// says since when and why (store_writes_failing), beside the counts it
+// could read, and counts the failed calls by operation; the next write the
+// store takes clears it, the counts stay.
+func TestInfoShowsFailingStoreWrites(t *testing.T) {
+	ctx := context.Background()
+	clk := clock.NewMock()
+	clk.Set(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	st := &lockedMeta{Store: memstore.New(1)}
+	m, err := NewMain(node.DefaultConfig("i:1:1", "n", 1), st, clk, slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
+		func(string, uint64) (string, []string) { return "true", nil }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.publish(clk.Now())
+	api := &API{Main: m, StoreID: "sqlite:/x.db"}
+	info, err := api.Info(ctx)
+	if err != nil || info.StoreWritesFailing != nil || info.StoreErrors != nil {
+		t.Fatalf("Info before any failure = %+v, %v", info, err)
+	}
+
+	st.locked.Store(true)
+	since := clk.Now()
+	for range 2 {
+		if err := m.Node.SetEnabled(ctx, false); err == nil {
+			t.Fatal("pause written with the store locked")
+		}
+		clk.Add(5 * time.Second)
+	}
+	info, err = api.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := info.StoreWritesFailing
+	if f == nil || !f.Since.Equal(since) || f.Op != "set_meta" || !strings.Contains(f.Error, "database is locked") {
+		t.Fatalf("store_writes_failing = %+v, want since %s, set_meta, the lock's error", f, since)
+	}
+	if info.StoreError != "" || !info.WorkerEnabled {
+		t.Fatalf("reads answered, yet store_error %q, enabled %v", info.StoreError, info.WorkerEnabled)
+	}
+	if info.StoreErrors["set_meta"] != 2 || len(info.StoreErrors) != 1 {
+		t.Fatalf("store_errors = %v, want set_meta: 2", info.StoreErrors)
+	}
+
+	st.locked.Store(false)
+	if err := m.Node.SetEnabled(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	info, _ = api.Info(ctx)
+	if info.StoreWritesFailing != nil || info.StoreErrors["set_meta"] != 2 {
+		t.Fatalf("after a write taken: store_writes_failing %+v, store_errors %v", info.StoreWritesFailing, info.StoreErrors)
+	}
+}
+
+// A semantic answer to a write is the store taking it (no fault, no
+// count); a failed read is counted but says nothing of the writes.
+func TestStoreWatchClassifies(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	w := newStoreWatch(func() time.Time { return now })
+	w.note("renew_leases", true, errors.New("database or disk is full (13)"))
+	now = now.Add(time.Second)
+	w.note("get_meta", false, errors.New("database is locked"))
+	w.note("swap_meta", true, errors.New("database is locked"))
+	h := w.health()
+	if f := h.WritesFailing; f == nil || f.Since != now.Add(-time.Second) || f.Op != "swap_meta" {
+		t.Fatalf("after two failed writes: %+v, want since the first, the last's op", f)
+	}
+	if h.Errors["renew_leases"] != 1 || h.Errors["get_meta"] != 1 || h.Errors["swap_meta"] != 1 {
+		t.Fatalf("errors %v", h.Errors)
+	}
+	w.note("claim", true, store.ErrConflict)
+	if h := w.health(); h.WritesFailing != nil || h.Errors["claim"] != 0 {
+		t.Fatalf("after a lost race: %+v", h)
+	}
+}
