@@ -103,7 +103,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 				nFiles(before.Pending, ""), scanned.pending, rest[0], earlier)
 		}
 	}
-	m, err := newMain(s, st, log, logSink(log))
+	m, err := newMain(s, st, log, logSinkWith(log, newPathLogger(log, st)))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return exitUsage
