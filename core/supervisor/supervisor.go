@@ -206,14 +206,29 @@ func (s *Supervisor) PipeClosed(id string, gen uint64, now time.Time) {
 }
 
 // Exited reports that generation gen of a worker exited with code (-1: killed
-// by a signal).
+// by a signal that Signaled would name).
 func (s *Supervisor) Exited(ctx context.Context, id string, gen uint64, code int, now time.Time) {
+	s.exited(ctx, id, gen, code, "", now)
+}
+
+// Signaled reports that generation gen of a worker was ended by the signal
+// named sig ("SIGKILL"): its death's reason is "killed by SIGKILL", code -1
+// (unless the supervisor killed it, whose reason says why).
+func (s *Supervisor) Signaled(ctx context.Context, id string, gen uint64, sig string, now time.Time) {
+	s.exited(ctx, id, gen, -1, sig, now)
+}
+
+func (s *Supervisor) exited(ctx context.Context, id string, gen uint64, code int, sig string, now time.Time) {
 	c := s.byID[id]
 	if c == nil || gen != c.gen || !c.running {
 		return
 	}
 	reason := c.killReason
-	if reason == "" {
+	switch {
+	case reason != "":
+	case sig != "":
+		reason = "killed by " + sig
+	default:
 		reason = fmt.Sprintf("exited with code %d", code)
 	}
 	s.die(ctx, now, c, reason, code)
