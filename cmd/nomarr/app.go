@@ -25,6 +25,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/process"
 	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
@@ -108,11 +109,28 @@ func logSink(log *slog.Logger) event.Sink { return logSinkWith(log, nil) }
 // (quarantined; a release that counted a crash against the file, at
 // INFO; a claim whose lease expired, taken back from a dead owner, at
 // INFO) carry the file's path, read by paths (nil: without it).
+//
+// A worker that exits with code 0 during a graceful stop did what it was
+// asked: the owner reports it unhealthy then (dead, DESIGN §4), and that
+// status change is logged at DEBUG, not as an INFO healthy → unhealthy
+// that reads like trouble; its `exit` line (INFO) says it ended.
 func logSinkWith(log *slog.Logger, paths *pathLogger) event.Sink {
 	quiet := storeErrorQuiet{}
+	stopping := false
+	stopped := map[string]bool{} // components that exited 0 during the stop
 	return event.SinkFunc(func(e event.Event) {
 		lvl := eventLevel(e.Event)
 		byPath := false
+		switch e.Event {
+		case event.Stop:
+			stopping = true
+		case event.Exit:
+			stopped[e.Component] = stopping && e.Code != nil && *e.Code == 0
+		case event.Status:
+			if stopped[e.Component] && e.To == string(health.Unhealthy) {
+				lvl = slog.LevelDebug
+			}
+		}
 		switch {
 		case e.Event == event.Quarantined:
 			byPath = true

@@ -135,3 +135,29 @@ func TestProgressLine(t *testing.T) {
 		t.Error("a line for an idle library")
 	}
 }
+
+// TestCleanStopNotLoggedAsUnhealthy: during a graceful stop, a worker's
+// clean exit (code 0) makes the owner report it unhealthy (dead); the log
+// does not show that as an INFO healthy → unhealthy. A death outside a
+// stop, or a non-zero exit during one, still is.
+func TestCleanStopNotLoggedAsUnhealthy(t *testing.T) {
+	var buf bytes.Buffer
+	sink := logSink(slog.New(slog.NewTextHandler(&buf, nil)))
+	sink.Emit(event.Event{Event: event.Exit, Component: "worker:discovery:0", Code: event.IntPtr(0), Reason: "exited with code 0"})
+	sink.Emit(event.Event{Event: event.Status, Component: "worker:discovery:0", From: "healthy", To: "unhealthy"})
+	sink.Emit(event.Event{Event: event.Stop, Reason: "signal"})
+	sink.Emit(event.Event{Event: event.Exit, Component: "worker:discovery:0", Code: event.IntPtr(0), Reason: "exited with code 0"})
+	sink.Emit(event.Event{Event: event.Exit, Component: "worker:discovery:1", Code: event.IntPtr(1), Reason: "exited with code 1"})
+	sink.Emit(event.Event{Event: event.Status, Component: "worker:discovery:0", From: "healthy", To: "unhealthy"})
+	sink.Emit(event.Event{Event: event.Status, Component: "worker:discovery:1", From: "healthy", To: "unhealthy"})
+	got := buf.String()
+	if n := strings.Count(got, "msg=status component=worker:discovery:0"); n != 1 {
+		t.Errorf("worker 0's status changes logged %d times, want once (the death before the stop):\n%s", n, got)
+	}
+	if !strings.Contains(got, "msg=status component=worker:discovery:1 from=healthy to=unhealthy") {
+		t.Errorf("a non-zero exit during the stop is not logged as unhealthy:\n%s", got)
+	}
+	if n := strings.Count(got, "level=INFO msg=exit"); n != 3 {
+		t.Errorf("exit lines %d, want 3:\n%s", n, got)
+	}
+}
