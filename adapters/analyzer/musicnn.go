@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"sync"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/nomarr/nomarr/adapters/audio"
