@@ -288,7 +288,7 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 	}
 	var crash *store.Crash
 	if c.countCrash {
-		crash = &store.Crash{QuarantineAt: s.cfg.QuarantineAfter, Reason: quarantineReason}
+		crash = &store.Crash{QuarantineAt: s.cfg.QuarantineAfter, Reason: QuarantineReason(s.cfg.QuarantineAfter)}
 	}
 	rel, err := s.store.ReleaseWorker(ctx, c.workerID, c.death, crash)
 	if err != nil {
@@ -304,7 +304,7 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 			Worker: c.workerID, Reason: "worker died", Count: r.CrashCount})
 		if r.Quarantined {
 			s.sink.Emit(event.Event{T: now, Event: event.Quarantined, Instance: s.cfg.Instance, File: r.FileKey,
-				Reason: quarantineReason, Count: r.CrashCount})
+				Reason: QuarantineReason(s.cfg.QuarantineAfter), Count: r.CrashCount})
 		}
 	}
 }
@@ -318,8 +318,14 @@ func deathID(gen uint64, now time.Time) string {
 	return strconv.FormatUint(gen, 10) + "@" + strconv.FormatInt(now.UnixMilli(), 10)
 }
 
-// quarantineReason is a poison file's last error.
-const quarantineReason = "crashed a worker"
+// QuarantineReason is the last error of a poison file quarantined at n
+// crashes (quarantine_after): "crashed 2 workers (quarantine_after)".
+func QuarantineReason(n int) string {
+	if n == 1 {
+		return "crashed a worker (quarantine_after 1)"
+	}
+	return fmt.Sprintf("crashed %d workers (quarantine_after)", n)
+}
 
 func (s *Supervisor) persist(ctx context.Context, now time.Time, c *component) {
 	if err := s.store.SaveRestart(ctx, c.key, c.policy); err != nil {

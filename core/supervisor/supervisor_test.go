@@ -762,7 +762,7 @@ func TestDeadWorkerClaimsReleasedAndPoisonQuarantined(t *testing.T) {
 	r.claim("f1", wid, at(4*time.Second))
 	r.exit(w0, 1, at(5*time.Second))
 	f, _ = r.st.Peek("f1")
-	if f.CrashCount != 2 || !f.Failed || f.LastError != "crashed a worker" {
+	if f.CrashCount != 2 || !f.Failed || f.LastError != "crashed 2 workers (quarantine_after)" {
 		t.Fatalf("after second crash: %+v", f)
 	}
 	if q := r.ev.of(event.Quarantined, ""); len(q) != 1 || q[0].File != "f1" {
@@ -818,7 +818,7 @@ func TestPoisonQuarantinedByTheReleaseItself(t *testing.T) {
 			t.Fatalf("after crash %d: %+v", crash, f)
 		}
 	}
-	if f, _ := ms.Peek("f1"); f.LastError != "crashed a worker" {
+	if f, _ := ms.Peek("f1"); f.LastError != "crashed 3 workers (quarantine_after)" {
 		t.Fatalf("quarantined file's error = %q", f.LastError)
 	}
 	if q := r.ev.of(event.Quarantined, ""); len(q) != 1 || q[0].File != "f1" || q[0].Count != 3 {
