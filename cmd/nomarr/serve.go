@@ -80,6 +80,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		log.Error("store unavailable; retrying", "db", redact(s.get("db")), "err", err)
 	}
+	// A node name in use by another running main process is refused
+	// before anything is said or spawned (the start refuses it all the same).
+	if why := nodeRefusal(ctx, st, s); why != "" {
+		fmt.Fprintln(stderr, "nomarr serve:", why)
+		stopHTTP()
+		<-httpDone
+		return 1
+	}
 	log.Info("serving", servingAttrs(s, api.Addr())...)
 	go logProgress(ctx, m, progressInterval, log)
 	go keepRecorded(ctx, st, func() modelScan { return scanModels(s) }, inventory.ModelSetRenew, log) // this host's model set, kept fresh between scans

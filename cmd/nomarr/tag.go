@@ -14,11 +14,9 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/gpu"
 	"github.com/nomarr/nomarr/adapters/library"
-	"github.com/nomarr/nomarr/adapters/process"
 	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/inventory"
-	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/driver"
 )
@@ -61,12 +59,9 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	defer release()
 	// A run beside another one under the same node name is refused before
 	// the scan, not after it (the start refuses it all the same).
-	nodeName := s.get("node")
-	if raw, _, err := st.GetMeta(ctx, node.NameKeyPrefix+nodeName); err == nil {
-		if why := node.Refusal(nodeName, raw, time.Now(), s.core.LeaseTTL, process.Liveness); why != "" {
-			fmt.Fprintln(stderr, "nomarr tag:", why)
-			return 1
-		}
+	if why := nodeRefusal(ctx, st, s); why != "" {
+		fmt.Fprintln(stderr, "nomarr tag:", why)
+		return 1
 	}
 	models := scanModels(s)
 	scanned, err := scanLibrary(ctx, st, rest[0], models, log)
