@@ -30,7 +30,7 @@ var _ httpapi.Backend = (*API)(nil)
 // published view (view.go), so the answer never waits for a loop held up
 // in a store call; the store is read directly.
 func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
-	info := httpapi.Info{Store: a.StoreID, Version: a.Version}
+	info := httpapi.Info{Store: a.StoreID, Version: a.Version, Node: a.Node}
 	v := a.Main.View()
 	if v == nil { // the loop has not run yet: wait for its first step
 		if err := a.Main.Do(ctx, func(_ context.Context, now time.Time) { a.Main.publish(now) }); err != nil {

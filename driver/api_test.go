@@ -93,8 +93,8 @@ func TestInfoShowsModelSets(t *testing.T) {
 	}
 	m.publish(clk.Now())
 	api := &API{Main: m, StoreID: "sqlite:/x.db", Node: "n1"}
-	if info, err := api.Info(ctx); err != nil || info.ModelSets != nil {
-		t.Fatalf("Info without a record: model sets %+v, %v; want none", info.ModelSets, err)
+	if info, err := api.Info(ctx); err != nil || info.ModelSets != nil || info.Node != "n1" {
+		t.Fatalf("Info without a record: model sets %+v, node %q, %v; want none, n1 (status names the daemon's node)", info.ModelSets, info.Node, err)
 	}
 	n2At := clk.Now().Add(-50 * time.Minute)
 	sets := inventory.ModelSets{}.Record("n1", "0123456789ab", clk.Now().Add(-time.Minute)).Record("n2", "fedcba987654", n2At)

@@ -252,8 +252,10 @@ func (m *Main) handle(ctx context.Context, ev process.Event) {
 	case process.EOF:
 		m.Node.Sup.PipeClosed(ev.Component, ev.Gen, now)
 	case process.Exited:
-		if ev.Signal != "" { // the core's trace says code -1; the log says which signal
+		if ev.Signal != "" {
 			m.Log.Warn("worker ended by a signal", "component", ev.Component, "signal", ev.Signal)
+			m.Node.Sup.Signaled(ctx, ev.Component, ev.Gen, ev.Signal, now)
+			return
 		}
 		m.Node.Sup.Exited(ctx, ev.Component, ev.Gen, ev.Code, now)
 	}

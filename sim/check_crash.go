@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/supervisor"
 )
 
-// quarantineReason is a quarantined file's last error (DESIGN §7: failed,
-// reason "crashed a worker").
-const quarantineReason = "crashed a worker"
+// quarantineReason is a quarantined file's last error in w (DESIGN §7:
+// failed, reason "crashed N workers", N its quarantine_after).
+func quarantineReason(w *World) string { return supervisor.QuarantineReason(w.cfg.QuarantineAfter) }
 
 // crashModel is the checker's own model of the poison-file rule of DESIGN
 // §7: when a worker dies holding a claim, the file's crash_count goes up by
@@ -26,7 +27,7 @@ const quarantineReason = "crashed a worker"
 // the store) has crash count c+1 when the death counts and c when it does
 // not, c being the count before per this model; it is quarantined in that
 // same release (a `quarantined` event right after it, or the store's file
-// failed with reason "crashed a worker") if and only if the death counts
+// failed with reason quarantineReason) if and only if the death counts
 // and c+1 >= quarantine_after. A quarantine is never reported otherwise.
 //
 // A death is "during a stop" when its `exit` event comes after its main
@@ -149,7 +150,7 @@ func (c *checker) crashLostRelease(e *event.Event) {
 		return
 	}
 	f, _ := c.w.Store.Peek(e.File)
-	q := f.Failed && f.LastError == quarantineReason
+	q := f.Failed && f.LastError == quarantineReason(c.w)
 	c.crashRelease(e.File, e.Worker, f.CrashCount, &q)
 	c.crash.unreported[lostKey{e.File, e.Worker}] = lostRelease{worker: e.Worker, count: f.CrashCount, quarantined: q}
 }

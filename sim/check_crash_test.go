@@ -40,7 +40,7 @@ func TestCheckerCrashModel(t *testing.T) {
 			w.record(event.Event{Event: event.Exit, Instance: in.ID, Component: comp, Code: event.IntPtr(-1), Reason: "hang: no frame for 30s"})
 			w.record(event.Event{Event: event.Release, Instance: in.ID, Component: comp, File: "f0000", Worker: wid, Reason: "worker died", Count: tc.count})
 			if tc.quarantined {
-				w.record(event.Event{Event: event.Quarantined, Instance: in.ID, File: "f0000", Reason: quarantineReason, Count: tc.count})
+				w.record(event.Event{Event: event.Quarantined, Instance: in.ID, File: "f0000", Reason: quarantineReason(w), Count: tc.count})
 			}
 			w.check.afterEvent()
 			if tc.want == "" && len(w.check.violations) > 0 {
@@ -96,7 +96,7 @@ func TestCheckerWantsLostReleaseReported(t *testing.T) {
 			wid := in.node.Sup.WorkerID(comp)
 			// The store's side: a first crash counted, the file claimed
 			// again and its second crash quarantining it.
-			crash := &store.Crash{QuarantineAt: w.cfg.QuarantineAfter, Reason: quarantineReason}
+			crash := &store.Crash{QuarantineAt: w.cfg.QuarantineAfter, Reason: quarantineReason(w)}
 			if _, err := w.Store.ReleaseWorker(w.ctx, wid, store.Death{}, crash); err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestCheckerWantsLostReleaseReported(t *testing.T) {
 				w.record(event.Event{Event: event.Release, Instance: in.ID, Component: comp, File: "f0000", Worker: wid, Reason: "worker died", Count: tc.count})
 			}
 			if tc.quarantined {
-				w.record(event.Event{Event: event.Quarantined, Instance: in.ID, File: "f0000", Reason: quarantineReason, Count: tc.count})
+				w.record(event.Event{Event: event.Quarantined, Instance: in.ID, File: "f0000", Reason: quarantineReason(w), Count: tc.count})
 			}
 			w.check.afterEvent()
 			if tc.want == "" && len(w.check.violations) > 0 {
@@ -149,7 +149,7 @@ func TestCheckerLostReleasesOfOneFileByTwoHosts(t *testing.T) {
 			holder, other := holderAndOther(t, w)
 			comp := "worker:discovery:0"
 			a, b := holder.node.Sup.WorkerID(comp), other.node.Sup.WorkerID(comp)
-			crash := &store.Crash{QuarantineAt: w.cfg.QuarantineAfter, Reason: quarantineReason}
+			crash := &store.Crash{QuarantineAt: w.cfg.QuarantineAfter, Reason: quarantineReason(w)}
 			if _, err := w.Store.ReleaseWorker(w.ctx, a, store.Death{}, crash); err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +167,7 @@ func TestCheckerLostReleasesOfOneFileByTwoHosts(t *testing.T) {
 				w.record(event.Event{Event: event.Release, Instance: holder.ID, Component: comp, File: "f0000", Worker: a, Reason: "worker died", Count: 1})
 			}
 			w.record(event.Event{Event: event.Release, Instance: other.ID, Component: comp, File: "f0000", Worker: b, Reason: "worker died", Count: 2})
-			w.record(event.Event{Event: event.Quarantined, Instance: other.ID, File: "f0000", Reason: quarantineReason, Count: 2})
+			w.record(event.Event{Event: event.Quarantined, Instance: other.ID, File: "f0000", Reason: quarantineReason(w), Count: 2})
 			w.check.afterEvent()
 			if tc.want == "" && len(w.check.violations) > 0 {
 				t.Errorf("flagged: %v", w.check.violations)

@@ -87,7 +87,7 @@ func TestCheckerFlagsClaimWhileExpiredHolderStillRuns(t *testing.T) {
 			oid := other.node.Sup.WorkerID("worker:discovery:0")
 			w.record(event.Event{Event: event.LeaseExpired, Instance: other.ID, File: "f0000", Worker: hid})
 			if holderExits {
-				hp.exit(-1, "SIGKILL")
+				hp.killed("SIGKILL", "SIGKILL")
 			}
 			w.record(event.Event{Event: event.Claim, Component: "worker:discovery:0", File: "f0000", Worker: oid})
 			flagged := hasViolation(w.check.violations, "two workers analyse f0000 at once")
@@ -112,7 +112,7 @@ func TestCheckerDeadClaimBoundSurvivesStoreBlip(t *testing.T) {
 			}
 			// The owner's release (queued) never runs: the claim stays, as if
 			// the core forgot to release it.
-			p.exit(-1, "SIGKILL")
+			p.killed("SIGKILL", "SIGKILL")
 			w.check.afterEvent()
 			limit := w.cfg.LeaseTTL + w.cfg.CleanupPeriod + w.cfg.CheckInterval
 			if blip {
@@ -322,7 +322,7 @@ library: {files: 1, job_time: 10m}
 		t.Fatal("setup: want one instance's worker on the file, the other's idle")
 	}
 	// The holder's worker dies, and its claim stays (as if nobody released it).
-	holder.procs["worker:discovery:0"].exit(-1, "SIGKILL")
+	holder.procs["worker:discovery:0"].killed("SIGKILL", "SIGKILL")
 	w.check.afterEvent()
 	died := w.now
 	step := func(d time.Duration, set func()) {

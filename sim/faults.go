@@ -26,7 +26,7 @@ func (w *World) apply(f *Fault) {
 		ev.Component = f.Crash
 		w.record(ev)
 		if p := in.procs[f.Crash]; p != nil && p.alive {
-			p.exit(-1, "SIGKILL (injected crash)")
+			p.killed("SIGKILL", "SIGKILL (injected crash)")
 		}
 	case "hang":
 		ev.Component = f.Hang

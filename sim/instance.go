@@ -146,8 +146,10 @@ func (in *Instance) Signal(comp string, gen uint64, sig supervisor.Signal) {
 	in.w.after(0, func() { p.signal(sig) })
 }
 
-// deliverExit tells the owner that a process exited (pipe EOF comes with it).
-func (in *Instance) deliverExit(p *Process, code int) {
+// deliverExit tells the owner that a process exited (pipe EOF comes with
+// it): with code, or ended by the signal named sig (code -1), as the OS
+// tells a real main process.
+func (in *Instance) deliverExit(p *Process, code int, sig string) {
 	if !in.alive {
 		return
 	}
@@ -159,6 +161,10 @@ func (in *Instance) deliverExit(p *Process, code int) {
 		// before its parent reaps it.
 		in.enter(func() {
 			in.node.Sup.PipeClosed(p.comp, p.gen, in.w.now)
+			if sig != "" {
+				in.node.Sup.Signaled(in.w.ctx, p.comp, p.gen, sig, in.w.now)
+				return
+			}
 			in.node.Sup.Exited(in.w.ctx, p.comp, p.gen, code, in.w.now)
 		})
 	})
@@ -186,7 +192,7 @@ func (in *Instance) killTree() {
 	}
 	for _, id := range in.node.Sup.Components() {
 		if p := in.procs[id]; p != nil && p.alive {
-			p.exit(-1, "killed with the process tree")
+			p.killed("SIGKILL", "killed with the process tree")
 		}
 	}
 }

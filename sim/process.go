@@ -135,7 +135,7 @@ func (p *Process) run(job worker.Job) {
 	case spec.Poison:
 		w.after(jt/2, func() {
 			if p.alive && !p.hung && p.busy == running && p.job.FileKey == job.FileKey {
-				p.exit(-1, "crashed on "+job.FileKey+" (SIGSEGV)")
+				p.killed("SIGSEGV", "crashed on "+job.FileKey+" (SIGSEGV)")
 			}
 		})
 	case spec.Stall:
@@ -246,7 +246,7 @@ func (p *Process) signal(sig supervisor.Signal) {
 		return
 	}
 	if sig == supervisor.Kill {
-		p.exit(-1, "SIGKILL")
+		p.killed("SIGKILL", "SIGKILL")
 		return
 	}
 	if p.hung || p.wk == nil {
@@ -261,8 +261,13 @@ func (p *Process) signal(sig supervisor.Signal) {
 	}
 }
 
-// exit ends the process; the owner learns of it through the OS.
-func (p *Process) exit(code int, reason string) {
+// exit ends the process with code; the owner learns of it through the OS.
+func (p *Process) exit(code int, reason string) { p.end(code, "", reason) }
+
+// killed ends the process by the signal named sig (code -1).
+func (p *Process) killed(sig, reason string) { p.end(-1, sig, reason) }
+
+func (p *Process) end(code int, sig, reason string) {
 	if !p.alive {
 		return
 	}
@@ -270,7 +275,7 @@ func (p *Process) exit(code int, reason string) {
 	w := p.in.w
 	w.dropLock(p)
 	w.record(event.Event{Event: event.WorkerExit, Instance: p.in.ID, Component: p.comp, PID: p.pid, Code: event.IntPtr(code), Reason: reason})
-	p.in.deliverExit(p, code)
+	p.in.deliverExit(p, code, sig)
 }
 
 // analyze is the fake analyzer's answer for a finished job.

@@ -27,6 +27,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/nomarr/nomarr/core/supervisor"
 	"github.com/nomarr/nomarr/internal/rapidflags"
 	"github.com/nomarr/nomarr/sim"
 )
@@ -691,7 +692,7 @@ func checkLiveness(c *genCase, o outcome) string {
 		if f.Tagged {
 			continue
 		}
-		if f.Failed && f.LastError == "crashed a worker" {
+		if f.Failed && f.LastError == supervisor.QuarantineReason(o.w.Config().QuarantineAfter) {
 			// Quarantined: quarantine_after counted deaths of workers
 			// holding it (injected crashes, hangs); the safety checker
 			// verifies each quarantine against its own crash model.

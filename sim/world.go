@@ -229,7 +229,7 @@ func (w *World) result() *Result {
 		}
 		if f.Failed {
 			s.FailedFiles = append(s.FailedFiles, f.Key)
-			if f.LastError == "crashed a worker" {
+			if f.LastError == quarantineReason(w) {
 				s.Quarantined = append(s.Quarantined, f.Key)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -89,5 +90,21 @@ func TestWriteError(t *testing.T) {
 		if got.Class != c.want || got.Missing != c.miss {
 			t.Errorf("%v: %+v, want class %v missing %v", c.err, got, c.want, c.miss)
 		}
+	}
+}
+
+// A read-only file's reason names the cause once (no doubled "tagwrite:"
+// prefix) and says how to go on: make it writable, then `nomarr retry`.
+func TestReadOnlyReason(t *testing.T) {
+	err := fmt.Errorf("tagwrite: write /music/a.flac: %w", fmt.Errorf("%w: file mode -r--r--r-- has no write permission", tagwrite.ErrReadOnly))
+	got := writeError(err).Reason
+	want := "write tags: /music/a.flac: read-only: file mode -r--r--r-- has no write permission " +
+		"(chmod u+w the file, or its folder, then `nomarr retry`; write_mode: none keeps the tags in the store only)"
+	if got != want {
+		t.Errorf("reason\n%s\nwant\n%s", got, want)
+	}
+	owner := writeError(fmt.Errorf("tagwrite: write /music/a.flac: %w", tagwrite.ErrOwner)).Reason
+	if strings.Contains(owner, "chmod") || strings.Contains(owner, "tagwrite:") {
+		t.Errorf("owner reason %q: chmod does not give the file its owner back", owner)
 	}
 }

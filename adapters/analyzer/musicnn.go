@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -220,11 +221,21 @@ func statAsScanned(path string) *store.Stat {
 // missing, like one gone before decoding; a read-only, unsupported or
 // invalid target is permanent; a build without TagLib cannot write any
 // file; anything else (a full disk, a file changed meanwhile) is transient.
+//
+// The reason reads "write tags: PATH: read-only: …": the package's
+// "tagwrite: write" and "tagwrite:" prefixes, which its wrapped errors
+// repeat, are left out. A read-only file's says how to go on: make it
+// writable, then `nomarr retry` (a failed file is not tried again until
+// it changes or is retried).
 func writeError(err error) worker.Result {
-	reason := "write tags: " + err.Error()
+	msg := strings.TrimPrefix(err.Error(), "tagwrite: write ")
+	reason := "write tags: " + strings.ReplaceAll(msg, "tagwrite: ", "")
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return worker.Result{Class: worker.Permanent, Reason: "missing", Missing: true}
+	case errors.Is(err, tagwrite.ErrReadOnly) && !errors.Is(err, tagwrite.ErrOwner):
+		return worker.Result{Class: worker.Permanent, Reason: reason +
+			" (chmod u+w the file, or its folder, then `nomarr retry`; write_mode: none keeps the tags in the store only)"}
 	case errors.Is(err, tagwrite.ErrReadOnly), errors.Is(err, tagwrite.ErrUnsupported):
 		return worker.Result{Class: worker.Permanent, Reason: reason + " (write_mode: none keeps the tags in the store only)"}
 	case errors.Is(err, tagwrite.ErrInvalidTag):

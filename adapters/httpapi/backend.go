@@ -95,7 +95,10 @@ type WorkerInfo struct {
 // (see MarshalJSON; store.Counts has no JSON tags, and encoding/json's
 // case-insensitive field matching decodes it back into store.Counts).
 type Info struct {
-	Instance      string       `json:"instance"`
+	Instance string `json:"instance"`
+	// Node is the answering main process's node name (its instance id
+	// begins with it), so a client asking about another node can tell.
+	Node          string       `json:"node,omitempty"`
 	Version       string       `json:"version"`
 	Store         string       `json:"store"` // redacted: never a password
 	WorkerEnabled bool         `json:"worker_enabled"`

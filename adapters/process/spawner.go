@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/nomarr/nomarr/core/supervisor"
+	"golang.org/x/sys/unix"
 )
 
 // Child file descriptors of the two pipes.
@@ -43,7 +44,7 @@ type Event struct {
 	Gen       uint64
 	Data      []byte
 	Code      int
-	Signal    string // for Exited by a signal
+	Signal    string // for Exited by a signal: its name, "SIGKILL"
 }
 
 // Spawner implements supervisor.Processes with OS processes.
@@ -163,7 +164,10 @@ func (s *Spawner) reap(component string, gen uint64, cmd *exec.Cmd, readDone <-c
 	ctrlW.Close()
 	ev := Event{Kind: Exited, Component: component, Gen: gen, Code: cmd.ProcessState.ExitCode()}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		ev.Code, ev.Signal = -1, ws.Signal().String()
+		ev.Code, ev.Signal = -1, unix.SignalName(ws.Signal()) // "SIGKILL"
+		if ev.Signal == "" {
+			ev.Signal = ws.Signal().String()
+		}
 	}
 	if err != nil && ev.Code == 0 && s.Log != nil {
 		s.Log.Warn("wait failed", "component", component, "err", err)

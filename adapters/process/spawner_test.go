@@ -97,7 +97,7 @@ func TestSignalKillsLiveChild(t *testing.T) {
 			if e.Kind != Exited {
 				continue
 			}
-			if e.Gen != 7 || e.Code != -1 || e.Signal != "killed" {
+			if e.Gen != 7 || e.Code != -1 || e.Signal != "SIGKILL" {
 				t.Fatalf("exit = %+v, want gen 7 killed", e)
 			}
 			s.Wait()

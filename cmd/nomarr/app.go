@@ -25,6 +25,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/process"
 	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
@@ -102,10 +103,42 @@ func eventLevel(kind string) slog.Level {
 }
 
 // logSink turns core events into structured log lines with component ids.
-func logSink(log *slog.Logger) event.Sink {
+func logSink(log *slog.Logger) event.Sink { return logSinkWith(log, nil) }
+
+// logSinkWith is logSink whose lines about one file a person must find
+// (quarantined; a release that counted a crash against the file, at
+// INFO; a claim whose lease expired, taken back from a dead owner, at
+// INFO) carry the file's path, read by paths (nil: without it).
+//
+// A worker that exits with code 0 during a graceful stop did what it was
+// asked: the owner reports it unhealthy then (dead, DESIGN §4), and that
+// status change is logged at DEBUG, not as an INFO healthy → unhealthy
+// that reads like trouble; its `exit` line (INFO) says it ended.
+func logSinkWith(log *slog.Logger, paths *pathLogger) event.Sink {
 	quiet := storeErrorQuiet{}
+	stopping := false
+	stopped := map[string]bool{} // components that exited 0 during the stop
 	return event.SinkFunc(func(e event.Event) {
 		lvl := eventLevel(e.Event)
+		byPath := false
+		switch e.Event {
+		case event.Stop:
+			stopping = true
+		case event.Exit:
+			stopped[e.Component] = stopping && e.Code != nil && *e.Code == 0
+		case event.Status:
+			if stopped[e.Component] && e.To == string(health.Unhealthy) {
+				lvl = slog.LevelDebug
+			}
+		}
+		switch {
+		case e.Event == event.Quarantined:
+			byPath = true
+		case e.Event == event.Release && e.Count > 0: // a crash counted against the file
+			lvl, byPath = slog.LevelInfo, true
+		case e.Event == event.LeaseExpired && e.Reason == node.LeaseExpiredReason: // a dead owner's claim
+			lvl, byPath = slog.LevelInfo, true
+		}
 		if !log.Enabled(context.Background(), lvl) {
 			return
 		}
@@ -128,12 +161,22 @@ func logSink(log *slog.Logger) event.Sink {
 		add("from", e.From)
 		add("to", e.To)
 		add("file", e.File)
+		if byPath {
+			add("worker", e.Worker)
+		}
 		add("reason", e.Reason)
 		if e.BackoffMs > 0 {
 			attrs = append(attrs, "backoff", time.Duration(e.BackoffMs)*time.Millisecond)
 		}
 		if e.PID > 0 {
 			attrs = append(attrs, "pid", e.PID)
+		}
+		if byPath && e.Count > 0 {
+			attrs = append(attrs, "crashes", e.Count)
+		}
+		if byPath && paths != nil && e.File != "" {
+			paths.logf(lvl, e.Event, e.File, attrs)
+			return
 		}
 		log.Log(context.Background(), lvl, e.Event, attrs...)
 	})

@@ -40,6 +40,10 @@ func runRetry(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "nomarr retry: %v (%s sent back to work before it)\n", err, nFiles(n, ""))
 			return 1
 		}
+		if n == 0 {
+			fmt.Fprintf(stdout, "no failed files%s: nothing sent back to work\n", sc.where)
+			return 0
+		}
 		fmt.Fprintf(stdout, "%s%s sent back to work; `%s`, or a running `nomarr serve`, tags %s\n", nFiles(n, "failed "), sc.where, sc.tag(), pick(n, "it", "them"))
 		return 0
 	})

@@ -52,6 +52,9 @@ func TestFailedAndRetry(t *testing.T) {
 	if out, _ := nomarr(0, "retry"); !strings.HasPrefix(out, "1 failed file sent back to work") {
 		t.Errorf("retry everything: %s", out)
 	}
+	if out, _ := nomarr(0, "retry"); out != "no failed files: nothing sent back to work\n" { // says nothing will be tagged
+		t.Errorf("retry with no failed file: %q", out)
+	}
 	nomarr(2, "retry", "a", "b")
 }
 

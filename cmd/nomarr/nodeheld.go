@@ -25,3 +25,16 @@ func nodeInUse(ctx context.Context, st store.Meta, name string, ttl time.Duratio
 	}
 	return node.InUse(name, raw, time.Now(), ttl, process.Liveness), nil
 }
+
+// nodeRefusal is why a main process starting now under s's node name would
+// be refused it (node.Refusal; "" when it may start, or when the hold
+// cannot be read: the start itself then decides). `tag` asks it before its
+// scan, `serve` before it says it is serving and spawns anything.
+func nodeRefusal(ctx context.Context, st store.Meta, s *settings) string {
+	name := s.get("node")
+	raw, _, err := st.GetMeta(ctx, node.NameKeyPrefix+name)
+	if err != nil {
+		return ""
+	}
+	return node.Refusal(name, raw, time.Now(), s.core.LeaseTTL, process.Liveness)
+}

@@ -30,7 +30,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	// refused for its address creates nothing.
 	st := lazyStore(s.get("db"))
 	defer st.Close()
-	m, err := newMain(s, st, log, logSink(log))
+	m, err := newMain(s, st, log, logSinkWith(log, newPathLogger(log, st)))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr serve:", err)
 		return exitUsage
@@ -80,7 +80,16 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		log.Error("store unavailable; retrying", "db", redact(s.get("db")), "err", err)
 	}
-	log.Info("serving", "http", api.Addr(), "workers", s.core.Workers, "store", redact(s.get("db")), "node", s.get("node"))
+	// A node name in use by another running main process is refused
+	// before anything is said or spawned (the start refuses it all the same).
+	if why := nodeRefusal(ctx, st, s); why != "" {
+		fmt.Fprintln(stderr, "nomarr serve:", why)
+		stopHTTP()
+		<-httpDone
+		return 1
+	}
+	log.Info("serving", servingAttrs(s, api.Addr())...)
+	go logProgress(ctx, m, progressInterval, log)
 	go keepRecorded(ctx, st, func() modelScan { return scanModels(s) }, inventory.ModelSetRenew, log) // this host's model set, kept fresh between scans
 	if root := s.get("library_root"); root != "" {
 		rescan, _ := time.ParseDuration(s.get("rescan_interval"))
@@ -141,4 +150,25 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("stopped")
 	return 0
+}
+
+// servingAttrs are the attributes of serve's `serving` line: what an
+// operator reading the log weeks later needs to know it ran with — the
+// address, workers, store and node, the analyzer and (musicnn) its models
+// and their model-set version, the library and how tags are written.
+func servingAttrs(s *settings, addr string) []any {
+	attrs := []any{"http", addr, "workers", s.core.Workers, "store", redact(s.get("db")), "node", s.get("node"),
+		"analyzer", s.get("analyzer")}
+	if s.get("analyzer") == "musicnn" {
+		attrs = append(attrs, "models_dir", s.get("models_dir"))
+	}
+	v := modelSetVersion(s)
+	if v == "" {
+		v = "unknown"
+	}
+	root := s.get("library_root")
+	if root == "" {
+		root = "none (nomarr scan DIR adds files)"
+	}
+	return append(attrs, "model_set", v, "library_root", root, "write_mode", s.get("write_mode"))
 }

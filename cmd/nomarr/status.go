@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,8 +24,10 @@ import (
 // http_addr). It exits 1 when the store cannot be read: no daemon and no
 // store, or a daemon that reports its store unavailable (the view is still
 // printed, with the store's error); when the daemon's store writes are
-// failing (store_writes_failing, printed too); and when a daemon listens
-// but does not answer (apiCall): the store's counts alone would hide its workers.
+// failing (store_writes_failing, printed too); when a worker of the daemon
+// failed (each is listed with its reason and the reset command); and when
+// a daemon listens but does not answer (apiCall): the store's counts alone
+// would hide its workers.
 func runStatus(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -97,9 +100,18 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		out.WriteByte('\n')
 		_, _ = out.WriteTo(stdout)
 	} else {
+		if info.Instance != "" {
+			writeDaemonLine(stdout, info, s.get("http_addr"), s.get("node"), time.Now())
+		}
 		writeStatus(stdout, info, time.Now(), s.again)
+		writeFailedWorkers(stdout, info.Workers, func() string {
+			if a := s.get("http_addr"); a != appKeys["http_addr"] { // the daemon this command asked
+				return s.again("workers", "reset", "--http-addr", a)
+			}
+			return s.again("workers", "reset")
+		})
 	}
-	if info.StoreError != "" || info.StoreWritesFailing != nil {
+	if info.StoreError != "" || info.StoreWritesFailing != nil || failedWorkers(info.Workers) > 0 {
 		return 1
 	}
 	return 0
@@ -114,6 +126,84 @@ func writeStoreWritesLine(stdout io.Writer, f *httpapi.StoreWriteFailure, now ti
 	}
 	fmt.Fprintf(stdout, "store writes failing since %s (%s ago): %s: %s\n", f.Since.Local().Format(time.DateTime),
 		now.Sub(f.Since).Round(time.Second), strings.ReplaceAll(f.Op, "_", " "), f.Error)
+}
+
+// failedWorkers counts the workers in status failed: the restart policy
+// gave up on them and they stay down until a manual reset, so status
+// exits 1 for them as for a store it cannot read (a health check sees a
+// daemon that runs with fewer workers than configured, for good).
+func failedWorkers(ws []httpapi.WorkerInfo) int {
+	n := 0
+	for _, w := range ws {
+		if w.Status == "failed" {
+			n++
+		}
+	}
+	return n
+}
+
+// writeDaemonLine names the main process that answered: its node, pid,
+// uptime and version, and the address it was asked at. When this command's
+// node is another one, it says so: the workers shown are the daemon's,
+// not those of the node asked for, whose daemon listens elsewhere.
+func writeDaemonLine(stdout io.Writer, info httpapi.Info, addr, node string, now time.Time) {
+	daemonNode, pid, started := splitInstance(info.Instance)
+	if info.Node != "" {
+		daemonNode = info.Node
+	}
+	who := "daemon " + info.Instance
+	if pid != "" {
+		who = fmt.Sprintf("daemon %s (pid %s", daemonNode, pid)
+		if !started.IsZero() && now.After(started) {
+			who += ", up " + now.Sub(started).Round(time.Second).String()
+		}
+		who += ")"
+	}
+	fmt.Fprintf(stdout, "%s at %s, version %s\n", who, addr, info.Version)
+	if daemonNode != "" && node != "" && daemonNode != node {
+		fmt.Fprintf(stdout, "this is node %s's daemon, not node %s's: the workers below are %s's "+
+			"(node %s's daemon, if it runs, listens at its own http_addr)\n", daemonNode, node, daemonNode, node)
+	}
+}
+
+// splitInstance takes an instance id <node>:<pid>:<start-ms> apart; an id
+// of another shape (configured) gives only its whole as node.
+func splitInstance(id string) (node, pid string, started time.Time) {
+	i := strings.LastIndexByte(id, ':')
+	if i < 0 {
+		return id, "", time.Time{}
+	}
+	j := strings.LastIndexByte(id[:i], ':')
+	if j < 0 {
+		return id, "", time.Time{}
+	}
+	p, errp := strconv.Atoi(id[j+1 : i])
+	ms, errm := strconv.ParseInt(id[i+1:], 10, 64)
+	if errp != nil || errm != nil || p <= 0 {
+		return id, "", time.Time{}
+	}
+	return id[:j], strconv.Itoa(p), time.UnixMilli(ms)
+}
+
+// writeFailedWorkers prints, under the table, why each failed worker
+// failed (its restart policy's reason) and the command that restarts
+// them: a failed worker is not restarted until a manual reset.
+func writeFailedWorkers(stdout io.Writer, ws []httpapi.WorkerInfo, reset func() string) {
+	n := 0
+	for _, w := range ws {
+		if w.Status != "failed" {
+			continue
+		}
+		n++
+		reason := w.FailureReason
+		if reason == "" {
+			reason = "no reason recorded"
+		}
+		fmt.Fprintf(stdout, "%s failed: %s\n", w.Component, reason)
+	}
+	if n > 0 {
+		fmt.Fprintf(stdout, "failed workers stay down until a reset: `%s` restarts them\n", reset())
+	}
 }
 
 // writeStatus prints info as text. When the daemon reports its store
@@ -148,16 +238,36 @@ func writeStatus(stdout io.Writer, info httpapi.Info, now time.Time, again func(
 	writeModelSetsLine(stdout, info.ModelSets, now, again)
 	if len(info.Workers) > 0 {
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "COMPONENT\tSTATUS\tPHASE\tJOB\tPID\tRESTARTS\tLAST FRAME\tFILES")
+		// JOB is last: a path is long, and the columns before it stay aligned.
+		fmt.Fprintln(tw, "COMPONENT\tSTATUS\tPHASE\tPID\tRESTARTS\tLAST FRAME\tFILES\tJOB")
 		for _, w := range info.Workers {
 			age := "-"
 			if w.LastFrameAgeMs >= 0 {
 				age = (time.Duration(w.LastFrameAgeMs) * time.Millisecond).Round(100 * time.Millisecond).String()
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\n", w.Component, w.Status, w.Phase, w.CurrentJob, w.PID, w.Restarts, age, w.FilesProcessed)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%s\n", w.Component, w.Status, dash(w.Phase), w.PID, w.Restarts, age, w.FilesProcessed, jobName(w))
 		}
 		tw.Flush()
 	}
+}
+
+// jobName is a worker's current job as a person reads it: the file's path
+// when the daemon could tell it, else its key; "-" with none.
+func jobName(w httpapi.WorkerInfo) string {
+	switch {
+	case w.CurrentPath != "":
+		return w.CurrentPath
+	case w.CurrentJob != "":
+		return w.CurrentJob
+	}
+	return "-"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // offlineJSON is the JSON of an Info without a main process (no daemon)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -146,5 +147,49 @@ func TestStatusShowsTheDaemonsModelSets(t *testing.T) {
 		until.Local().Format("2006-01-02 15:04 MST") + " if it stops recording, or at once: `nomarr models forget n2 --data-dir " + data + " --node cli`\n"
 	if rc != 0 || !strings.HasSuffix(out.String(), "; workers enabled: true\n"+want) {
 		t.Errorf("exit %d:\n%s\nwant it to end with:\n%s", rc, out.String(), want)
+	}
+}
+
+// TestStatusNamesDaemonJobsAndFailures guards what an operator reads in
+// the text status: which daemon answered (node, pid, address) and that it
+// is another node's than the one asked for, each job by its file's path
+// rather than its key, each failed worker with its reason and the command
+// that restarts it, and exit 1 while a worker is failed (it stays down
+// until a reset).
+func TestStatusNamesDaemonJobsAndFailures(t *testing.T) {
+	started := time.Now().Add(-90 * time.Minute)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(httpapi.Info{Instance: fmt.Sprintf("vm:4242:%d", started.UnixMilli()), Node: "vm", Version: "abc",
+			Store: "sqlite:/x.db", WorkerEnabled: true, Library: store.Counts{Total: 5, Tagged: 2, Pending: 3},
+			Workers: []httpapi.WorkerInfo{
+				{Component: "worker:discovery:0", Status: "healthy", Phase: "processing", CurrentJob: "0123456789abcdef0123456789abcdef",
+					CurrentPath: "/music/a/b.flac", PID: 77, LastFrameAgeMs: 1200},
+				{Component: "worker:discovery:1", Status: "failed", Restarts: 6, LastFrameAgeMs: -1,
+					FailureReason: "restart window: 5 restarts within 5m0s"},
+			}})
+	}))
+	defer ts.Close()
+	addr := strings.TrimPrefix(ts.URL, "http://")
+	data := t.TempDir()
+	var out, errb bytes.Buffer
+	rc := run([]string{"status", "--http-addr", addr, "--data-dir", data, "--node", "b"}, &out, &errb)
+	got := out.String()
+	if rc != 1 {
+		t.Errorf("status with a failed worker: exit %d, want 1\n%s", rc, got)
+	}
+	for _, want := range []string{
+		"daemon vm (pid 4242, up 1h3", // 1h30m0s, or a second more on a slow machine
+		" at " + addr + ", version abc\n",
+		"this is node vm's daemon, not node b's",
+		"/music/a/b.flac\n",
+		"worker:discovery:1 failed: restart window: 5 restarts within 5m0s\n",
+		"`nomarr workers reset --http-addr " + addr + " --data-dir " + data + " --node b` restarts them",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status does not say %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "0123456789abcdef") {
+		t.Errorf("status shows the job's key where its path is known:\n%s", got)
 	}
 }

@@ -14,11 +14,9 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/gpu"
 	"github.com/nomarr/nomarr/adapters/library"
-	"github.com/nomarr/nomarr/adapters/process"
 	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/inventory"
-	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/driver"
 )
@@ -61,12 +59,9 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	defer release()
 	// A run beside another one under the same node name is refused before
 	// the scan, not after it (the start refuses it all the same).
-	nodeName := s.get("node")
-	if raw, _, err := st.GetMeta(ctx, node.NameKeyPrefix+nodeName); err == nil {
-		if why := node.Refusal(nodeName, raw, time.Now(), s.core.LeaseTTL, process.Liveness); why != "" {
-			fmt.Fprintln(stderr, "nomarr tag:", why)
-			return 1
-		}
+	if why := nodeRefusal(ctx, st, s); why != "" {
+		fmt.Fprintln(stderr, "nomarr tag:", why)
+		return 1
 	}
 	models := scanModels(s)
 	scanned, err := scanLibrary(ctx, st, rest[0], models, log)
@@ -103,7 +98,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 				nFiles(before.Pending, ""), scanned.pending, rest[0], earlier)
 		}
 	}
-	m, err := newMain(s, st, log, logSink(log))
+	m, err := newMain(s, st, log, logSinkWith(log, newPathLogger(log, st)))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return exitUsage
@@ -240,13 +235,51 @@ loop:
 		if !log.Enabled(context.Background(), slog.LevelInfo) {
 			see = "--log-level info shows them"
 		}
-		fmt.Fprintf(stderr, "nomarr tag: %s %s for a retry after a transient error (%s); "+
-			"run `%s` again later, or keep `nomarr serve` running, to retry %s\n",
-			nFiles(c.Pending, ""), pick(c.Pending, "waits", "wait"), see, s.again("tag", rest[0]), pick(c.Pending, "it", "them"))
+		when, later := "", "later"
+		if at, ok := nextRetry(context.Background(), st, time.Now()); ok {
+			when = fmt.Sprintf(", %s at %s (in %s)", pick(c.Pending, "due", "the first due"), at.Local().Format("15:04:05"),
+				time.Until(at).Round(time.Second))
+			later = "then"
+		}
+		fmt.Fprintf(stderr, "nomarr tag: %s %s for a retry after a transient error%s (%s); "+
+			"run `%s` again %s, or keep `nomarr serve` running, to retry %s\n",
+			nFiles(c.Pending, ""), pick(c.Pending, "waits", "wait"), when, see, s.again("tag", rest[0]), later, pick(c.Pending, "it", "them"))
 		code = 1
 	}
 	return code
 }
+
+// nextRetry is when the first pending file that waits (next_retry_at or
+// skip_until after now) can be claimed again; false when none waits or
+// the store cannot tell. It looks at up to retryLookPages pages of the
+// files claimable within a day (a transient retry waits 30 min at most).
+func nextRetry(ctx context.Context, st store.Store, now time.Time) (time.Time, bool) {
+	var first time.Time
+	after := ""
+	for range retryLookPages {
+		page, err := st.Discover(ctx, now.Add(24*time.Hour), after, listBatch)
+		if err != nil {
+			return time.Time{}, false
+		}
+		for _, f := range page {
+			at := f.NextRetryAt
+			if f.SkipUntil.After(at) {
+				at = f.SkipUntil
+			}
+			if at.After(now) && (first.IsZero() || at.Before(first)) {
+				first = at
+			}
+		}
+		if len(page) < listBatch {
+			break
+		}
+		after = page[len(page)-1].Key
+	}
+	return first, !first.IsZero()
+}
+
+// retryLookPages bounds nextRetry's reads.
+const retryLookPages = 2
 
 // idlePolls is how many progress polls in a row (0.5 s apart, or further
 // on a store that counts slowly: driver.CountsFactor) must find nothing in

@@ -130,7 +130,8 @@ func TestTagLogsFailedFiles(t *testing.T) {
 		"level=WARN msg=file_failed", "path=" + paths[0], `reason="permanent: injected permanent error"`,
 		"level=INFO msg=file_retry", "path=" + paths[1],
 		"nomarr tag: 1 file failed; the log's file_failed lines say why",
-		"nomarr tag: 1 file waits for a retry after a transient error (see the log's file_retry lines)",
+		"nomarr tag: 1 file waits for a retry after a transient error, due at ", // when it is due
+		" (see the log's file_retry lines); run `nomarr tag " + lib + " --data-dir " + data + " --workers 1` again then",
 	} {
 		if !strings.Contains(logs, w) {
 			t.Errorf("tag's stderr lacks %q:\n%s", w, logs)

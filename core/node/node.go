@@ -277,6 +277,11 @@ func (n *Node) StoreCallDeadline(now time.Time) (time.Time, bool) {
 	return d, true
 }
 
+// LeaseExpiredReason is the reason of a lease_expired event whose claim's
+// lease ran out (its owner stopped renewing it: dead, or cut off), as
+// opposed to one whose file is no longer work.
+const LeaseExpiredReason = "lease expired"
+
 // cleanup deletes claims whose lease expired or whose file is no longer work.
 //
 // Leases are not expired while the store has lately been failing for this
@@ -300,7 +305,7 @@ func (n *Node) cleanup(ctx context.Context, now time.Time) error {
 	for _, c := range removed {
 		why := "file no longer work" // tagged, failed, not valid or gone
 		if c.LeaseUntil.Before(expiredBefore) {
-			why = "lease expired"
+			why = LeaseExpiredReason
 		}
 		n.sink.Emit(event.Event{T: now, Event: event.LeaseExpired, Instance: n.cfg.Supervisor.Instance, File: c.FileKey, Worker: c.WorkerID, Reason: why})
 	}

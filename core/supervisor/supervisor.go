@@ -207,14 +207,29 @@ func (s *Supervisor) PipeClosed(id string, gen uint64, now time.Time) {
 }
 
 // Exited reports that generation gen of a worker exited with code (-1: killed
-// by a signal).
+// by a signal that Signaled would name).
 func (s *Supervisor) Exited(ctx context.Context, id string, gen uint64, code int, now time.Time) {
+	s.exited(ctx, id, gen, code, "", now)
+}
+
+// Signaled reports that generation gen of a worker was ended by the signal
+// named sig ("SIGKILL"): its death's reason is "killed by SIGKILL", code -1
+// (unless the supervisor killed it, whose reason says why).
+func (s *Supervisor) Signaled(ctx context.Context, id string, gen uint64, sig string, now time.Time) {
+	s.exited(ctx, id, gen, -1, sig, now)
+}
+
+func (s *Supervisor) exited(ctx context.Context, id string, gen uint64, code int, sig string, now time.Time) {
 	c := s.byID[id]
 	if c == nil || gen != c.gen || !c.running {
 		return
 	}
 	reason := c.killReason
-	if reason == "" {
+	switch {
+	case reason != "":
+	case sig != "":
+		reason = "killed by " + sig
+	default:
 		reason = fmt.Sprintf("exited with code %d", code)
 	}
 	s.die(ctx, now, c, reason, code)
@@ -274,7 +289,7 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 	}
 	var crash *store.Crash
 	if c.countCrash {
-		crash = &store.Crash{QuarantineAt: s.cfg.QuarantineAfter, Reason: quarantineReason}
+		crash = &store.Crash{QuarantineAt: s.cfg.QuarantineAfter, Reason: QuarantineReason(s.cfg.QuarantineAfter)}
 	}
 	rel, err := s.store.ReleaseWorker(ctx, c.workerID, c.death, crash)
 	if err != nil {
@@ -290,7 +305,7 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 			Worker: c.workerID, Reason: "worker died", Count: r.CrashCount})
 		if r.Quarantined {
 			s.sink.Emit(event.Event{T: now, Event: event.Quarantined, Instance: s.cfg.Instance, File: r.FileKey,
-				Reason: quarantineReason, Count: r.CrashCount})
+				Reason: QuarantineReason(s.cfg.QuarantineAfter), Count: r.CrashCount})
 		}
 	}
 }
@@ -304,8 +319,16 @@ func deathID(gen uint64, now time.Time) string {
 	return strconv.FormatUint(gen, 10) + "@" + strconv.FormatInt(now.UnixMilli(), 10)
 }
 
-// quarantineReason is a poison file's last error.
-const quarantineReason = "crashed a worker"
+// QuarantineReason is the last error of a poison file quarantined at n
+// crashes (quarantine_after): "crashed a worker 2 times
+// (quarantine_after)". It begins with the design's reason, "crashed a
+// worker", for whatever matches on it.
+func QuarantineReason(n int) string {
+	if n == 1 {
+		return "crashed a worker (quarantine_after 1)"
+	}
+	return fmt.Sprintf("crashed a worker %d times (quarantine_after)", n)
+}
 
 func (s *Supervisor) persist(ctx context.Context, now time.Time, c *component) {
 	if err := s.store.SaveRestart(ctx, c.key, c.policy); err != nil {

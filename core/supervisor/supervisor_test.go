@@ -762,7 +762,7 @@ func TestDeadWorkerClaimsReleasedAndPoisonQuarantined(t *testing.T) {
 	r.claim("f1", wid, at(4*time.Second))
 	r.exit(w0, 1, at(5*time.Second))
 	f, _ = r.st.Peek("f1")
-	if f.CrashCount != 2 || !f.Failed || f.LastError != "crashed a worker" {
+	if f.CrashCount != 2 || !f.Failed || f.LastError != "crashed a worker 2 times (quarantine_after)" {
 		t.Fatalf("after second crash: %+v", f)
 	}
 	if q := r.ev.of(event.Quarantined, ""); len(q) != 1 || q[0].File != "f1" {
@@ -818,7 +818,7 @@ func TestPoisonQuarantinedByTheReleaseItself(t *testing.T) {
 			t.Fatalf("after crash %d: %+v", crash, f)
 		}
 	}
-	if f, _ := ms.Peek("f1"); f.LastError != "crashed a worker" {
+	if f, _ := ms.Peek("f1"); f.LastError != "crashed a worker 3 times (quarantine_after)" {
 		t.Fatalf("quarantined file's error = %q", f.LastError)
 	}
 	if q := r.ev.of(event.Quarantined, ""); len(q) != 1 || q[0].File != "f1" || q[0].Count != 3 {
@@ -1421,5 +1421,43 @@ func TestStopWaitsForTheRelease(t *testing.T) {
 	}
 	if !r.sup.Done() {
 		t.Fatal("stop not done once the claims are released")
+	}
+}
+
+// A worker ended by a signal is reported as such in its exit and
+// restart_scheduled reasons ("killed by SIGKILL"), not as "exited with code
+// -1"; a kill of the supervisor's own keeps its reason.
+func TestSignaledDeathNamesTheSignal(t *testing.T) {
+	r := newRig(t, 1, nil)
+	r.sup.Start(r.ctx, t0)
+	r.frame(w0, at(time.Second), health.Idle, "", 0)
+	r.sup.Signaled(r.ctx, w0, r.gen(w0), "SIGKILL", at(2*time.Second))
+	ex := r.ev.of(event.Exit, w0)
+	rs := r.ev.of(event.RestartScheduled, w0)
+	if len(ex) != 1 || ex[0].Reason != "killed by SIGKILL" || ex[0].Code == nil || *ex[0].Code != -1 {
+		t.Fatalf("exit = %+v, want reason \"killed by SIGKILL\", code -1", ex)
+	}
+	if len(rs) != 1 || rs[0].Reason != "killed by SIGKILL" {
+		t.Fatalf("restart_scheduled = %+v", rs)
+	}
+}
+
+// A hang's reason gives the time without a frame in whole seconds, not to
+// the nanosecond.
+func TestHangReasonRounded(t *testing.T) {
+	r := newRig(t, 1, nil)
+	r.sup.Start(r.ctx, t0)
+	r.frame(w0, at(time.Second), health.Idle, "", 0)
+	end := 31*time.Second + 965823347*time.Nanosecond // 30.965823347 s without a frame
+	for d := 10 * time.Second; d < end; d += 10 * time.Second {
+		r.sup.Tick(r.ctx, at(d))
+	}
+	r.sup.Tick(r.ctx, at(end))
+	if n := r.procs.signals(w0, supervisor.Kill); n != 1 {
+		t.Fatalf("kills = %d, want 1", n)
+	}
+	r.sup.Signaled(r.ctx, w0, r.gen(w0), "SIGKILL", at(end))
+	if ex := r.ev.of(event.Exit, w0); len(ex) != 1 || ex[0].Reason != "hang: no frame for 31s" {
+		t.Fatalf("exit = %+v, want reason \"hang: no frame for 31s\"", ex)
 	}
 }

@@ -95,11 +95,11 @@ func (s *Supervisor) deathReason(c *component, now time.Time) string {
 		case noFirstFrame:
 			return fmt.Sprintf("no first frame within startup_timeout (%s)", s.cfg.StartupTimeout)
 		case hung:
-			return fmt.Sprintf("hang: no frame for %s", now.Sub(r.from))
+			return fmt.Sprintf("hang: no frame for %s", now.Sub(r.from).Round(time.Second))
 		case coldStart:
 			return fmt.Sprintf("cold start longer than cold_start_max (%s)", s.cfg.ColdStartMax)
 		case stalled:
-			return fmt.Sprintf("stall: job %s made no progress for %s", c.job, now.Sub(r.from))
+			return fmt.Sprintf("stall: job %s made no progress for %s", c.job, now.Sub(r.from).Round(time.Second))
 		}
 	}
 	return ""

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/core/node"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+type pathsByKey map[string]string
+
+func (p pathsByKey) File(_ context.Context, key string) (store.File, error) {
+	if path, ok := p[key]; ok {
+		return store.File{Key: key, Path: path}, nil
+	}
+	return store.File{}, store.ErrNotFound
+}
+
+// lockedBuffer is a bytes.Buffer safe for the path logger's goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestFileLinesNameThePath: the main process's lines about a file a
+// person must find — quarantined, a crash counted against it, a dead
+// owner's claim taken back — name its path (the events carry only its
+// key) and are seen at the default level (INFO or WARN); a claim removed
+// because its file is no longer work stays at DEBUG.
+func TestFileLinesNameThePath(t *testing.T) {
+	var buf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	paths := newPathLogger(log, pathsByKey{"k1": "/music/a b.flac", "k2": "/music/c.mp3"})
+	sink := logSinkWith(log, paths)
+	sink.Emit(event.Event{Event: event.Release, Component: "worker:discovery:0", File: "k1", Worker: "n:1:2/worker:discovery:0", Reason: "worker died", Count: 1})
+	sink.Emit(event.Event{Event: event.Release, Component: "worker:discovery:0", File: "k1", Worker: "n:1:2/worker:discovery:0", Reason: "worker died", Count: 2})
+	sink.Emit(event.Event{Event: event.Quarantined, File: "k1", Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	sink.Emit(event.Event{Event: event.LeaseExpired, File: "k2", Worker: "other:9:9/worker:discovery:1", Reason: node.LeaseExpiredReason})
+	sink.Emit(event.Event{Event: event.LeaseExpired, File: "k3", Worker: "other:9:9/worker:discovery:1", Reason: "file no longer work"})
+	sink.Emit(event.Event{Event: event.Release, Component: "worker:discovery:1", File: "k4", Reason: "worker died"}) // no crash counted
+	paths.sync()
+	got := buf.String()
+	for _, want := range []string{
+		`level=INFO msg=release path="/music/a b.flac" component=worker:discovery:0 file=k1 worker=n:1:2/worker:discovery:0 reason="worker died" crashes=1`,
+		`level=INFO msg=release path="/music/a b.flac" component=worker:discovery:0 file=k1 worker=n:1:2/worker:discovery:0 reason="worker died" crashes=2`,
+		`level=WARN msg=quarantined path="/music/a b.flac" file=k1 reason="crashed a worker 2 times (quarantine_after)" crashes=2`,
+		`level=INFO msg=lease_expired path=/music/c.mp3 file=k2 worker=other:9:9/worker:discovery:1 reason="lease expired"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks\n%s\nin\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "k3") || strings.Contains(got, "k4") {
+		t.Errorf("a claim of a file no longer work, or a release without a crash, logged at INFO:\n%s", got)
+	}
+	if i, j := strings.Index(got, "crashes=1"), strings.Index(got, "msg=quarantined"); i < 0 || j < i {
+		t.Errorf("lines out of order:\n%s", got)
+	}
+}
+
+// A path that cannot be read leaves the line without it, not unlogged.
+func TestFileLineWithoutPath(t *testing.T) {
+	var buf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	paths := newPathLogger(log, pathsByKey{})
+	logSinkWith(log, paths).Emit(event.Event{Event: event.Quarantined, File: "gone", Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	paths.sync()
+	if got := buf.String(); !strings.Contains(got, `level=WARN msg=quarantined file=gone reason="crashed a worker 2 times (quarantine_after)" crashes=2`) {
+		t.Errorf("log: %s", got)
+	}
+}
+
+// TestServingLineSaysWhatRuns: the `serving` line names the analyzer, the
+// model set's version, the library and the write mode (and, for musicnn,
+// the models' folder).
+func TestServingLineSaysWhatRuns(t *testing.T) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	s, _, err := loadSettings(fs, []string{"--data-dir", t.TempDir(), "--analyzer", "noop", "--library-root", "/srv/music", "--write-mode", "none", "--node", "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("serving", servingAttrs(s, "127.0.0.1:8356")...)
+	for _, want := range []string{"http=127.0.0.1:8356", "node=n1", "analyzer=noop", "model_set=", "library_root=/srv/music", "write_mode=none"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("serving line lacks %s: %s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "model_set=unknown") || strings.Contains(buf.String(), "models_dir") {
+		t.Errorf("serving line with noop: %s", buf.String())
+	}
+}
+
+// TestProgressLine: a line while files are pending, with the rate of the
+// interval; none for an idle library whose counts did not move.
+func TestProgressLine(t *testing.T) {
+	busy := store.Counts{Total: 100, Tagged: 40, Pending: 60, Claimed: 2}
+	if ok, attrs := progressLine(nil, busy, 5*time.Minute); !ok || len(attrs) != 10 {
+		t.Errorf("first look, files pending: %v %v", ok, attrs)
+	}
+	later := store.Counts{Total: 100, Tagged: 70, Pending: 29, Claimed: 2, Failed: 1}
+	ok, attrs := progressLine(&busy, later, 5*time.Minute)
+	var buf bytes.Buffer
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("progress", attrs...)
+	if want := "tagged=70 pending=29 in_progress=2 failed=1 total=100 per_minute=6"; !ok || !strings.Contains(buf.String(), want) {
+		t.Errorf("progress line %q, want %s", buf.String(), want)
+	}
+	done := store.Counts{Total: 100, Tagged: 99, Failed: 1}
+	if ok, _ := progressLine(&later, done, 5*time.Minute); !ok {
+		t.Error("no line for the interval that finished the work")
+	}
+	if ok, _ := progressLine(&done, done, 5*time.Minute); ok {
+		t.Error("a line for an idle library")
+	}
+}
+
+// TestCleanStopNotLoggedAsUnhealthy: during a graceful stop, a worker's
+// clean exit (code 0) makes the owner report it unhealthy (dead); the log
+// does not show that as an INFO healthy → unhealthy. A death outside a
+// stop, or a non-zero exit during one, still is.
+func TestCleanStopNotLoggedAsUnhealthy(t *testing.T) {
+	var buf bytes.Buffer
+	sink := logSink(slog.New(slog.NewTextHandler(&buf, nil)))
+	sink.Emit(event.Event{Event: event.Exit, Component: "worker:discovery:0", Code: event.IntPtr(0), Reason: "exited with code 0"})
+	sink.Emit(event.Event{Event: event.Status, Component: "worker:discovery:0", From: "healthy", To: "unhealthy"})
+	sink.Emit(event.Event{Event: event.Stop, Reason: "signal"})
+	sink.Emit(event.Event{Event: event.Exit, Component: "worker:discovery:0", Code: event.IntPtr(0), Reason: "exited with code 0"})
+	sink.Emit(event.Event{Event: event.Exit, Component: "worker:discovery:1", Code: event.IntPtr(1), Reason: "exited with code 1"})
+	sink.Emit(event.Event{Event: event.Status, Component: "worker:discovery:0", From: "healthy", To: "unhealthy"})
+	sink.Emit(event.Event{Event: event.Status, Component: "worker:discovery:1", From: "healthy", To: "unhealthy"})
+	got := buf.String()
+	if n := strings.Count(got, "msg=status component=worker:discovery:0"); n != 1 {
+		t.Errorf("worker 0's status changes logged %d times, want once (the death before the stop):\n%s", n, got)
+	}
+	if !strings.Contains(got, "msg=status component=worker:discovery:1 from=healthy to=unhealthy") {
+		t.Errorf("a non-zero exit during the stop is not logged as unhealthy:\n%s", got)
+	}
+	if n := strings.Count(got, "level=INFO msg=exit"); n != 3 {
+		t.Errorf("exit lines %d, want 3:\n%s", n, got)
+	}
+}
