@@ -55,7 +55,7 @@ func TestFileLinesNameThePath(t *testing.T) {
 	sink := logSinkWith(log, paths)
 	sink.Emit(event.Event{Event: event.Release, Component: "worker:discovery:0", File: "k1", Worker: "n:1:2/worker:discovery:0", Reason: "worker died", Count: 1})
 	sink.Emit(event.Event{Event: event.Release, Component: "worker:discovery:0", File: "k1", Worker: "n:1:2/worker:discovery:0", Reason: "worker died", Count: 2})
-	sink.Emit(event.Event{Event: event.Quarantined, File: "k1", Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	sink.Emit(event.Event{Event: event.Quarantined, File: "k1", Reason: "crashed a worker (quarantine_after 2 reached)", Count: 2})
 	sink.Emit(event.Event{Event: event.LeaseExpired, File: "k2", Worker: "other:9:9/worker:discovery:1", Reason: node.LeaseExpiredReason})
 	sink.Emit(event.Event{Event: event.LeaseExpired, File: "k3", Worker: "other:9:9/worker:discovery:1", Reason: "file no longer work"})
 	sink.Emit(event.Event{Event: event.Release, Component: "worker:discovery:1", File: "k4", Reason: "worker died"}) // no crash counted
@@ -64,7 +64,7 @@ func TestFileLinesNameThePath(t *testing.T) {
 	for _, want := range []string{
 		`level=INFO msg=release path="/music/a b.flac" component=worker:discovery:0 file=k1 worker=n:1:2/worker:discovery:0 reason="worker died" crashes=1`,
 		`level=INFO msg=release path="/music/a b.flac" component=worker:discovery:0 file=k1 worker=n:1:2/worker:discovery:0 reason="worker died" crashes=2`,
-		`level=WARN msg=quarantined path="/music/a b.flac" file=k1 reason="crashed a worker 2 times (quarantine_after)" crashes=2`,
+		`level=WARN msg=quarantined path="/music/a b.flac" file=k1 reason="crashed a worker (quarantine_after 2 reached)" crashes=2`,
 		`level=INFO msg=lease_expired path=/music/c.mp3 file=k2 worker=other:9:9/worker:discovery:1 reason="lease expired"`,
 	} {
 		if !strings.Contains(got, want) {
@@ -84,9 +84,9 @@ func TestFileLineWithoutPath(t *testing.T) {
 	var buf lockedBuffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	paths := newPathLogger(log, pathsByKey{})
-	logSinkWith(log, paths).Emit(event.Event{Event: event.Quarantined, File: "gone", Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	logSinkWith(log, paths).Emit(event.Event{Event: event.Quarantined, File: "gone", Reason: "crashed a worker (quarantine_after 2 reached)", Count: 2})
 	paths.sync()
-	if got := buf.String(); !strings.Contains(got, `level=WARN msg=quarantined file=gone reason="crashed a worker 2 times (quarantine_after)" crashes=2`) {
+	if got := buf.String(); !strings.Contains(got, `level=WARN msg=quarantined file=gone reason="crashed a worker (quarantine_after 2 reached)" crashes=2`) {
 		t.Errorf("log: %s", got)
 	}
 }

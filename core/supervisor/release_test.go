@@ -64,7 +64,7 @@ func TestLostReleaseAnswerStillReportsQuarantine(t *testing.T) {
 	if _, held := ms.ClaimOf("f1"); held {
 		t.Fatal("claim not released in the store")
 	}
-	if f, _ := ms.Peek("f1"); f.CrashCount != 2 || !f.Failed || f.LastError != "crashed a worker 2 times (quarantine_after)" {
+	if f, _ := ms.Peek("f1"); f.CrashCount != 2 || !f.Failed || f.LastError != "crashed a worker (quarantine_after 2 reached)" {
 		t.Fatalf("f1 not quarantined in the store: %+v", f)
 	}
 	if n := len(r.ev.of(event.Release, w0)) + len(r.ev.of(event.Quarantined, "")); n != 0 {
@@ -83,7 +83,7 @@ func TestLostReleaseAnswerStillReportsQuarantine(t *testing.T) {
 		t.Fatalf("release events = %+v", rel)
 	}
 	q := r.ev.of(event.Quarantined, "")
-	if len(q) != 1 || q[0].File != "f1" || q[0].Count != 2 || q[0].Reason != "crashed a worker 2 times (quarantine_after)" {
+	if len(q) != 1 || q[0].File != "f1" || q[0].Count != 2 || q[0].Reason != "crashed a worker (quarantine_after 2 reached)" {
 		t.Fatalf("quarantined events = %+v", q)
 	}
 	if f, _ := ms.Peek("f2"); f.CrashCount != 1 {
@@ -131,9 +131,10 @@ func TestReleaseReceiptNotTakenByAnotherMain(t *testing.T) {
 	}
 }
 
-// The quarantine reason says how many workers the file crashed.
+// The quarantine reason keeps the design's words first and names the limit
+// the file reached.
 func TestQuarantineReasonCounts(t *testing.T) {
-	for n, want := range map[int]string{1: "crashed a worker (quarantine_after 1)", 2: "crashed a worker 2 times (quarantine_after)", 3: "crashed a worker 3 times (quarantine_after)"} {
+	for n, want := range map[int]string{1: "crashed a worker (quarantine_after 1 reached)", 2: "crashed a worker (quarantine_after 2 reached)", 3: "crashed a worker (quarantine_after 3 reached)"} {
 		if got := supervisor.QuarantineReason(n); got != want {
 			t.Errorf("QuarantineReason(%d) = %q, want %q", n, got, want)
 		}

@@ -319,15 +319,14 @@ func deathID(gen uint64, now time.Time) string {
 	return strconv.FormatUint(gen, 10) + "@" + strconv.FormatInt(now.UnixMilli(), 10)
 }
 
-// QuarantineReason is the last error of a poison file quarantined at n
-// crashes (quarantine_after): "crashed a worker 2 times
-// (quarantine_after)". It begins with the design's reason, "crashed a
-// worker", for whatever matches on it.
+// QuarantineReason is the last error of a poison file quarantined under
+// quarantine_after n: "crashed a worker (quarantine_after 2 reached)". It
+// begins with the design's reason, "crashed a worker", for whatever
+// matches on it, and names the limit rather than the file's count (a
+// quarantined event carries the count, which a lowered limit may leave
+// above it).
 func QuarantineReason(n int) string {
-	if n == 1 {
-		return "crashed a worker (quarantine_after 1)"
-	}
-	return fmt.Sprintf("crashed a worker %d times (quarantine_after)", n)
+	return fmt.Sprintf("crashed a worker (quarantine_after %d reached)", n)
 }
 
 func (s *Supervisor) persist(ctx context.Context, now time.Time, c *component) {

@@ -762,7 +762,7 @@ func TestDeadWorkerClaimsReleasedAndPoisonQuarantined(t *testing.T) {
 	r.claim("f1", wid, at(4*time.Second))
 	r.exit(w0, 1, at(5*time.Second))
 	f, _ = r.st.Peek("f1")
-	if f.CrashCount != 2 || !f.Failed || f.LastError != "crashed a worker 2 times (quarantine_after)" {
+	if f.CrashCount != 2 || !f.Failed || f.LastError != "crashed a worker (quarantine_after 2 reached)" {
 		t.Fatalf("after second crash: %+v", f)
 	}
 	if q := r.ev.of(event.Quarantined, ""); len(q) != 1 || q[0].File != "f1" {
@@ -818,7 +818,7 @@ func TestPoisonQuarantinedByTheReleaseItself(t *testing.T) {
 			t.Fatalf("after crash %d: %+v", crash, f)
 		}
 	}
-	if f, _ := ms.Peek("f1"); f.LastError != "crashed a worker 3 times (quarantine_after)" {
+	if f, _ := ms.Peek("f1"); f.LastError != "crashed a worker (quarantine_after 3 reached)" {
 		t.Fatalf("quarantined file's error = %q", f.LastError)
 	}
 	if q := r.ev.of(event.Quarantined, ""); len(q) != 1 || q[0].File != "f1" || q[0].Count != 3 {
