@@ -381,10 +381,102 @@ func oldFileClass(r string) string {
 		WHEN ` + r + `.needs_tagging = 1 AND ` + r + `.is_valid = 1 THEN 'pending' ELSE 'invalid' END)`
 }
 
+// oldRuleDDL gives a database the library_counts triggers of rule 1 (the
+// class rule oldFileClass), as a program before the rule number built
+// them: without a counts_rule in meta.
+func oldRuleDDL() []string {
+	var ddl []string
+	for _, name := range []string{"library_counts_insert", "library_counts_delete", "library_counts_update"} {
+		ddl = append(ddl, `DROP TRIGGER `+name)
+	}
+	return append(ddl,
+		`CREATE TRIGGER library_counts_insert AFTER INSERT ON library_files BEGIN
+			UPDATE library_counts SET n = n + 1 WHERE class = `+oldFileClass("NEW")+`; END`,
+		`CREATE TRIGGER library_counts_delete AFTER DELETE ON library_files BEGIN
+			UPDATE library_counts SET n = n - 1 WHERE class = `+oldFileClass("OLD")+`; END`,
+		`CREATE TRIGGER library_counts_update AFTER UPDATE OF tagged, failed, needs_tagging, is_valid ON library_files
+			WHEN `+oldFileClass("OLD")+` <> `+oldFileClass("NEW")+` BEGIN
+			UPDATE library_counts SET n = n - 1 WHERE class = `+oldFileClass("OLD")+`;
+			UPDATE library_counts SET n = n + 1 WHERE class = `+oldFileClass("NEW")+`; END`,
+		`DELETE FROM meta WHERE key = '`+metaCountsRule+`'`)
+}
+
+// rewrittenRuleDDL gives a database this rule's triggers in other text
+// (the whitespace of each statement collapsed), numbered rule: what
+// another program's build of the triggers leaves.
+func rewrittenRuleDDL(rule int) []string {
+	var ddl []string
+	for _, name := range []string{"library_counts_insert", "library_counts_delete", "library_counts_update"} {
+		ddl = append(ddl, `DROP TRIGGER `+name)
+	}
+	for _, x := range countsTriggers() {
+		ddl = append(ddl, strings.Join(strings.Fields(x), " "))
+	}
+	return append(ddl, `UPDATE meta SET value = '`+strconv.Itoa(rule)+`' WHERE key = '`+metaCountsRule+`'`)
+}
+
+// countsMark is added to a recount in the pending row of library_counts
+// by hand (markCounts): a rebuild (a recount) takes it away, so a file
+// that still shows it was not rebuilt.
+const countsMark = 1000
+
+func markCounts(t *testing.T, path string) {
+	t.Helper()
+	execAll(t, path, `UPDATE library_counts SET n = `+strconv.Itoa(countsMark)+` + (SELECT count(*) FROM library_files
+		WHERE is_valid = 1 AND tagged = 0 AND failed = 0 AND needs_tagging = 1) WHERE class = '`+store.ClassPending+`'`)
+}
+
+// countsMarked reports whether the pending row still carries countsMark
+// (not rebuilt since markCounts) or equals a recount (rebuilt).
+func countsMarked(t *testing.T, db *sql.DB) bool {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(`SELECT n FROM library_counts WHERE class = ?`, store.ClassPending).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	switch want := recount(t, db).Pending; n {
+	case want + countsMark:
+		return true
+	case want:
+		return false
+	default:
+		t.Fatalf("pending row %d: neither a recount (%d) nor a marked one", n, want)
+		return false
+	}
+}
+
+func countsRuleOf(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	var v string
+	if err := db.QueryRow(`SELECT value FROM meta WHERE key = ?`, metaCountsRule).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", metaCountsRule, err)
+	}
+	return v
+}
+
+func triggersOf(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	have, err := triggersSQL(bg, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return have
+}
+
+// A new database's rule is numbered in the transaction that creates it.
+func TestCountsRuleNumberedOnCreate(t *testing.T) {
+	path := tempDB(t)
+	openT(t, path)
+	if v := countsRuleOf(t, raw(t, path)); v != strconv.Itoa(countsRule) {
+		t.Fatalf("%s of a new database = %s, want %d", metaCountsRule, v, countsRule)
+	}
+}
+
 // A database of this schema version whose triggers count by the older rule
-// (a tagged or failed file gone counted as tagged or failed) gets this
-// program's triggers and a recount at its first open for writing; a
-// read-only open leaves it as it is.
+// (a tagged or failed file gone counted as tagged or failed), built before
+// the rule number, gets this program's triggers, a recount and the rule's
+// number at its first open for writing; a read-only open leaves it as it
+// is.
 func TestCountsRuleRebuiltOnOpen(t *testing.T) {
 	path := tempDB(t)
 	s := openT(t, path)
@@ -403,22 +495,9 @@ func TestCountsRuleRebuiltOnOpen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var old []string
-	for _, name := range []string{"library_counts_insert", "library_counts_delete", "library_counts_update"} {
-		old = append(old, `DROP TRIGGER `+name)
-	}
-	old = append(old,
-		`CREATE TRIGGER library_counts_insert AFTER INSERT ON library_files BEGIN
-			UPDATE library_counts SET n = n + 1 WHERE class = `+oldFileClass("NEW")+`; END`,
-		`CREATE TRIGGER library_counts_delete AFTER DELETE ON library_files BEGIN
-			UPDATE library_counts SET n = n - 1 WHERE class = `+oldFileClass("OLD")+`; END`,
-		`CREATE TRIGGER library_counts_update AFTER UPDATE OF tagged, failed, needs_tagging, is_valid ON library_files
-			WHEN `+oldFileClass("OLD")+` <> `+oldFileClass("NEW")+` BEGIN
-			UPDATE library_counts SET n = n - 1 WHERE class = `+oldFileClass("OLD")+`;
-			UPDATE library_counts SET n = n + 1 WHERE class = `+oldFileClass("NEW")+`; END`,
+	execAll(t, path, append(oldRuleDDL(),
 		// The tagged and the failed file leave: the old rule keeps them in their class.
-		`UPDATE library_files SET is_valid = 0 WHERE key IN ('a', 'b')`)
-	execAll(t, path, old...)
+		`UPDATE library_files SET is_valid = 0 WHERE key IN ('a', 'b')`)...)
 	oldCounts := store.Counts{Total: 3, Tagged: 1, Failed: 1, Pending: 1}
 
 	ro := openT(t, path, WithReadOnly())
@@ -434,6 +513,12 @@ func TestCountsRuleRebuiltOnOpen(t *testing.T) {
 	if got := recount(t, db); got != want {
 		t.Fatalf("recount = %+v, want %+v", got, want)
 	}
+	if got := triggersOf(t, db); !slices.Equal(got, countsTriggers()) {
+		t.Fatalf("triggers after an open for writing:\n%s\nwant this program's", strings.Join(got, "\n"))
+	}
+	if v := countsRuleOf(t, db); v != strconv.Itoa(countsRule) {
+		t.Fatalf("%s after the rebuild = %s, want %d", metaCountsRule, v, countsRule)
+	}
 	if _, err := s.MarkMissing(bg, []string{"c"}); err != nil {
 		t.Fatal(err)
 	}
@@ -442,5 +527,74 @@ func TestCountsRuleRebuiltOnOpen(t *testing.T) {
 	}
 	if got, err := s.Counts(bg); err != nil || got != recount(t, db) || got.Tagged != 1 || got.Invalid() != 2 {
 		t.Fatalf("Counts after writes = %+v %v, a recount gives %+v (a tagged, b and c gone)", got, err, recount(t, db))
+	}
+}
+
+// A file whose rule number is higher than this program's holds a newer
+// program's rule: an open for writing leaves its triggers' text and its
+// rows as they are (no recount), so that programs of two rules opening one
+// file do not rebuild it back and forth.
+func TestCountsNewerRuleKept(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	seed(t, s, "a", "b", "c")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	execAll(t, path, rewrittenRuleDDL(countsRule+1)...)
+	markCounts(t, path)
+	db := raw(t, path)
+	newer := triggersOf(t, db)
+
+	s = openT(t, path)
+	if got := triggersOf(t, db); !slices.Equal(got, newer) {
+		t.Fatalf("triggers of a newer rule replaced by an open for writing:\n%s", strings.Join(got, "\n"))
+	}
+	if !countsMarked(t, db) {
+		t.Fatal("a file of a newer rule was recounted at an open for writing")
+	}
+	if v := countsRuleOf(t, db); v != strconv.Itoa(countsRule+1) {
+		t.Fatalf("%s = %s, want the file's own %d", metaCountsRule, v, countsRule+1)
+	}
+	if got, err := s.Counts(bg); err != nil || got.Pending != 3+countsMark {
+		t.Fatalf("Counts = %+v %v, want the file's rows (pending %d)", got, err, 3+countsMark)
+	}
+}
+
+// The rebuild runs once: a file rebuilt and numbered is judged by its
+// number at every later open, so neither a second open nor the same rule's
+// triggers in another text (a program of this rule that writes them
+// otherwise) rebuilds it again.
+func TestCountsRuleRebuiltOnce(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	seed(t, s, "a", "b", "c")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	execAll(t, path, oldRuleDDL()...)
+	markCounts(t, path)
+	db := raw(t, path)
+	var rebuilt []bool
+	for i, prepare := range []func(){
+		func() {},                      // old rule, no number: rebuilt
+		func() { markCounts(t, path) }, // numbered by the rebuild
+		func() { // this rule in other text, numbered
+			execAll(t, path, rewrittenRuleDDL(countsRule)...)
+			markCounts(t, path)
+		},
+	} {
+		prepare()
+		s, err := Open(path)
+		if err != nil {
+			t.Fatalf("open %d: %v", i+1, err)
+		}
+		rebuilt = append(rebuilt, !countsMarked(t, db))
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []bool{true, false, false}; !slices.Equal(rebuilt, want) {
+		t.Fatalf("rebuilt at each open for writing: %v, want %v (the first only)", rebuilt, want)
 	}
 }

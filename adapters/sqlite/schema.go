@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -99,15 +100,30 @@ func fileClass(r string) string {
 		WHEN ` + r + `.needs_tagging = 1 THEN '` + store.ClassPending + `' ELSE '` + store.ClassInvalid + `' END)`
 }
 
-// countsDDL (re)builds the library_counts triggers and recounts the rows
-// from the files, in the transaction it runs in; every statement is safe
-// on a database that has library_counts, with or without triggers. A new
-// or upgraded database gets it with version2; a version 3 database whose
-// triggers count by an older rule (before a file gone counted as invalid
-// whatever its tags) gets it at its next open for writing (ensureCounts).
-// The rule changes no schema version: the triggers live in the file, so a
-// program of this schema version, older or newer, counts by the rule the
-// file holds, and none has to refuse the file.
+// countsRule numbers the rule countsDDL's triggers count by; countsDDL
+// writes it to meta (metaCountsRule) in the transaction that builds them.
+// Rule 2 counts a file gone as invalid whatever its tags; rule 1 (tagged
+// first: a tagged or failed file gone stayed tagged or failed) was built
+// before the number existed, so a file without one is judged by its
+// triggers' text (countsStale). A program that changes what the triggers
+// count raises the number; one that only rewrites their text keeps it.
+const countsRule = 2
+
+// metaCountsRule is the meta key holding the countsRule the file's
+// library_counts triggers were built by.
+const metaCountsRule = "counts_rule"
+
+// countsDDL (re)builds the library_counts triggers, recounts the rows
+// from the files and numbers the rule (metaCountsRule), in the
+// transaction it runs in; every statement is safe on a database that has
+// library_counts, with or without triggers. A new or upgraded database
+// gets it with version2; a version 3 database whose rule is older than
+// this program's gets it at its next open for writing (ensureCounts). The
+// rule changes no schema version: the triggers live in the file, so a
+// program of this schema version counts by the rule the file holds, and
+// none has to refuse the file. Only a newer rule replaces the file's: a
+// program with an older rule leaves a newer one as it is, so programs of
+// two rules opening one file do not rebuild it back and forth.
 var countsDDL = []string{
 	`DROP TRIGGER IF EXISTS library_counts_insert`,
 	`DROP TRIGGER IF EXISTS library_counts_delete`,
@@ -132,6 +148,8 @@ var countsDDL = []string{
 	`INSERT INTO library_counts (class, n)
 		SELECT ` + fileClass("f") + `, count(*) FROM library_files f WHERE true GROUP BY 1
 		ON CONFLICT (class) DO UPDATE SET n = excluded.n`,
+	`INSERT INTO meta (key, value) VALUES ('` + metaCountsRule + `', '` + strconv.Itoa(countsRule) + `')
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
 }
 
 // version2 upgrades schema version 1 to 2. Every statement is safe on a

@@ -362,30 +362,51 @@ func (s *Store) ensureExtras(ctx context.Context) {
 	_ = s.withTx(ctx, func(tx *sql.Tx) error { return execSchema(ctx, tx, ddl) })
 }
 
-// ensureCounts rebuilds the library_counts triggers and recounts the
-// rows (countsDDL) when the file's triggers are not this program's: a
-// database of this schema version made when a file gone still counted as
-// tagged or failed. One IMMEDIATE transaction that checks again (another
-// process may have rebuilt them meanwhile), so the rows equal a recount
-// at its commit. Best effort, as ensureExtras: when the write lock cannot
-// be had, the counts keep the rule the file holds until the next open for
-// writing.
+// ensureCounts rebuilds the library_counts triggers, recounts the rows
+// and numbers the rule (countsDDL) when the file's rule is older than this
+// program's (countsStale). One IMMEDIATE transaction that checks again
+// (another process may have rebuilt them meanwhile), so the rows equal a
+// recount at its commit. Best effort, as ensureExtras: when the write lock
+// cannot be had, the counts keep the rule the file holds until the next
+// open for writing.
 func (s *Store) ensureCounts(ctx context.Context) {
-	current := func(q interface {
-		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-	}) bool {
-		have, err := triggersSQL(ctx, q)
-		return err != nil || slices.Equal(have, countsTriggers()) // unreadable: leave it as it is
-	}
-	if current(s.r) {
+	if !countsStale(ctx, s.r) {
 		return
 	}
 	_ = s.withTx(ctx, func(tx *sql.Tx) error {
-		if current(tx) {
+		if !countsStale(ctx, tx) {
 			return nil
 		}
 		return execSchema(ctx, tx, countsDDL)
 	})
+}
+
+// querier reads: a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
+// countsStale reports whether the file's library_counts triggers count by
+// a rule older than countsRule. A file with a rule number is judged by the
+// number only: a higher one is a newer program's rule, kept (its triggers'
+// text, whatever it is, is that program's). A file without one was built
+// before the number existed: by rule 1 unless its triggers are this
+// program's text (rule 2 built before the number). Anything unreadable
+// (the number not a number included) leaves the file as it is.
+func countsStale(ctx context.Context, q querier) bool {
+	var v string
+	err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, metaCountsRule).Scan(&v)
+	switch {
+	case err == nil:
+		n, err := strconv.Atoi(v)
+		return err == nil && n < countsRule
+	case errors.Is(err, sql.ErrNoRows):
+		have, err := triggersSQL(ctx, q)
+		return err == nil && !slices.Equal(have, countsTriggers())
+	default:
+		return false
+	}
 }
 
 // countsTriggers is the text of the CREATE TRIGGER statements of
@@ -402,9 +423,7 @@ func countsTriggers() []string {
 }
 
 // triggersSQL reads the library_counts triggers' text, sorted.
-func triggersSQL(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}) ([]string, error) {
+func triggersSQL(ctx context.Context, q querier) ([]string, error) {
 	rows, err := q.QueryContext(ctx, `SELECT sql FROM sqlite_schema
 		WHERE type = 'trigger' AND name LIKE 'library\_counts\_%' ESCAPE '\' ORDER BY sql`)
 	if err != nil {
