@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,6 +89,108 @@ func TestFileLineWithoutPath(t *testing.T) {
 	paths.sync()
 	if got := buf.String(); !strings.Contains(got, `level=WARN msg=quarantined file=gone reason="crashed a worker 2 times (quarantine_after)" crashes=2`) {
 		t.Errorf("log: %s", got)
+	}
+}
+
+// slowPaths answers a path read after delay; hang: only once the read's
+// context ends, with its error. It counts the reads.
+type slowPaths struct {
+	delay time.Duration
+	hang  bool
+	reads atomic.Int32
+}
+
+func (s *slowPaths) File(ctx context.Context, key string) (store.File, error) {
+	s.reads.Add(1)
+	if s.hang {
+		<-ctx.Done()
+		return store.File{}, ctx.Err()
+	}
+	time.Sleep(s.delay)
+	return store.File{Key: key, Path: "/music/" + key + ".flac"}, nil
+}
+
+// A file line carries the time of its event, not that of the path read
+// that came after it.
+func TestFileLineAtItsEventTime(t *testing.T) {
+	var buf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	paths := newPathLogger(log, &slowPaths{delay: 10 * time.Millisecond})
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	logSinkWith(log, paths).Emit(event.Event{T: at, Event: event.Quarantined, File: "k1", Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	paths.sync()
+	if want := `time=2026-03-01T12:00:00.000Z level=WARN msg=quarantined path=/music/k1.flac file=k1`; !strings.Contains(buf.String(), want) {
+		t.Errorf("log lacks\n%s\nin\n%s", want, buf.String())
+	}
+}
+
+// TestPathLoggerCloseDrains: close, which a main process calls once its
+// loop has returned, logs every line still queued (the quarantine of the
+// last file is not lost with the process): with their paths while the
+// store answers within the deadline, and without them once it has passed;
+// a line given after close is logged at once.
+func TestPathLoggerCloseDrains(t *testing.T) {
+	var buf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	paths := newPathLogger(log, &slowPaths{delay: 20 * time.Millisecond})
+	sink := logSinkWith(log, paths)
+	for _, k := range []string{"a", "b", "c"} {
+		sink.Emit(event.Event{Event: event.Quarantined, File: k, Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	}
+	paths.close(pathDrainTimeout)
+	for _, k := range []string{"a", "b", "c"} {
+		if want := "msg=quarantined path=/music/" + k + ".flac file=" + k; !strings.Contains(buf.String(), want) {
+			t.Errorf("after close, the log lacks\n%s\nin\n%s", want, buf.String())
+		}
+	}
+
+	buf = lockedBuffer{}
+	hung := &slowPaths{hang: true}
+	paths = newPathLoggerWith(log, hung, time.Hour, 0) // no pause: every line would wait out its read
+	sink = logSinkWith(log, paths)
+	for _, k := range []string{"d", "e", "f"} {
+		sink.Emit(event.Event{Event: event.Quarantined, File: k, Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	}
+	start := time.Now()
+	paths.close(50 * time.Millisecond)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("close waited %s for a store that does not answer, past its deadline", d)
+	}
+	sink.Emit(event.Event{Event: event.Quarantined, File: "g", Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	for _, k := range []string{"d", "e", "f", "g"} {
+		if want := "msg=quarantined file=" + k; !strings.Contains(buf.String(), want) {
+			t.Errorf("the log lacks\n%s\nin\n%s", want, buf.String())
+		}
+	}
+}
+
+// After a path read that failed, the lines of the next pause are logged
+// without a path and without a read: a store that is down does not hold
+// each of them up for the read's timeout. A file the store no longer has
+// is an answer, not a failure.
+func TestPathLookupPausesAfterAFailure(t *testing.T) {
+	var buf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	hung := &slowPaths{hang: true}
+	paths := newPathLoggerWith(log, hung, 20*time.Millisecond, time.Hour)
+	sink := logSinkWith(log, paths)
+	for _, k := range []string{"a", "b", "c"} {
+		sink.Emit(event.Event{Event: event.Quarantined, File: k, Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	}
+	paths.sync()
+	if n := hung.reads.Load(); n != 1 || strings.Count(buf.String(), "msg=quarantined") != 3 {
+		t.Errorf("%d path reads for 3 lines while the store does not answer, want 1; log:\n%s", n, buf.String())
+	}
+	paths.close(pathDrainTimeout)
+
+	buf = lockedBuffer{}
+	paths = newPathLoggerWith(log, pathsByKey{"k2": "/music/c.mp3"}, 20*time.Millisecond, time.Hour)
+	sink = logSinkWith(log, paths)
+	sink.Emit(event.Event{Event: event.Quarantined, File: "gone", Reason: "r", Count: 2})
+	sink.Emit(event.Event{Event: event.Quarantined, File: "k2", Reason: "r", Count: 2})
+	paths.close(pathDrainTimeout)
+	if !strings.Contains(buf.String(), "path=/music/c.mp3 file=k2") {
+		t.Errorf("a file the store no longer has paused the path reads:\n%s", buf.String())
 	}
 }
 
