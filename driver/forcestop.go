@@ -117,10 +117,10 @@ func (s *storeCalls) resume() {
 }
 
 // resumeFor gives the store calls to come one fresh context that ends d
-// from now.
+// from now; a call cut short by that end is a store fault (errStoreTooSlow).
 func (s *storeCalls) resumeFor(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cancel()
-	s.ctx, s.cancel = context.WithTimeout(s.base, d)
+	s.ctx, s.cancel = context.WithTimeoutCause(s.base, d, errStoreTooSlow)
 }

@@ -224,14 +224,15 @@ func (m *Main) noteStall(s *stallClock, now time.Time) bool {
 
 // storeContext is the context of one loop turn's store calls: that of
 // m.calls (ForceStop cuts it short), ending at the node's
-// StoreCallDeadline, so that no store call holds up a kill.
+// StoreCallDeadline, so that no store call holds up a kill. A call cut
+// short by that bound is a store fault (errStoreTooSlow, storewatch.go).
 func (m *Main) storeContext(now time.Time) (context.Context, context.CancelFunc) {
 	ctx := m.calls.current()
 	d, ok := m.Node.StoreCallDeadline(now)
 	if !ok {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, d.Sub(now))
+	return context.WithTimeoutCause(ctx, d.Sub(now), errStoreTooSlow)
 }
 
 // drain handles the pipe events already waiting. A tick comes after them:

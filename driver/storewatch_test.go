@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -88,12 +89,13 @@ func TestInfoShowsFailingStoreWrites(t *testing.T) {
 // A semantic answer to a write is the store taking it (no fault, no
 // count); a failed read is counted but says nothing of the writes.
 func TestStoreWatchClassifies(t *testing.T) {
+	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	w := newStoreWatch(func() time.Time { return now })
-	w.note("renew_leases", true, errors.New("database or disk is full (13)"))
+	w.note(ctx, "renew_leases", true, errors.New("database or disk is full (13)"))
 	now = now.Add(time.Second)
-	w.note("get_meta", false, errors.New("database is locked"))
-	w.note("swap_meta", true, errors.New("database is locked"))
+	w.note(ctx, "get_meta", false, errors.New("database is locked"))
+	w.note(ctx, "swap_meta", true, errors.New("database is locked"))
 	h := w.health()
 	if f := h.WritesFailing; f == nil || f.Since != now.Add(-time.Second) || f.Op != "swap_meta" {
 		t.Fatalf("after two failed writes: %+v, want since the first, the last's op", f)
@@ -101,8 +103,53 @@ func TestStoreWatchClassifies(t *testing.T) {
 	if h.Errors["renew_leases"] != 1 || h.Errors["get_meta"] != 1 || h.Errors["swap_meta"] != 1 {
 		t.Fatalf("errors %v", h.Errors)
 	}
-	w.note("claim", true, store.ErrConflict)
+	w.note(ctx, "claim", true, store.ErrConflict)
 	if h := w.health(); h.WritesFailing != nil || h.Errors["claim"] != 0 {
 		t.Fatalf("after a lost race: %+v", h)
+	}
+}
+
+// hangingMeta holds every meta write until the call's context ends, as a
+// store that waits for its write lock does, and fails it with the
+// context's error.
+type hangingMeta struct{ *memstore.Store }
+
+func (h hangingMeta) SetMeta(ctx context.Context, key, value string) error {
+	<-ctx.Done()
+	return fmt.Errorf("set meta: %w", ctx.Err())
+}
+
+// A write that fails because its caller's context ended (an API client
+// that hung up during a pause, or whose own deadline passed) is no store
+// fault: nothing is counted and store_writes_failing stays unset. One cut
+// short by the main process's own bound on its store calls (the store too
+// slow to answer) is one.
+func TestCallerGivingUpIsNoStoreFault(t *testing.T) {
+	m, err := NewMain(node.DefaultConfig("i:1:1", "n", 1), hangingMeta{memstore.New(1)}, clock.New(),
+		slog.New(slog.NewTextHandler(io.Discard, nil)), nil, func(string, uint64) (string, []string) { return "true", nil }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, hangUp := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, hangUp)
+	if err := m.Node.SetEnabled(gone, false); err == nil {
+		t.Fatal("pause written though the store never answered")
+	}
+	late, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := m.Node.SetEnabled(late, false); err == nil {
+		t.Fatal("pause written though the store never answered")
+	}
+	if h := m.StoreHealth(); h.WritesFailing != nil || len(h.Errors) != 0 {
+		t.Fatalf("a caller that gave up counted as a store fault: failing %+v, errors %v", h.WritesFailing, h.Errors)
+	}
+
+	m.calls.resumeFor(20 * time.Millisecond) // the main process's own bound (ForceStop's budget)
+	if err := m.Node.SetEnabled(m.calls.current(), false); err == nil {
+		t.Fatal("pause written though the store never answered")
+	}
+	h := m.StoreHealth()
+	if h.WritesFailing == nil || h.WritesFailing.Op != "set_meta" || h.Errors["set_meta"] != 1 {
+		t.Fatalf("a store too slow for the main process's bound not counted: failing %+v, errors %v", h.WritesFailing, h.Errors)
 	}
 }

@@ -108,7 +108,8 @@ func logSink(log *slog.Logger) event.Sink { return logSinkWith(log, nil) }
 // logSinkWith is logSink whose lines about one file a person must find
 // (quarantined; a release that counted a crash against the file, at
 // INFO; a claim whose lease expired, taken back from a dead owner, at
-// INFO) carry the file's path, read by paths (nil: without it).
+// INFO) carry the file's path, read by paths (nil: without it), and the
+// time of their event, though logged once the path is read.
 //
 // A worker that exits with code 0 during a graceful stop did what it was
 // asked: the owner reports it unhealthy then (dead, DESIGN §4), and that
@@ -175,7 +176,7 @@ func logSinkWith(log *slog.Logger, paths *pathLogger) event.Sink {
 			attrs = append(attrs, "crashes", e.Count)
 		}
 		if byPath && paths != nil && e.File != "" {
-			paths.logf(lvl, e.Event, e.File, attrs)
+			paths.logf(lvl, e.Event, e.File, e.T, attrs)
 			return
 		}
 		log.Log(context.Background(), lvl, e.Event, attrs...)

@@ -96,7 +96,7 @@ func (s *settings) loadFile(path string) error {
 	}
 	config.SortKeys(keys)
 	for _, k := range keys {
-		if err := s.set(k, m[k]); err != nil {
+		if err := s.set(fromFile, k, m[k]); err != nil {
 			return fmt.Errorf("config file %s: %w", path, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,6 +92,108 @@ func TestFileLineWithoutPath(t *testing.T) {
 	}
 }
 
+// slowPaths answers a path read after delay; hang: only once the read's
+// context ends, with its error. It counts the reads.
+type slowPaths struct {
+	delay time.Duration
+	hang  bool
+	reads atomic.Int32
+}
+
+func (s *slowPaths) File(ctx context.Context, key string) (store.File, error) {
+	s.reads.Add(1)
+	if s.hang {
+		<-ctx.Done()
+		return store.File{}, ctx.Err()
+	}
+	time.Sleep(s.delay)
+	return store.File{Key: key, Path: "/music/" + key + ".flac"}, nil
+}
+
+// A file line carries the time of its event, not that of the path read
+// that came after it.
+func TestFileLineAtItsEventTime(t *testing.T) {
+	var buf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	paths := newPathLogger(log, &slowPaths{delay: 10 * time.Millisecond})
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	logSinkWith(log, paths).Emit(event.Event{T: at, Event: event.Quarantined, File: "k1", Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	paths.sync()
+	if want := `time=2026-03-01T12:00:00.000Z level=WARN msg=quarantined path=/music/k1.flac file=k1`; !strings.Contains(buf.String(), want) {
+		t.Errorf("log lacks\n%s\nin\n%s", want, buf.String())
+	}
+}
+
+// TestPathLoggerCloseDrains: close, which a main process calls once its
+// loop has returned, logs every line still queued (the quarantine of the
+// last file is not lost with the process): with their paths while the
+// store answers within the deadline, and without them once it has passed;
+// a line given after close is logged at once.
+func TestPathLoggerCloseDrains(t *testing.T) {
+	var buf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	paths := newPathLogger(log, &slowPaths{delay: 20 * time.Millisecond})
+	sink := logSinkWith(log, paths)
+	for _, k := range []string{"a", "b", "c"} {
+		sink.Emit(event.Event{Event: event.Quarantined, File: k, Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	}
+	paths.close(pathDrainTimeout)
+	for _, k := range []string{"a", "b", "c"} {
+		if want := "msg=quarantined path=/music/" + k + ".flac file=" + k; !strings.Contains(buf.String(), want) {
+			t.Errorf("after close, the log lacks\n%s\nin\n%s", want, buf.String())
+		}
+	}
+
+	buf = lockedBuffer{}
+	hung := &slowPaths{hang: true}
+	paths = newPathLoggerWith(log, hung, time.Hour, 0) // no pause: every line would wait out its read
+	sink = logSinkWith(log, paths)
+	for _, k := range []string{"d", "e", "f"} {
+		sink.Emit(event.Event{Event: event.Quarantined, File: k, Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	}
+	start := time.Now()
+	paths.close(50 * time.Millisecond)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("close waited %s for a store that does not answer, past its deadline", d)
+	}
+	sink.Emit(event.Event{Event: event.Quarantined, File: "g", Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	for _, k := range []string{"d", "e", "f", "g"} {
+		if want := "msg=quarantined file=" + k; !strings.Contains(buf.String(), want) {
+			t.Errorf("the log lacks\n%s\nin\n%s", want, buf.String())
+		}
+	}
+}
+
+// After a path read that failed, the lines of the next pause are logged
+// without a path and without a read: a store that is down does not hold
+// each of them up for the read's timeout. A file the store no longer has
+// is an answer, not a failure.
+func TestPathLookupPausesAfterAFailure(t *testing.T) {
+	var buf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	hung := &slowPaths{hang: true}
+	paths := newPathLoggerWith(log, hung, 20*time.Millisecond, time.Hour)
+	sink := logSinkWith(log, paths)
+	for _, k := range []string{"a", "b", "c"} {
+		sink.Emit(event.Event{Event: event.Quarantined, File: k, Reason: "crashed a worker 2 times (quarantine_after)", Count: 2})
+	}
+	paths.sync()
+	if n := hung.reads.Load(); n != 1 || strings.Count(buf.String(), "msg=quarantined") != 3 {
+		t.Errorf("%d path reads for 3 lines while the store does not answer, want 1; log:\n%s", n, buf.String())
+	}
+	paths.close(pathDrainTimeout)
+
+	buf = lockedBuffer{}
+	paths = newPathLoggerWith(log, pathsByKey{"k2": "/music/c.mp3"}, 20*time.Millisecond, time.Hour)
+	sink = logSinkWith(log, paths)
+	sink.Emit(event.Event{Event: event.Quarantined, File: "gone", Reason: "r", Count: 2})
+	sink.Emit(event.Event{Event: event.Quarantined, File: "k2", Reason: "r", Count: 2})
+	paths.close(pathDrainTimeout)
+	if !strings.Contains(buf.String(), "path=/music/c.mp3 file=k2") {
+		t.Errorf("a file the store no longer has paused the path reads:\n%s", buf.String())
+	}
+}
+
 // TestServingLineSaysWhatRuns: the `serving` line names the analyzer, the
 // model set's version, the library and the write mode (and, for musicnn,
 // the models' folder).
@@ -113,26 +216,51 @@ func TestServingLineSaysWhatRuns(t *testing.T) {
 	}
 }
 
-// TestProgressLine: a line while files are pending, with the rate of the
-// interval; none for an idle library whose counts did not move.
+// TestProgressLine: a line at the first look while files are pending,
+// then only when the counts changed since the last line, with the rate of
+// files tagged per minute over the time since the previous look; none
+// while nothing moves (paused, held back, every worker failed), busy or
+// idle. A look whose read failed (none taken) leaves the rate over the
+// whole time since the last one read.
 func TestProgressLine(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	text := func(attrs []any) string {
+		var buf bytes.Buffer
+		slog.New(slog.NewTextHandler(&buf, nil)).Info("progress", attrs...)
+		return buf.String()
+	}
+	var p progressLog
 	busy := store.Counts{Total: 100, Tagged: 40, Pending: 60, Claimed: 2}
-	if ok, attrs := progressLine(nil, busy, 5*time.Minute); !ok || len(attrs) != 10 {
+	if ok, attrs := p.observe(busy, t0); !ok || len(attrs) != 10 {
 		t.Errorf("first look, files pending: %v %v", ok, attrs)
 	}
 	later := store.Counts{Total: 100, Tagged: 70, Pending: 29, Claimed: 2, Failed: 1}
-	ok, attrs := progressLine(&busy, later, 5*time.Minute)
-	var buf bytes.Buffer
-	slog.New(slog.NewTextHandler(&buf, nil)).Info("progress", attrs...)
-	if want := "tagged=70 pending=29 in_progress=2 failed=1 total=100 per_minute=6"; !ok || !strings.Contains(buf.String(), want) {
-		t.Errorf("progress line %q, want %s", buf.String(), want)
+	ok, attrs := p.observe(later, t0.Add(5*time.Minute))
+	if want := "tagged=70 pending=29 in_progress=2 failed=1 total=100 per_minute=6"; !ok || !strings.Contains(text(attrs), want) {
+		t.Errorf("progress line %q, want %s", text(attrs), want)
+	}
+	for i := 2; i <= 4; i++ { // stuck: files pending and claimed, nothing moves
+		if ok, attrs := p.observe(later, t0.Add(time.Duration(i)*5*time.Minute)); ok {
+			t.Errorf("a line though nothing moved since the last: %s", text(attrs))
+		}
+	}
+	// The look at 25 min failed to read: the rate runs over the 10 min
+	// since the look at 20 min, not over one interval.
+	moved := store.Counts{Total: 100, Tagged: 90, Pending: 9, Claimed: 1, Failed: 1}
+	ok, attrs = p.observe(moved, t0.Add(30*time.Minute))
+	if want := "tagged=90 pending=9 in_progress=1 failed=1 total=100 per_minute=2"; !ok || !strings.Contains(text(attrs), want) {
+		t.Errorf("progress line after a failed read %q, want %s", text(attrs), want)
 	}
 	done := store.Counts{Total: 100, Tagged: 99, Failed: 1}
-	if ok, _ := progressLine(&later, done, 5*time.Minute); !ok {
-		t.Error("no line for the interval that finished the work")
+	if ok, _ := p.observe(done, t0.Add(35*time.Minute)); !ok {
+		t.Error("no line for the look that finished the work")
 	}
-	if ok, _ := progressLine(&done, done, 5*time.Minute); ok {
+	if ok, _ := p.observe(done, t0.Add(40*time.Minute)); ok {
 		t.Error("a line for an idle library")
+	}
+	var idle progressLog
+	if ok, _ := idle.observe(done, t0); ok {
+		t.Error("a line at the first look at an idle library")
 	}
 }
 

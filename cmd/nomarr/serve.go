@@ -30,7 +30,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	// refused for its address creates nothing.
 	st := lazyStore(s.get("db"))
 	defer st.Close()
-	m, err := newMain(s, st, log, logSinkWith(log, newPathLogger(log, st)))
+	// The file lines still waiting for their path are logged before the
+	// store closes and the process exits (the quarantine of the last file).
+	paths := newPathLogger(log, st)
+	defer paths.close(pathDrainTimeout)
+	m, err := newMain(s, st, log, logSinkWith(log, paths))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr serve:", err)
 		return exitUsage
@@ -139,6 +143,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	runErr := m.Run(ctx, nil)
 	reportForced(log, m, s.core.LeaseTTL)
+	paths.close(pathDrainTimeout) // before the `stopped` line
 	stopHTTP()
 	if err := <-httpDone; err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "nomarr serve: http:", err)

@@ -27,7 +27,23 @@ type settings struct {
 	// (storeFlagKeys), as given, for the commands a hint tells the user to
 	// run (again).
 	storeFlags []string
+	// from holds, for each key a source gave a value (not empty), that
+	// source: fromFile, fromEnv or fromFlag, the last that applied; a key
+	// left to its default or computed (node's host name) has none.
+	// Aliases are recorded under their key.
+	from map[string]string
 }
+
+// The sources a key's value can come from (settings.from).
+const (
+	fromFile = "config file"
+	fromEnv  = "environment"
+	fromFlag = "flag"
+)
+
+// explicit reports whether key's value was given by a source (config
+// file, NOMARR_* variable or flag), not left to its default.
+func (s *settings) explicit(key string) bool { return s.from[key] != "" }
 
 // storeFlagKeys are the keys whose flags a hint repeats: those that pick
 // the store (a config file may set them too), the node, whose name keys
@@ -95,7 +111,7 @@ func (s *settings) get(key string) string { return s.app[key] }
 // (commandSettings). NOMARR_* variables that no key reads are warned about
 // on fs's output (envWarnings).
 func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) {
-	s := &settings{core: config.Defaults(), app: map[string]string{}}
+	s := &settings{core: config.Defaults(), app: map[string]string{}, from: map[string]string{}}
 	for k, v := range appKeys {
 		s.app[k] = v
 	}
@@ -135,7 +151,7 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 	// compose file's ${TOKEN} with nothing set must not wipe api_token).
 	for _, k := range applyOrder(allKeys()) {
 		if v := os.Getenv("NOMARR_" + strings.ToUpper(k)); v != "" {
-			if err := s.set(k, v); err != nil {
+			if err := s.set(fromEnv, k, v); err != nil {
 				return nil, nil, fmt.Errorf("environment NOMARR_%s: %w", strings.ToUpper(k), err)
 			}
 		}
@@ -145,7 +161,7 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 		keys = append(keys, k)
 	}
 	for _, k := range applyOrder(keys) {
-		if err := s.set(k, flags[k]); err != nil {
+		if err := s.set(fromFlag, k, flags[k]); err != nil {
 			return nil, nil, fmt.Errorf("flag --%s: %w", strings.ReplaceAll(k, "_", "-"), err)
 		}
 	}
@@ -192,18 +208,41 @@ func applyOrder(names []string) []string {
 	return out
 }
 
-func (s *settings) set(key, value string) error {
+// set sets key to value, given by source src (recorded in from when not
+// empty).
+func (s *settings) set(src, key, value string) error {
 	if _, ok := appKeys[key]; ok {
 		s.app[key] = value
+		s.noteFrom(src, key, value)
 		return nil
 	}
 	if config.Known(key) {
-		return s.core.Set(key, value)
+		if err := s.core.Set(key, value); err != nil {
+			return err
+		}
+		s.noteFrom(src, key, value)
+		return nil
 	}
 	if k := closestKey(key); k != "" {
 		return fmt.Errorf("unknown key %q (did you mean %s?)", key, k)
 	}
 	return fmt.Errorf("unknown key %q (known: %s)", key, strings.Join(allKeys(), ", "))
+}
+
+// noteFrom records that src gave key (or the key it is an alias of) its
+// value; an empty value leaves the key to its default, from no source.
+func (s *settings) noteFrom(src, key, value string) {
+	if s.from == nil {
+		return
+	}
+	if k, ok := config.Aliases()[key]; ok {
+		key = k
+	}
+	if value == "" {
+		delete(s.from, key)
+		return
+	}
+	s.from[key] = src
 }
 
 // finish fills computed defaults and validates.

@@ -101,7 +101,13 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		_, _ = out.WriteTo(stdout)
 	} else {
 		if info.Instance != "" {
-			writeDaemonLine(stdout, info, s.get("http_addr"), s.get("node"), time.Now())
+			// The node is compared only when one was asked for: the
+			// default (this host's name) asks for no daemon in particular.
+			node := ""
+			if s.explicit("node") {
+				node = s.get("node")
+			}
+			writeDaemonLine(stdout, info, s.get("http_addr"), node, time.Now())
 		}
 		writeStatus(stdout, info, time.Now(), s.again)
 		writeFailedWorkers(stdout, info.Workers, func() string {
@@ -143,9 +149,11 @@ func failedWorkers(ws []httpapi.WorkerInfo) int {
 }
 
 // writeDaemonLine names the main process that answered: its node, pid,
-// uptime and version, and the address it was asked at. When this command's
-// node is another one, it says so: the workers shown are the daemon's,
-// not those of the node asked for, whose daemon listens elsewhere.
+// uptime and version, and the address it was asked at. When node (the
+// one this command was told, by flag, NOMARR_NODE or config file; "" when
+// left to the host name) is another one, it says so: the workers shown
+// are the daemon's, not those of the node asked for, whose daemon listens
+// elsewhere.
 func writeDaemonLine(stdout io.Writer, info httpapi.Info, addr, node string, now time.Time) {
 	daemonNode, pid, started := splitInstance(info.Instance)
 	if info.Node != "" {

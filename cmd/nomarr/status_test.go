@@ -193,3 +193,43 @@ func TestStatusNamesDaemonJobsAndFailures(t *testing.T) {
 		t.Errorf("status shows the job's key where its path is known:\n%s", got)
 	}
 }
+
+// TestStatusNodeLineOnlyWhenAsked: the line saying the daemon is another
+// node's is printed only when this command was told a node (flag,
+// NOMARR_NODE or config file): with none, node defaults to the host name,
+// which asks for no daemon in particular (a daemon started with --node
+// host1 on a machine named otherwise is this host's all the same).
+func TestStatusNodeLineOnlyWhenAsked(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(httpapi.Info{Instance: fmt.Sprintf("not-this-host:4242:%d", time.Now().UnixMilli()),
+			Node: "not-this-host", Version: "abc", Store: "sqlite:/x.db", WorkerEnabled: true})
+	}))
+	defer ts.Close()
+	addr := strings.TrimPrefix(ts.URL, "http://")
+	status := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if rc := run(append([]string{"status", "--http-addr", addr, "--data-dir", t.TempDir()}, args...), &out, &errb); rc != 0 {
+			t.Fatalf("status %v: exit %d\n%s%s", args, rc, out.String(), errb.String())
+		}
+		return out.String()
+	}
+	if got := status(); strings.Contains(got, "this is node") {
+		t.Errorf("no node asked for, yet:\n%s", got)
+	}
+	if got := status("--node", "b"); !strings.Contains(got, "this is node not-this-host's daemon, not node b's") {
+		t.Errorf("--node b:\n%s", got)
+	}
+	t.Setenv("NOMARR_NODE", "c")
+	if got := status(); !strings.Contains(got, "this is node not-this-host's daemon, not node c's") {
+		t.Errorf("NOMARR_NODE=c:\n%s", got)
+	}
+	t.Setenv("NOMARR_NODE", "")
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("node: d\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := status("--config", cfg); !strings.Contains(got, "this is node not-this-host's daemon, not node d's") {
+		t.Errorf("node in the config file:\n%s", got)
+	}
+}

@@ -98,7 +98,12 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 				nFiles(before.Pending, ""), scanned.pending, rest[0], earlier)
 		}
 	}
-	m, err := newMain(s, st, log, logSinkWith(log, newPathLogger(log, st)))
+	// The file lines still waiting for their path are logged before the
+	// summary, and in any case before the store closes and the process
+	// exits (the quarantine of the last file).
+	paths := newPathLogger(log, st)
+	defer paths.close(pathDrainTimeout)
+	m, err := newMain(s, st, log, logSinkWith(log, paths))
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return exitUsage
@@ -195,6 +200,7 @@ loop:
 	if bar != nil {
 		_ = bar.Finish()
 	}
+	paths.close(pathDrainTimeout)
 	c, err := st.Counts(context.Background())
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
