@@ -43,12 +43,7 @@ func TestCheckerCrashModel(t *testing.T) {
 				w.record(event.Event{Event: event.Quarantined, Instance: in.ID, File: "f0000", Reason: quarantineReason(w), Count: tc.count})
 			}
 			w.check.afterEvent()
-			if tc.want == "" && len(w.check.violations) > 0 {
-				t.Errorf("flagged: %v", w.check.violations)
-			}
-			if tc.want != "" && !hasViolation(w.check.violations, tc.want) {
-				t.Errorf("want a violation %q, got %v", tc.want, w.check.violations)
-			}
+			wantViolation(t, w, tc.want)
 		})
 	}
 }
@@ -118,12 +113,7 @@ func TestCheckerWantsLostReleaseReported(t *testing.T) {
 				w.record(event.Event{Event: event.Quarantined, Instance: in.ID, File: "f0000", Reason: quarantineReason(w), Count: tc.count})
 			}
 			w.check.afterEvent()
-			if tc.want == "" && len(w.check.violations) > 0 {
-				t.Errorf("flagged: %v", w.check.violations)
-			}
-			if tc.want != "" && !hasViolation(w.check.violations, tc.want) {
-				t.Errorf("want a violation %q, got %v", tc.want, w.check.violations)
-			}
+			wantViolation(t, w, tc.want)
 		})
 	}
 }
@@ -169,12 +159,7 @@ func TestCheckerLostReleasesOfOneFileByTwoHosts(t *testing.T) {
 			w.record(event.Event{Event: event.Release, Instance: other.ID, Component: comp, File: "f0000", Worker: b, Reason: "worker died", Count: 2})
 			w.record(event.Event{Event: event.Quarantined, Instance: other.ID, File: "f0000", Reason: quarantineReason(w), Count: 2})
 			w.check.afterEvent()
-			if tc.want == "" && len(w.check.violations) > 0 {
-				t.Errorf("flagged: %v", w.check.violations)
-			}
-			if tc.want != "" && !hasViolation(w.check.violations, tc.want) {
-				t.Errorf("want a violation %q, got %v", tc.want, w.check.violations)
-			}
+			wantViolation(t, w, tc.want)
 		})
 	}
 }

@@ -43,12 +43,7 @@ func TestCheckerCleanExitsAndSpawnsAfterStop(t *testing.T) {
 				}
 				w.record(e)
 			}
-			if tc.want == "" && len(w.check.violations) > 0 {
-				t.Errorf("flagged: %v", w.check.violations)
-			}
-			if tc.want != "" && !hasViolation(w.check.violations, tc.want) {
-				t.Errorf("want a violation %q, got %v", tc.want, w.check.violations)
-			}
+			wantViolation(t, w, tc.want)
 		})
 	}
 }

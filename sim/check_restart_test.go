@@ -55,12 +55,7 @@ func TestCheckerRestartTimers(t *testing.T) {
 				w.record(e)
 			}
 			tc.feed(w, ev)
-			if tc.want == "" && len(w.check.violations) > 0 {
-				t.Errorf("flagged: %v", w.check.violations)
-			}
-			if tc.want != "" && !hasViolation(w.check.violations, tc.want) {
-				t.Errorf("want a violation %q, got %v", tc.want, w.check.violations)
-			}
+			wantViolation(t, w, tc.want)
 		})
 	}
 }

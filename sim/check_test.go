@@ -40,6 +40,18 @@ func hasViolation(vs []string, substr string) bool {
 	return slices.ContainsFunc(vs, func(v string) bool { return strings.Contains(v, substr) })
 }
 
+// wantViolation fails t unless w's checker flagged a violation containing
+// want, or, with want "", flagged none.
+func wantViolation(t *testing.T, w *World, want string) {
+	t.Helper()
+	if want == "" && len(w.check.violations) > 0 {
+		t.Errorf("flagged: %v", w.check.violations)
+	}
+	if want != "" && !hasViolation(w.check.violations, want) {
+		t.Errorf("want a violation %q, got %v", want, w.check.violations)
+	}
+}
+
 // oneFileTwoHosts: two main processes with one worker each and one
 // ten-minute file, which one of them claims in the first 5 s.
 const oneFileTwoHosts = `name: one-file-two-hosts

@@ -424,25 +424,12 @@ func countsTriggers() []string {
 
 // triggersSQL reads the library_counts triggers' text, sorted.
 func triggersSQL(ctx context.Context, q querier) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT sql FROM sqlite_schema
+	return strings1Ctx(ctx, q, `SELECT sql FROM sqlite_schema
 		WHERE type = 'trigger' AND name LIKE 'library\_counts\_%' ESCAPE '\' ORDER BY sql`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 // strings1Ctx reads a one-column result of strings.
-func strings1Ctx(ctx context.Context, db *sql.DB, q string) ([]string, error) {
+func strings1Ctx(ctx context.Context, db querier, q string) ([]string, error) {
 	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, err
