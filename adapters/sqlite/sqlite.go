@@ -591,6 +591,14 @@ func (s *Store) withTxWaiting(ctx context.Context, limit time.Duration, fn func(
 	wait := 50 * time.Microsecond
 	for {
 		err := s.tryTx(ctx, fn)
+		if err != nil && !first.IsZero() && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// The caller's deadline came while a try ran, not while it
+			// slept between tries: the write gave up on the lock all the
+			// same, and says so (the lock is what an operator must find).
+			s.noteWait(time.Since(first))
+			return fmt.Errorf("database is locked by another connection or process; gave up after %s%s: %w",
+				time.Since(first).Round(time.Millisecond), s.holders.describe(s.path), err)
+		}
 		if err == nil || !isBusy(err) {
 			if !first.IsZero() {
 				s.noteWait(time.Since(first))
