@@ -39,12 +39,7 @@ func (l *lostReleaseAnswers) ReleaseWorker(ctx context.Context, workerID string,
 func TestLostReleaseAnswerStillReportsQuarantine(t *testing.T) {
 	ms := memstore.New(1)
 	ls := &lostReleaseAnswers{Store: ms}
-	r := newRigOn(t, ms, 1, nil)
-	sup, err := supervisor.New(r.cfg, r.procs, ls, r.ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.sup = sup
+	r := newRigThrough(t, ms, ls, 1, nil)
 	r.addFiles("f1", "f2")
 	r.sup.Start(r.ctx, t0)
 	wid := r.sup.WorkerID(w0)

@@ -115,12 +115,19 @@ func newRig(t *testing.T, workers int, mod func(*supervisor.Config)) *rig {
 
 func newRigOn(t *testing.T, st *memstore.Store, workers int, mod func(*supervisor.Config)) *rig {
 	t.Helper()
+	return newRigThrough(t, st, st, workers, mod)
+}
+
+// newRigThrough is newRigOn whose supervisor writes through through (a
+// wrapper of st that fails or loses some calls); r.st is st itself.
+func newRigThrough(t *testing.T, st *memstore.Store, through store.Store, workers int, mod func(*supervisor.Config)) *rig {
+	t.Helper()
 	cfg := supervisor.DefaultConfig("inst-a", "node-a", workers)
 	if mod != nil {
 		mod(&cfg)
 	}
 	r := &rig{t: t, ctx: context.Background(), cfg: cfg, procs: &fakeProcs{}, st: st, ev: &recorder{}}
-	sup, err := supervisor.New(cfg, r.procs, st, r.ev)
+	sup, err := supervisor.New(cfg, r.procs, through, r.ev)
 	if err != nil {
 		t.Fatalf("supervisor.New: %v", err)
 	}
@@ -796,14 +803,7 @@ func (q *refusedQuarantine) Quarantine(context.Context, string, string) error {
 func TestPoisonQuarantinedByTheReleaseItself(t *testing.T) {
 	ms := memstore.New(1)
 	qs := &refusedQuarantine{Store: ms}
-	r := &rig{t: t, ctx: context.Background(), procs: &fakeProcs{}, st: ms, ev: &recorder{}}
-	r.cfg = supervisor.DefaultConfig("inst-a", "node-a", 1)
-	r.cfg.QuarantineAfter = 3
-	sup, err := supervisor.New(r.cfg, r.procs, qs, r.ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.sup = sup
+	r := newRigThrough(t, ms, qs, 1, func(c *supervisor.Config) { c.QuarantineAfter = 3 })
 	r.addFiles("f1", "f2")
 	r.sup.Start(r.ctx, t0)
 	wid := r.sup.WorkerID(w0)
