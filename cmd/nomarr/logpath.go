@@ -139,7 +139,9 @@ func (p *pathLogger) logf(lvl slog.Level, msg, key string, t time.Time, attrs []
 // close logs the lines still queued and ends the goroutine: it waits up to
 // deadline for their paths, then logs the rest without them, and returns
 // once every line is logged (or, should a path read not heed its context,
-// at 2×deadline). A main process calls it once its loop has returned, so
+// at deadline plus the larger of deadline and a second: time enough for the
+// lines left to be written without their paths on a loaded machine). A
+// main process calls it once its loop has returned, so
 // that no line (the quarantine of the last file) is lost with the
 // process. Later calls do nothing.
 func (p *pathLogger) close(deadline time.Duration) {
@@ -153,7 +155,7 @@ func (p *pathLogger) close(deadline time.Duration) {
 		defer p.rush()
 		select {
 		case <-p.done:
-		case <-time.After(2 * deadline):
+		case <-time.After(deadline + max(deadline, time.Second)):
 		}
 	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"log/slog"
@@ -287,5 +288,31 @@ func TestCleanStopNotLoggedAsUnhealthy(t *testing.T) {
 	}
 	if n := strings.Count(got, "level=INFO msg=exit"); n != 3 {
 		t.Errorf("exit lines %d, want 3:\n%s", n, got)
+	}
+}
+
+// deafPaths is a store whose path read ignores its context: it answers
+// only once release is closed.
+type deafPaths struct{ release chan struct{} }
+
+func (d deafPaths) File(ctx context.Context, key string) (store.File, error) {
+	<-d.release
+	return store.File{}, errors.New("late")
+}
+
+// A path read that does not heed its context holds close up only for its
+// bound (deadline plus a second here), not for as long as the read takes:
+// a main process still exits.
+func TestPathLoggerCloseBoundedByADeafRead(t *testing.T) {
+	var buf lockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	deaf := deafPaths{release: make(chan struct{})}
+	defer close(deaf.release)
+	paths := newPathLoggerWith(log, deaf, time.Hour, 0)
+	logSinkWith(log, paths).Emit(event.Event{Event: event.Quarantined, File: "a", Reason: "r", Count: 2})
+	start := time.Now()
+	paths.close(50 * time.Millisecond)
+	if d := time.Since(start); d < time.Second || d > 10*time.Second {
+		t.Errorf("close returned after %s behind a read that ignores its context, want its bound (50ms + 1s)", d)
 	}
 }
