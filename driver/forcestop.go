@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/core/node"
+	"github.com/nomarr/nomarr/core/storehealth"
 )
 
 // StoreWaitLogEvery is how often, at most, Run reports a stop that waits on
@@ -117,10 +118,10 @@ func (s *storeCalls) resume() {
 }
 
 // resumeFor gives the store calls to come one fresh context that ends d
-// from now; a call cut short by that end is a store fault (errStoreTooSlow).
+// from now; a call cut short by that end is a store fault (storehealth.ErrTooSlow).
 func (s *storeCalls) resumeFor(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cancel()
-	s.ctx, s.cancel = context.WithTimeoutCause(s.base, d, errStoreTooSlow)
+	s.ctx, s.cancel = context.WithTimeoutCause(s.base, d, storehealth.ErrTooSlow)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/core/storehealth"
 	"github.com/nomarr/nomarr/core/supervisor"
 )
 
@@ -74,7 +75,7 @@ func NewMain(cfg node.Config, st store.Store, clk clock.Clock, log *slog.Logger,
 
 // StoreHealth is what the node's store calls said of the store so far
 // (storewatch.go); safe from any goroutine.
-func (m *Main) StoreHealth() StoreHealth { return m.watch.health() }
+func (m *Main) StoreHealth() storehealth.Health { return m.watch.health() }
 
 // Do runs f on the loop goroutine and waits for it; it fails once the loop
 // has ended.
@@ -225,14 +226,14 @@ func (m *Main) noteStall(s *stallClock, now time.Time) bool {
 // storeContext is the context of one loop turn's store calls: that of
 // m.calls (ForceStop cuts it short), ending at the node's
 // StoreCallDeadline, so that no store call holds up a kill. A call cut
-// short by that bound is a store fault (errStoreTooSlow, storewatch.go).
+// short by that bound is a store fault (storehealth.ErrTooSlow).
 func (m *Main) storeContext(now time.Time) (context.Context, context.CancelFunc) {
 	ctx := m.calls.current()
 	d, ok := m.Node.StoreCallDeadline(now)
 	if !ok {
 		return ctx, func() {}
 	}
-	return context.WithTimeoutCause(ctx, d.Sub(now), errStoreTooSlow)
+	return context.WithTimeoutCause(ctx, d.Sub(now), storehealth.ErrTooSlow)
 }
 
 // drain handles the pipe events already waiting. A tick comes after them:

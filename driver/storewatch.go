@@ -2,106 +2,43 @@ package driver
 
 import (
 	"context"
-	"errors"
-	"maps"
 	"sync"
 	"time"
 
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/core/storehealth"
 )
 
-// StoreHealth is what the main process's own store calls say of the store:
-// every call its node makes (the claim releases, lease renewals and
-// cleanups, restart states, the node name, the pause flag, the health
-// history), not the API's reads nor the workers' calls (other processes).
-//
-// Invariants: Errors counts, by operation, the calls that failed as a
-// store fault (store.IsFault; a semantic answer such as a lost race is no
-// fault), since the process started. WritesFailing is set exactly while
-// the last of those calls that writes failed as a fault: Since is when the
-// first write of that run of failures failed, Op and Err are the last's.
-// A write the store answers (even with a semantic error) clears it. Reads
-// leave it alone: while another process holds the SQLite write lock or the
-// disk is full, reads still succeed and writes do not. A call that failed
-// because its caller's context ended (an API client that disconnected
-// during a pause) is not a fault and is not noted; one cut short by the
-// main process's own bound on its store calls (the store too slow) is.
-type StoreHealth struct {
-	Errors        map[string]int64 // by operation (snake_case method name)
-	WritesFailing *WriteFailure
-}
-
-// WriteFailure is a run of failed store writes of the main process.
-type WriteFailure struct {
-	Since time.Time // the first failed write of the run
-	Op    string    // the last failed write's operation
-	Err   string    // and its error
-}
-
-// storeWatch keeps a StoreHealth; safe for concurrent use (the API's pause
-// and resume call the node off the loop).
+// storeWatch keeps the storehealth.Watch of the main process's own store
+// calls (every call its node makes, not the API's reads nor the workers'
+// calls), with the clock that times them; safe for concurrent use (the
+// API's pause and resume call the node off the loop). What a call says of
+// the store is decided in core/storehealth.
 type storeWatch struct {
-	now     func() time.Time
-	mu      sync.Mutex
-	errs    map[string]int64
-	failing *WriteFailure
+	now func() time.Time
+	mu  sync.Mutex
+	w   storehealth.Watch
 }
 
 func newStoreWatch(now func() time.Time) *storeWatch {
-	return &storeWatch{now: now, errs: map[string]int64{}}
+	return &storeWatch{now: now}
 }
 
-// errStoreTooSlow is the cause of a context the main process bounds its
-// own store calls with (Main.storeContext, ForceStop's budget): a call cut
-// short by it failed because the store did not answer in time, a fault.
-var errStoreTooSlow = errors.New("the store did not answer in time")
-
-// callerGaveUp reports whether a call made with ctx that failed with err
-// failed because its caller's context ended (an API client that hung up,
-// ForceStop cutting the calls short), not through the store: ctx is done
-// for a cause other than the main process's own bound on store calls.
-func callerGaveUp(ctx context.Context, err error) bool {
-	return err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), errStoreTooSlow)
-}
-
-// note records the outcome of one call of op made with ctx; write: it
-// changes the store. A call whose caller gave up (callerGaveUp) says
-// nothing of the store and is not noted: neither counted nor clearing.
+// note records the outcome of one call of op made with ctx that returned
+// err; write: it changes the store.
 func (w *storeWatch) note(ctx context.Context, op string, write bool, err error) {
-	if callerGaveUp(ctx, err) {
-		return
-	}
-	fault := store.IsFault(err)
-	if !fault && !write {
-		return
-	}
+	o := storehealth.Classify(ctx, err)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if fault {
-		w.errs[op]++
-	}
-	switch {
-	case !write:
-	case !fault:
-		w.failing = nil
-	case w.failing == nil:
-		w.failing = &WriteFailure{Since: w.now(), Op: op, Err: err.Error()}
-	default:
-		w.failing.Op, w.failing.Err = op, err.Error()
-	}
+	w.w.Note(op, write, o, err, w.now())
 }
 
 // health is a copy of the state now.
-func (w *storeWatch) health() StoreHealth {
+func (w *storeWatch) health() storehealth.Health {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	h := StoreHealth{Errors: maps.Clone(w.errs)}
-	if w.failing != nil {
-		f := *w.failing
-		h.WritesFailing = &f
-	}
-	return h
+	return w.w.Health()
 }
 
 // watchedStore is a store.Store whose every call is noted in a storeWatch.

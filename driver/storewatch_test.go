@@ -14,7 +14,6 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/nomarr/nomarr/core/node"
-	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/sim/memstore"
 )
 
@@ -83,29 +82,6 @@ func TestInfoShowsFailingStoreWrites(t *testing.T) {
 	info, _ = api.Info(ctx)
 	if info.StoreWritesFailing != nil || info.StoreErrors["set_meta"] != 2 {
 		t.Fatalf("after a write taken: store_writes_failing %+v, store_errors %v", info.StoreWritesFailing, info.StoreErrors)
-	}
-}
-
-// A semantic answer to a write is the store taking it (no fault, no
-// count); a failed read is counted but says nothing of the writes.
-func TestStoreWatchClassifies(t *testing.T) {
-	ctx := context.Background()
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	w := newStoreWatch(func() time.Time { return now })
-	w.note(ctx, "renew_leases", true, errors.New("database or disk is full (13)"))
-	now = now.Add(time.Second)
-	w.note(ctx, "get_meta", false, errors.New("database is locked"))
-	w.note(ctx, "swap_meta", true, errors.New("database is locked"))
-	h := w.health()
-	if f := h.WritesFailing; f == nil || f.Since != now.Add(-time.Second) || f.Op != "swap_meta" {
-		t.Fatalf("after two failed writes: %+v, want since the first, the last's op", f)
-	}
-	if h.Errors["renew_leases"] != 1 || h.Errors["get_meta"] != 1 || h.Errors["swap_meta"] != 1 {
-		t.Fatalf("errors %v", h.Errors)
-	}
-	w.note(ctx, "claim", true, store.ErrConflict)
-	if h := w.health(); h.WritesFailing != nil || h.Errors["claim"] != 0 {
-		t.Fatalf("after a lost race: %+v", h)
 	}
 }
 

@@ -217,54 +217,6 @@ func TestServingLineSaysWhatRuns(t *testing.T) {
 	}
 }
 
-// TestProgressLine: a line at the first look while files are pending,
-// then only when the counts changed since the last line, with the rate of
-// files tagged per minute over the time since the previous look; none
-// while nothing moves (paused, held back, every worker failed), busy or
-// idle. A look whose read failed (none taken) leaves the rate over the
-// whole time since the last one read.
-func TestProgressLine(t *testing.T) {
-	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	text := func(attrs []any) string {
-		var buf bytes.Buffer
-		slog.New(slog.NewTextHandler(&buf, nil)).Info("progress", attrs...)
-		return buf.String()
-	}
-	var p progressLog
-	busy := store.Counts{Total: 100, Tagged: 40, Pending: 60, Claimed: 2}
-	if ok, attrs := p.observe(busy, t0); !ok || len(attrs) != 10 {
-		t.Errorf("first look, files pending: %v %v", ok, attrs)
-	}
-	later := store.Counts{Total: 100, Tagged: 70, Pending: 29, Claimed: 2, Failed: 1}
-	ok, attrs := p.observe(later, t0.Add(5*time.Minute))
-	if want := "tagged=70 pending=29 in_progress=2 failed=1 total=100 per_minute=6"; !ok || !strings.Contains(text(attrs), want) {
-		t.Errorf("progress line %q, want %s", text(attrs), want)
-	}
-	for i := 2; i <= 4; i++ { // stuck: files pending and claimed, nothing moves
-		if ok, attrs := p.observe(later, t0.Add(time.Duration(i)*5*time.Minute)); ok {
-			t.Errorf("a line though nothing moved since the last: %s", text(attrs))
-		}
-	}
-	// The look at 25 min failed to read: the rate runs over the 10 min
-	// since the look at 20 min, not over one interval.
-	moved := store.Counts{Total: 100, Tagged: 90, Pending: 9, Claimed: 1, Failed: 1}
-	ok, attrs = p.observe(moved, t0.Add(30*time.Minute))
-	if want := "tagged=90 pending=9 in_progress=1 failed=1 total=100 per_minute=2"; !ok || !strings.Contains(text(attrs), want) {
-		t.Errorf("progress line after a failed read %q, want %s", text(attrs), want)
-	}
-	done := store.Counts{Total: 100, Tagged: 99, Failed: 1}
-	if ok, _ := p.observe(done, t0.Add(35*time.Minute)); !ok {
-		t.Error("no line for the look that finished the work")
-	}
-	if ok, _ := p.observe(done, t0.Add(40*time.Minute)); ok {
-		t.Error("a line for an idle library")
-	}
-	var idle progressLog
-	if ok, _ := idle.observe(done, t0); ok {
-		t.Error("a line at the first look at an idle library")
-	}
-}
-
 // TestCleanStopNotLoggedAsUnhealthy: during a graceful stop, a worker's
 // clean exit (code 0) makes the owner report it unhealthy (dead); the log
 // does not show that as an INFO healthy → unhealthy. A death outside a
