@@ -40,6 +40,8 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 	}
 	now := a.Main.Clock.Now()
 	info.Instance = v.Instance
+	tally := a.Main.Tally()
+	info.FilesQuarantined, info.ClaimsReleased = tally.Quarantined, tally.Released
 	for _, wv := range v.Workers {
 		in := wv.Info
 		w := httpapi.WorkerInfo{
@@ -47,6 +49,7 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 			PID: in.PID, Restarts: in.Policy.RestartCount, LastFrameAgeMs: -1, FailureReason: in.Policy.FailureReason,
 			FilesProcessed: in.Telemetry.FilesProcessed, Errors: in.Telemetry.Errors, ClaimConflicts: in.Telemetry.ClaimConflicts,
 			AvgProcessingMs: in.Telemetry.AvgProcessingMs, FramesDropped: in.FramesDropped,
+			Kills: tally.Kills[in.Component], Deaths: tally.Deaths[in.Component],
 		}
 		if !in.LastFrame.IsZero() {
 			w.LastFrameAgeMs = now.Sub(in.LastFrame).Milliseconds()

@@ -46,6 +46,7 @@ type Main struct {
 	calls      *storeCalls  // the loop's store-call context (forcestop.go)
 	watch      *storeWatch  // the node's store calls (storewatch.go)
 	counts     *countsCache // the library counts shown (counts.go)
+	tally      *tally       // the node's events counted (tally.go)
 	forcing    atomic.Bool  // ForceStop was called
 	waitSince  time.Time    // a stop began to wait on the store alone; zero: not waiting
 	waitLogged time.Time    // that wait was last reported
@@ -62,16 +63,27 @@ func NewMain(cfg node.Config, st store.Store, clk clock.Clock, log *slog.Logger,
 	}
 	m := &Main{Store: st, Clock: clk, Log: log, events: make(chan process.Event, 4096),
 		cmds: make(chan func(context.Context, time.Time)), done: make(chan struct{}),
-		calls: newStoreCalls(context.Background()), counts: newCountsCache()}
+		calls: newStoreCalls(context.Background()), counts: newCountsCache(), tally: newTally()}
 	m.Spawner = &process.Spawner{Command: command, Output: output, Events: m.events, Log: log}
 	m.watch = newStoreWatch(clk.Now)
-	n, err := node.New(cfg, m.Spawner, watchedStore{st: st, w: m.watch}, sink)
+	counted := event.SinkFunc(func(e event.Event) {
+		m.tally.Emit(e)
+		if sink != nil {
+			sink.Emit(e)
+		}
+	})
+	n, err := node.New(cfg, m.Spawner, watchedStore{st: st, w: m.watch}, counted)
 	if err != nil {
 		return nil, err
 	}
+	m.tally.register(n.Sup.Components())
 	m.Node = n
 	return m, nil
 }
+
+// Tally is what the node's events counted so far (tally.go); safe from
+// any goroutine.
+func (m *Main) Tally() Tally { return m.tally.get() }
 
 // StoreHealth is what the node's store calls said of the store so far
 // (storewatch.go); safe from any goroutine.

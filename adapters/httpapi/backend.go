@@ -87,6 +87,14 @@ type WorkerInfo struct {
 	ClaimConflicts  int64     `json:"claim_conflicts"`
 	AvgProcessingMs float64   `json:"avg_processing_ms"`
 	FramesDropped   int       `json:"frames_dropped"`
+	// Kills counts the supervisor's kills of the worker's processes since
+	// the main process started, by cause ("hang", "stall", …, every cause
+	// the core names, 0 included); Deaths the ends of its processes the
+	// supervisor handled (crashes, exits, kills, a stop's exits). Unlike
+	// Restarts (the restart policy's persisted count, which resets after
+	// a healthy run) they only go up, and start at 0 with the process.
+	Kills  map[string]int64 `json:"kills,omitempty"`
+	Deaths int64            `json:"deaths"`
 }
 
 // Info is the body of GET /api/v1/info.
@@ -120,6 +128,16 @@ type Info struct {
 	// store fault since it started, by operation (e.g. "renew_leases");
 	// left out until one failed.
 	StoreErrors map[string]int64 `json:"store_errors,omitempty"`
+	// FilesQuarantined counts the files the main process quarantined as
+	// poison (a worker holding them died once too often) since it
+	// started.
+	FilesQuarantined int64 `json:"files_quarantined"`
+	// ClaimsReleased counts the claims the main process removed since it
+	// started, by cause: "worker_died" (a dead worker's), "lease_expired"
+	// and "not_work" (the claim cleanup's: a lease that ran out, a file
+	// no longer work), every cause 0 included. The workers' own releases
+	// are not in it.
+	ClaimsReleased map[string]int64 `json:"claims_released,omitempty"`
 }
 
 // StoreWriteFailure is a run of failed store writes of the main process:

@@ -27,6 +27,7 @@ type collector struct {
 	status, restarts, files, errs, conflicts, dropped, frameAge, avgProc *prometheus.Desc
 	library, claimed, enabled, storeUp, build                            *prometheus.Desc
 	storeErrs, phase                                                     *prometheus.Desc
+	kills, deaths, quarantined, released                                 *prometheus.Desc
 }
 
 func newCollector(s *Server) *collector {
@@ -52,12 +53,21 @@ func newCollector(s *Server) *collector {
 		storeErrs: d("nomarr_store_errors_total", "Store calls of the main process that failed as a store fault, by operation (absent until one failed).", "op"),
 		phase:     d("nomarr_worker_phase", "1 for the phase a running worker's last health frame gave (absent with no process or no frame yet).", "component", "phase"),
 		build:     d("nomarr_build_info", "Always 1; the version label is the running build.", "version"),
+		kills: d("nomarr_worker_kills_total", "Kills of the worker's processes by the supervisor since the main process started, by cause "+
+			"(pipe_closed, startup_timeout, hang, cold_start_max, stall, stop_grace, forced_stop).", "component", "reason"),
+		deaths: d("nomarr_worker_deaths_total", "Ends of the worker's processes the supervisor handled since the main process started "+
+			"(crashes, exits, kills, a stop's exits).", c...),
+		quarantined: d("nomarr_files_quarantined_total", "Files quarantined as poison (a worker holding them died quarantine_after times) "+
+			"by the main process since it started."),
+		released: d("nomarr_claims_released_total", "Claims removed by the main process since it started, by reason: worker_died "+
+			"(a dead worker's), lease_expired, not_work (the claim cleanup's: any host's claims); not the workers' own releases.", "reason"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.status, c.restarts, c.files, c.errs, c.conflicts,
-		c.dropped, c.frameAge, c.avgProc, c.library, c.claimed, c.enabled, c.storeUp, c.build, c.storeErrs, c.phase} {
+		c.dropped, c.frameAge, c.avgProc, c.library, c.claimed, c.enabled, c.storeUp, c.build, c.storeErrs, c.phase,
+		c.kills, c.deaths, c.quarantined, c.released} {
 		ch <- d
 	}
 }
@@ -96,6 +106,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for op, n := range info.StoreErrors {
 		counter(c.storeErrs, float64(n), op)
 	}
+	// The main process's own counts: known whatever the store does.
+	counter(c.quarantined, float64(info.FilesQuarantined))
+	for reason, n := range info.ClaimsReleased {
+		counter(c.released, float64(n), reason)
+	}
 	if info.StoreError == "" {
 		gauge(c.enabled, b2f(info.WorkerEnabled))
 		l := info.Library
@@ -126,6 +141,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.errs, float64(w.Errors), w.Component)
 		counter(c.conflicts, float64(w.ClaimConflicts), w.Component)
 		counter(c.dropped, float64(w.FramesDropped), w.Component)
+		counter(c.deaths, float64(w.Deaths), w.Component)
+		for reason, n := range w.Kills {
+			counter(c.kills, float64(n), w.Component, reason)
+		}
 		if w.LastFrameAgeMs >= 0 {
 			gauge(c.frameAge, float64(w.LastFrameAgeMs)/1000, w.Component)
 		}

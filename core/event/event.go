@@ -39,6 +39,12 @@ const (
 
 // Event is one fact. Field order is the JSON field order of the trace, so a
 // trace is byte-identical for the same run. Zero fields are omitted.
+//
+// Cause classifies Reason by one of a fixed set of identifiers, for
+// counting (the labels of /metrics): it is set on kill events
+// (supervisor.KillCauses) and on the release and lease_expired events of
+// the main process (node.ClaimCauses), and empty elsewhere. Reason is
+// written for people and may carry numbers; Cause never does.
 type Event struct {
 	T            time.Time `json:"-"`
 	Event        string    `json:"event"`
@@ -50,6 +56,7 @@ type Event struct {
 	Path         string    `json:"path,omitempty"` // file_failed, file_retry: the file's path, for people
 	Worker       string    `json:"worker,omitempty"`
 	Reason       string    `json:"reason,omitempty"`
+	Cause        string    `json:"cause,omitempty"` // Reason's class, for counting (see Event)
 	BackoffMs    int64     `json:"backoff_ms,omitempty"`
 	RestartCount int       `json:"restart_count,omitempty"`
 	Code         *int      `json:"code,omitempty"`

@@ -282,6 +282,21 @@ func (n *Node) StoreCallDeadline(now time.Time) (time.Time, bool) {
 // opposed to one whose file is no longer work.
 const LeaseExpiredReason = "lease expired"
 
+// Causes of the lease_expired events of the claim cleanup
+// (event.Event.Cause): the claim's lease ran out (LeaseExpiredReason), or
+// its file is no longer work (tagged, failed, not valid or gone).
+const (
+	CleanupLeaseExpired = "lease_expired"
+	CleanupNotWork      = "not_work"
+)
+
+// ClaimCauses returns the cause of every claim a main process removes, in
+// a fixed order: a dead worker's (supervisor.ReleaseDied) and the claim
+// cleanup's; a new slice each call.
+func ClaimCauses() []string {
+	return []string{supervisor.ReleaseDied, CleanupLeaseExpired, CleanupNotWork}
+}
+
 // cleanup deletes claims whose lease expired or whose file is no longer work.
 //
 // Leases are not expired while the store has lately been failing for this
@@ -303,11 +318,12 @@ func (n *Node) cleanup(ctx context.Context, now time.Time) error {
 	// the deletes committed): they are reported either way.
 	removed, err := n.store.CleanupClaims(ctx, expiredBefore)
 	for _, c := range removed {
-		why := "file no longer work" // tagged, failed, not valid or gone
+		cause, why := CleanupNotWork, "file no longer work" // tagged, failed, not valid or gone
 		if c.LeaseUntil.Before(expiredBefore) {
-			why = LeaseExpiredReason
+			cause, why = CleanupLeaseExpired, LeaseExpiredReason
 		}
-		n.sink.Emit(event.Event{T: now, Event: event.LeaseExpired, Instance: n.cfg.Supervisor.Instance, File: c.FileKey, Worker: c.WorkerID, Reason: why})
+		n.sink.Emit(event.Event{T: now, Event: event.LeaseExpired, Instance: n.cfg.Supervisor.Instance, File: c.FileKey, Worker: c.WorkerID,
+			Reason: why, Cause: cause})
 	}
 	if err != nil {
 		return fmt.Errorf("cleanup claims: %w", err)

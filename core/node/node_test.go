@@ -383,4 +383,8 @@ func TestCleanupSparesLeasesAfterStoreTrouble(t *testing.T) {
 	if le := ev.of(event.LeaseExpired); le[0].Reason != "file no longer work" || le[1].Reason != "lease expired" {
 		t.Fatalf("lease_expired reasons %q, %q", le[0].Reason, le[1].Reason)
 	}
+	// Their causes, counted by the driver (nomarr_claims_released_total).
+	if le := ev.of(event.LeaseExpired); le[0].Cause != node.CleanupNotWork || le[1].Cause != node.CleanupLeaseExpired {
+		t.Fatalf("lease_expired causes %q, %q", le[0].Cause, le[1].Cause)
+	}
 }

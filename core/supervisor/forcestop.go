@@ -107,7 +107,7 @@ func (s *Supervisor) ForceStop(now time.Time) {
 	}
 	for _, c := range s.comps {
 		if c.running && !c.killing {
-			s.kill(now, c, "forced stop")
+			s.kill(now, c, KillForcedStop, "forced stop")
 		}
 	}
 }

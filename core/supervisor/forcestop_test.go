@@ -199,7 +199,7 @@ func TestForceStopKillsRunningWorkers(t *testing.T) {
 			t.Fatalf("SIGKILLs to %s = %d, want 1 at the force", id, n)
 		}
 		k := ev.of(event.Kill, id)
-		if len(k) != 1 || k[0].Reason != "forced stop" || k[0].PID == 0 || !k[0].T.Equal(at(2*time.Second)) {
+		if len(k) != 1 || k[0].Reason != "forced stop" || k[0].Cause != supervisor.KillForcedStop || k[0].PID == 0 || !k[0].T.Equal(at(2*time.Second)) {
 			t.Fatalf("kill events of %s = %+v, want one, reason \"forced stop\", with its pid", id, k)
 		}
 	}

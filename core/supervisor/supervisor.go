@@ -235,10 +235,12 @@ func (s *Supervisor) exited(ctx context.Context, id string, gen uint64, code int
 	s.die(ctx, now, c, reason, code)
 }
 
-func (s *Supervisor) kill(now time.Time, c *component, reason string) {
+// kill sends SIGKILL to c for cause (one of KillCauses), reason saying
+// why for people.
+func (s *Supervisor) kill(now time.Time, c *component, cause, reason string) {
 	c.killing = true
 	c.killReason = reason
-	s.sink.Emit(event.Event{T: now, Event: event.Kill, Instance: s.cfg.Instance, Component: c.id, Reason: reason, PID: c.pid})
+	s.sink.Emit(event.Event{T: now, Event: event.Kill, Instance: s.cfg.Instance, Component: c.id, Reason: reason, Cause: cause, PID: c.pid})
 	s.procs.Signal(c.id, c.gen, Kill)
 }
 
@@ -302,7 +304,7 @@ func (s *Supervisor) release(ctx context.Context, now time.Time, c *component) {
 	c.releasePending, c.releaseAbandoned = false, false
 	for _, r := range rel {
 		s.sink.Emit(event.Event{T: now, Event: event.Release, Instance: s.cfg.Instance, Component: c.id, File: r.FileKey,
-			Worker: c.workerID, Reason: "worker died", Count: r.CrashCount})
+			Worker: c.workerID, Reason: "worker died", Cause: ReleaseDied, Count: r.CrashCount})
 		if r.Quarantined {
 			s.sink.Emit(event.Event{T: now, Event: event.Quarantined, Instance: s.cfg.Instance, File: r.FileKey,
 				Reason: QuarantineReason(s.cfg.QuarantineAfter), Count: r.CrashCount})

@@ -758,7 +758,7 @@ func TestDeadWorkerClaimsReleasedAndPoisonQuarantined(t *testing.T) {
 	if got, _ := r.st.Discover(r.ctx, at(2*time.Second), "", 10); len(got) != 2 || got[0].Key != "f1" {
 		t.Fatalf("f1 not rediscoverable: %+v", got)
 	}
-	if rel := r.ev.of(event.Release, w0); len(rel) != 1 || rel[0].File != "f1" || rel[0].Count != 1 {
+	if rel := r.ev.of(event.Release, w0); len(rel) != 1 || rel[0].File != "f1" || rel[0].Count != 1 || rel[0].Cause != supervisor.ReleaseDied {
 		t.Fatalf("release events = %+v", rel)
 	}
 	if len(r.ev.of(event.Quarantined, "")) != 0 {

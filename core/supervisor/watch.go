@@ -25,10 +25,10 @@ func (s *Supervisor) Watch(now time.Time) {
 		}
 		if s.stopping {
 			if now.Sub(s.stopAt) >= s.cfg.StopGrace {
-				s.kill(now, c, "stop grace expired")
+				s.kill(now, c, KillStopGrace, "stop grace expired")
 			}
-		} else if why := s.deathReason(c, now); why != "" {
-			s.kill(now, c, why)
+		} else if cause, why := s.deathReason(c, now); why != "" {
+			s.kill(now, c, cause, why)
 		}
 	}
 }
@@ -82,8 +82,9 @@ func (s *Supervisor) deathRules(c *component, rules *[4]deathRule) (n int) {
 	return n
 }
 
-// deathReason is why a live worker is dead at now, or "" while no rule fires.
-func (s *Supervisor) deathReason(c *component, now time.Time) string {
+// deathReason is why a live worker is dead at now, its kill cause (cause.go)
+// and the reason for people, or "", "" while no rule fires.
+func (s *Supervisor) deathReason(c *component, now time.Time) (cause, why string) {
 	var rules [4]deathRule
 	for _, r := range rules[:s.deathRules(c, &rules)] {
 		if now.Sub(r.from) < r.after {
@@ -91,18 +92,18 @@ func (s *Supervisor) deathReason(c *component, now time.Time) string {
 		}
 		switch r.kind {
 		case pipeClosed:
-			return "frame pipe closed"
+			return KillPipeClosed, "frame pipe closed"
 		case noFirstFrame:
-			return fmt.Sprintf("no first frame within startup_timeout (%s)", s.cfg.StartupTimeout)
+			return KillStartupTimeout, fmt.Sprintf("no first frame within startup_timeout (%s)", s.cfg.StartupTimeout)
 		case hung:
-			return fmt.Sprintf("hang: no frame for %s", now.Sub(r.from).Round(time.Second))
+			return KillHang, fmt.Sprintf("hang: no frame for %s", now.Sub(r.from).Round(time.Second))
 		case coldStart:
-			return fmt.Sprintf("cold start longer than cold_start_max (%s)", s.cfg.ColdStartMax)
+			return KillColdStart, fmt.Sprintf("cold start longer than cold_start_max (%s)", s.cfg.ColdStartMax)
 		case stalled:
-			return fmt.Sprintf("stall: job %s made no progress for %s", c.job, now.Sub(r.from).Round(time.Second))
+			return KillStall, fmt.Sprintf("stall: job %s made no progress for %s", c.job, now.Sub(r.from).Round(time.Second))
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // WatchDeadline returns the earliest time at which Watch would kill a live

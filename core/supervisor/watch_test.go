@@ -1,6 +1,7 @@
 package supervisor_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,19 +24,21 @@ func TestWatchDeadlineIsWhenTheKillComes(t *testing.T) {
 		set    func(r *rig)
 		want   time.Duration
 		reason string
+		cause  string // the kill event's, counted by the driver (nomarr_worker_kills_total)
 	}{
-		{"no first frame", func(r *rig) {}, 5 * time.Second, "startup_timeout"},
-		{"hang", func(r *rig) { r.frame(w0, at(time.Second), health.Idle, "", 0) }, 31 * time.Second, "hang"},
-		{"cold start", func(r *rig) { r.frame(w0, at(time.Second), health.LoadingModels, "", 0) }, 7 * time.Second, "cold start"},
-		{"stall", func(r *rig) { r.frame(w0, at(2*time.Second), health.Processing, "f1", 3) }, 11 * time.Second, "stall"},
+		{"no first frame", func(r *rig) {}, 5 * time.Second, "startup_timeout", supervisor.KillStartupTimeout},
+		{"hang", func(r *rig) { r.frame(w0, at(time.Second), health.Idle, "", 0) }, 31 * time.Second, "hang", supervisor.KillHang},
+		{"cold start", func(r *rig) { r.frame(w0, at(time.Second), health.LoadingModels, "", 0) }, 7 * time.Second, "cold start",
+			supervisor.KillColdStart},
+		{"stall", func(r *rig) { r.frame(w0, at(2*time.Second), health.Processing, "f1", 3) }, 11 * time.Second, "stall", supervisor.KillStall},
 		{"pipe closed", func(r *rig) {
 			r.frame(w0, at(time.Second), health.Idle, "", 0)
 			r.sup.PipeClosed(w0, r.gen(w0), at(3*time.Second))
-		}, 4 * time.Second, "pipe closed"},
+		}, 4 * time.Second, "pipe closed", supervisor.KillPipeClosed},
 		{"stop grace", func(r *rig) {
 			r.frame(w0, at(time.Second), health.Idle, "", 0)
 			r.sup.Stop(at(2 * time.Second))
-		}, 6 * time.Second, "stop grace"},
+		}, 6 * time.Second, "stop grace", supervisor.KillStopGrace},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,8 +53,11 @@ func TestWatchDeadlineIsWhenTheKillComes(t *testing.T) {
 				t.Fatalf("WatchDeadline = %s, %v; want %s", d.Sub(t0), ok, tc.want)
 			}
 			r.killedExactlyAt(w0, d)
-			if k := r.ev.of("kill", w0); len(k) != 1 || !strings.Contains(k[0].Reason, tc.reason) {
-				t.Fatalf("kill events %+v, want one for %q", k, tc.reason)
+			if k := r.ev.of("kill", w0); len(k) != 1 || !strings.Contains(k[0].Reason, tc.reason) || k[0].Cause != tc.cause {
+				t.Fatalf("kill events %+v, want one for %q, cause %s", k, tc.reason, tc.cause)
+			}
+			if !slices.Contains(supervisor.KillCauses(), tc.cause) {
+				t.Fatalf("KillCauses() = %v lacks %s: its metric series would appear only at the first such kill", supervisor.KillCauses(), tc.cause)
 			}
 			if _, ok := r.sup.WatchDeadline(); ok {
 				t.Fatal("a deadline for a worker already being killed")
