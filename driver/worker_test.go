@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -522,4 +523,65 @@ func TestRunWorkerJobFenceAsksTheStore(t *testing.T) {
 	if claims := r.st.Claims(); len(claims) != 1 || claims[0].FileKey != "a" {
 		t.Errorf("claims %+v, want a's only, left to its holder", claims)
 	}
+}
+
+// pausable answers worker_enabled "false" once paused is set, as a store
+// whose flag another instance cleared; the test sets it while the loop
+// runs, so only the flag is shared.
+type pausable struct {
+	*memstore.Store
+	paused atomic.Bool
+}
+
+func (s *pausable) GetMeta(ctx context.Context, key string) (string, bool, error) {
+	if key == store.MetaWorkerEnabled && s.paused.Load() {
+		return "false", true, nil
+	}
+	return s.Store.GetMeta(ctx, key)
+}
+
+// An idle worker's frames show paused within about paused_poll of a pause,
+// though its next discovery is a minute away: the loop reads the flag
+// between discoveries (worker.Step).
+func TestRunWorkerIdleShowsAPause(t *testing.T) {
+	pr, pw := io.Pipe()
+	fr := &frames{}
+	go fr.read(pr)
+	term := make(chan struct{})
+	ps := &pausable{}
+	r := startWith(t, WorkerIO{Frames: pw, Term: term}, func(c *worker.Config) {
+		c.IdlePollMin, c.IdlePollMax, c.PausedPoll = time.Minute, time.Minute, 5*frameEvery
+	}, func(m *memstore.Store) store.Store {
+		ps.Store = m
+		return ps
+	})
+	close(r.an.release) // a and b complete; then nothing is left
+	phase := func() health.Phase {
+		fr.mu.Lock()
+		defer fr.mu.Unlock()
+		if len(fr.got) == 0 {
+			return ""
+		}
+		return fr.got[len(fr.got)-1].Phase
+	}
+	waitPhase := func(want health.Phase, within time.Duration) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for phase() != want {
+			if time.Since(start) > within {
+				t.Fatalf("frames show %s %s on, want %s", phase(), within, want)
+			}
+			time.Sleep(frameEvery)
+		}
+		return time.Since(start)
+	}
+	waitPhase(health.Idle, 10*time.Second)
+	ps.paused.Store(true)
+	// paused_poll (50 ms) and a frame interval; a busy machine may take
+	// longer, the next discovery comes only a minute later.
+	took := waitPhase(health.Paused, 5*time.Second)
+	close(term)
+	r.exit(0)
+	pw.Close()
+	t.Logf("paused shown %s after the pause", took)
 }

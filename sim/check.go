@@ -76,6 +76,8 @@ import (
 //     check_interval of a fault or of the end of a stop (check_lease.go).
 //   - Eligible work is claimed within idle_poll_max while a worker sits
 //     idle, the cluster is enabled and no fault comes (check_progress.go).
+//   - No worker shows idle more than 2 s after a pause, unless a fault
+//     came since (check_pause.go).
 //   - A dead worker's claims are gone within check_interval of its owner's
 //     `exit` event, unless a store fault, a partition, a held lock or the
 //     owner's death or stop since may have held the release
@@ -119,6 +121,7 @@ type checker struct {
 	killed       map[string]bool      // instance id/component → killed by its owner, not yet exited or spawned again (check_lease.go)
 	leaseFlagged map[store.Claim]bool // claims (with their lease) already flagged for a lease fallen behind (check_lease.go)
 	progress     progressWatch        // eligible work waiting for an idle worker (check_progress.go)
+	pause        pauseWatch           // idle workers after a pause (check_pause.go)
 	leaseSampled time.Time            // the instant of the last lease sample (check_lease.go)
 }
 
@@ -605,6 +608,7 @@ func (c *checker) afterEvent() {
 	c.releaseAfterEvent()
 	c.leaseAfterEvent()
 	c.progressAfterEvent()
+	c.pauseAfterEvent()
 	// A dead worker's claims are released within lease_ttl + cleanup period
 	// (plus one check interval) of the latest of its death, a main process
 	// being there to do it (alive and not stopped: main: hang), and the

@@ -98,12 +98,7 @@ func (c *checker) readyWorker() string {
 		if !in.alive || c.stopping[in.ID] {
 			continue
 		}
-		comps := c.progress.comps[in]
-		if comps == nil {
-			comps = in.node.Sup.Components()
-			c.progress.comps[in] = comps
-		}
-		for _, comp := range comps {
+		for _, comp := range c.components(in) {
 			p := in.procs[comp]
 			if p == nil || !p.alive || p.hung || !p.booted || p.wk == nil || p.busy != free || p.mainDead {
 				continue
@@ -118,6 +113,16 @@ func (c *checker) readyWorker() string {
 		}
 	}
 	return ""
+}
+
+// components lists a main process's worker components, in order.
+func (c *checker) components(in *Instance) []string {
+	comps := c.progress.comps[in]
+	if comps == nil {
+		comps = in.node.Sup.Components()
+		c.progress.comps[in] = comps
+	}
+	return comps
 }
 
 // gpuUp reports whether the GPU preflight of a worker on host passes now:

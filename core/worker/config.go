@@ -22,7 +22,11 @@ type Config struct {
 	IdlePollMin    time.Duration // 1 s
 	IdlePollMax    time.Duration // 30 s
 	IdlePollFactor float64       // 1.5
-	PausedPoll     time.Duration // 1 s: resume takes effect on the next poll
+	// PausedPoll (1 s): how often a worker that claims nothing reads the
+	// pause flag. A paused worker sees a resume on its next read; an idle
+	// one reads it between the discoveries of its idle poll, so a pause
+	// shows within PausedPoll however long that poll has grown.
+	PausedPoll time.Duration
 
 	CacheIdleTimeout time.Duration // 5 min: unload models after this long idle
 

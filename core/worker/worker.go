@@ -19,7 +19,12 @@
 //   - after MainDied the worker keeps the lease of the claim it holds
 //     (KeepLease), as no owner renews it any more;
 //   - a job result is written to the store at most once;
-//   - only Transient errors count toward MaxConsecutiveErrors.
+//   - only Transient errors count toward MaxConsecutiveErrors;
+//   - an idle worker discovers on its adaptive poll (IdlePollMin ×
+//     IdlePollFactor up to IdlePollMax) and reads the pause flag at least
+//     every PausedPoll in between: a pause shows within PausedPoll however
+//     long the poll has grown, and the reads between discoveries query
+//     nothing else.
 package worker
 
 import (
@@ -81,6 +86,11 @@ type Worker struct {
 	waitUntil     time.Time // backing off until then
 	svcFails      int       // consecutive failures of svcDep (service backoff exponent)
 	svcDep        string    // the dependency the current backoff is about
+
+	// discoverAt: the next discovery of a worker whose last one found
+	// nothing (zero: discover at the next step). Until then a step reads
+	// only the pause flag (idleCheck).
+	discoverAt time.Time
 
 	breakers map[string]*breaker.Breaker
 	pending  *pendingWrite
@@ -261,10 +271,16 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 	}
 	if !enabled {
 		w.setPhase(now, health.Paused)
+		w.discoverAt = time.Time{} // a resume looks for work at once
 		if s, ok := w.maybeEvict(now); ok {
 			return s
 		}
 		return Step{Kind: Wait, Until: now.Add(w.cfg.PausedPoll)}
+	}
+	// 5b. An idle worker between two discoveries has read the flag; it
+	// waits for the next discovery or the next read, whichever is first.
+	if now.Before(w.discoverAt) {
+		return w.idleCheck(now)
 	}
 	// 6. GPU preflight.
 	if w.cfg.UseGPU {
@@ -314,19 +330,17 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 	if !res.Found && len(res.Conflicts) > 0 {
 		// Every candidate went to someone else: there may well be more work.
 		// Look again soon, without entering idle or growing the idle poll.
+		w.discoverAt = time.Time{}
 		return Step{Kind: Wait, Until: now.Add(min(w.cfg.IdlePollMin, ConflictRetry))}
 	}
 	if !res.Found {
-		if w.phase != health.Idle {
-			w.idleSince = now
-			w.setPhase(now, health.Idle)
-		}
-		until := now.Add(w.idlePoll)
+		w.enterIdle(now)
+		w.discoverAt = now.Add(w.idlePoll)
 		next := time.Duration(float64(w.idlePoll) * w.cfg.IdlePollFactor)
 		w.idlePoll = min(next, w.cfg.IdlePollMax)
-		return Step{Kind: Wait, Until: until}
+		return w.idleWait(now)
 	}
-	w.idlePoll = w.cfg.IdlePollMin
+	w.idlePoll, w.discoverAt = w.cfg.IdlePollMin, time.Time{}
 	f := res.File
 	w.job = &f
 	w.sink.Emit(event.Event{T: now, Event: event.Claim, Component: w.cfg.Component, File: f.Key, Worker: w.cfg.WorkerID})
@@ -335,6 +349,37 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 		return Step{Kind: LoadModels}
 	}
 	return w.run(now)
+}
+
+// idleCheck is a step between two discoveries of an idle worker: the
+// pause flag read answered enabled, so the store is answering (its breaker
+// and backoff start over, as after a claim's answer) and the worker is
+// idle, also when it comes back from a backoff (a failed read) before its
+// next discovery. Nothing else is queried: the discovery keeps its
+// adaptive poll.
+func (w *Worker) idleCheck(now time.Time) Step {
+	w.storeOK()
+	w.enterIdle(now)
+	return w.idleWait(now)
+}
+
+// idleWait waits for the next discovery, reading the pause flag at least
+// every PausedPoll meanwhile.
+func (w *Worker) idleWait(now time.Time) Step {
+	until := now.Add(w.cfg.PausedPoll)
+	if w.discoverAt.Before(until) {
+		until = w.discoverAt
+	}
+	return Step{Kind: Wait, Until: until}
+}
+
+// enterIdle sets phase idle; a worker that was not idle is idle from now
+// (the idle eviction counts from there).
+func (w *Worker) enterIdle(now time.Time) {
+	if w.phase != health.Idle {
+		w.idleSince = now
+		w.setPhase(now, health.Idle)
+	}
 }
 
 func (w *Worker) leaveReason() string {

@@ -85,6 +85,26 @@ func (r *rig) wantStep(now time.Time, kind worker.StepKind) worker.Step {
 	return s
 }
 
+// follow steps the worker at now and then at the end of each wait it asks
+// for, as a driver does, until it asks for something other than a wait,
+// and returns that step and its time. It fails the test when none comes
+// before limit.
+func (r *rig) follow(now, limit time.Time) (worker.Step, time.Time) {
+	r.t.Helper()
+	for now.Before(limit) {
+		s := r.step(now)
+		if s.Kind != worker.Wait {
+			return s, now
+		}
+		if !s.Until.After(now) {
+			r.t.Fatalf("wait at %s until %s: no time passes", now.Sub(t0), s.Until.Sub(t0))
+		}
+		now = s.Until
+	}
+	r.t.Fatalf("only waits until %s", limit.Sub(t0))
+	return worker.Step{}, now
+}
+
 // startJob steps at now until the worker runs a job (loading models if it
 // asks) and returns the Run step.
 func (r *rig) startJob(now time.Time) worker.Step {
@@ -301,7 +321,7 @@ func TestTransientRetries(t *testing.T) {
 		if s.Kind != worker.Wait || len(r.st.Claims()) != 0 {
 			t.Fatalf("attempt %d: claimed before next_retry_at: %+v", attempt, s)
 		}
-		now = want
+		now = s.Until // the next discovery, past next_retry_at
 	}
 	if ff := r.ev.of(event.FileFailed); len(ff) != 1 {
 		t.Fatalf("file_failed events = %+v", ff)
@@ -536,30 +556,46 @@ func TestIdlePollGrowsAndResets(t *testing.T) {
 		5062500 * time.Microsecond, 7593750 * time.Microsecond, 11390625 * time.Microsecond,
 		17085937500 * time.Nanosecond, 25628906250 * time.Nanosecond, 30 * time.Second, 30 * time.Second,
 	}
-	now := t0
-	for i, w := range want {
-		s := r.wantStep(now, worker.Wait)
-		if got := s.Until.Sub(now); got != w {
-			t.Fatalf("poll %d = %s, want %s", i, got, w)
+	// The gaps between discoveries, stepping at each wait's end as a
+	// driver does; the waits between them read only the pause flag.
+	polls := func(now time.Time, n int) ([]time.Duration, time.Time) {
+		t.Helper()
+		var gaps []time.Duration
+		var last time.Time
+		for len(gaps) < n {
+			before := r.w.Telemetry().DiscoveryAttempts
+			s := r.wantStep(now, worker.Wait)
+			if r.w.Phase() != health.Idle {
+				t.Fatalf("phase = %s", r.w.Phase())
+			}
+			if d := s.Until.Sub(now); d <= 0 || d > time.Second {
+				t.Fatalf("wait at %s = %s, want at most paused_poll (1s)", now.Sub(t0), d)
+			}
+			if r.w.Telemetry().DiscoveryAttempts != before {
+				if !last.IsZero() {
+					gaps = append(gaps, now.Sub(last))
+				}
+				last = now
+			}
+			now = s.Until
 		}
-		if r.w.Phase() != health.Idle {
-			t.Fatalf("phase = %s", r.w.Phase())
+		return gaps, last
+	}
+	gaps, last := polls(t0, len(want)-1)
+	for i, w := range want[:len(want)-1] {
+		if gaps[i] != w {
+			t.Fatalf("poll %d = %s, want %s", i, gaps[i], w)
 		}
-		now = s.Until
 	}
 	if d := r.w.Telemetry().DiscoveryAttempts; d != int64(len(want)) {
 		t.Fatalf("discovery attempts = %d", d)
 	}
+	now := last.Add(want[len(want)-1])
 	r.addFiles("a")
 	r.job(now, time.Second, ok())
 	now = now.Add(time.Second)
-	s := r.wantStep(now, worker.Wait)
-	if got := s.Until.Sub(now); got != time.Second {
-		t.Fatalf("poll after work = %s, want 1s", got)
-	}
-	s2 := r.wantStep(s.Until, worker.Wait)
-	if got := s2.Until.Sub(s.Until); got != 1500*time.Millisecond {
-		t.Fatalf("second poll after work = %s, want 1.5s", got)
+	if gaps, _ := polls(now, 2); gaps[0] != time.Second || gaps[1] != 1500*time.Millisecond {
+		t.Fatalf("polls after work = %v, want [1s 1.5s]", gaps)
 	}
 }
 
@@ -574,15 +610,20 @@ func TestIdleEviction(t *testing.T) {
 	r.wantStep(done, worker.Wait)
 	r.wantStep(done.Add(time.Minute), worker.Wait)
 	r.wantStep(done.Add(5*time.Minute-time.Millisecond), worker.Wait)
-	r.wantStep(done.Add(5*time.Minute), worker.UnloadModels)
+	// The unload comes with the first discovery from cache_idle_timeout on,
+	// within one idle poll (30 s at most).
+	s, evicted := r.follow(done.Add(5*time.Minute-time.Millisecond), done.Add(6*time.Minute))
+	if s.Kind != worker.UnloadModels || evicted.Before(done.Add(5*time.Minute)) || evicted.After(done.Add(5*time.Minute+30*time.Second)) {
+		t.Fatalf("step %v at %s, want unload_models within 30 s of 5m", s.Kind, evicted.Sub(done))
+	}
 	if r.w.Phase() != health.Idle {
 		t.Fatalf("phase during eviction = %s", r.w.Phase())
 	}
-	r.w.ModelsUnloaded(done.Add(5 * time.Minute))
+	r.w.ModelsUnloaded(evicted)
 	if r.w.ModelsCached() || r.w.Frame().CacheLoaded {
 		t.Fatal("models still cached after unload")
 	}
-	r.wantStep(done.Add(5*time.Minute+time.Second), worker.Wait)
+	r.wantStep(evicted.Add(time.Second), worker.Wait)
 	r.wantStep(done.Add(20*time.Minute), worker.Wait)
 	r.addFiles("b")
 	r.wantStep(done.Add(21*time.Minute), worker.LoadModels)

@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// Pause shown: an idle worker shows paused within pauseShownWithin of a
+// pause (DESIGN §8: "if worker_enabled is false → paused"; the flag is
+// polled, and a poll takes effect in under 2 s).
+//
+// The rule in the code: a worker reads worker_enabled at every step before
+// it would claim, and an idle one steps at least every paused_poll (1 s)
+// between the discoveries of its idle poll, however long that has grown
+// (worker.Step). Every other way into idle steps at once: a worker that
+// finishes a job, boots or unloads its models reads the flag in that same
+// instant, and one that leaves a backoff reads it before it is idle again.
+// A read the store does not answer backs the worker off (backing_off, not
+// idle).
+//
+// Property: from the first event at which the store's worker_enabled reads
+// false with no fault since (c.faultAt: the store down or slow or just
+// back, an operation failed by injection or whose answer was lost, any
+// host cut off, a hung worker holding the store's lock), as long as it
+// reads false, no worker sits in phase idle more than pauseShownWithin
+// later, counting only workers that step: the process alive, booted, not
+// stopped (SIGSTOP), neither running a job nor loading models, not told of
+// its main process's death, of a main process alive and not stopping.
+// The phase is the core's, which each frame carries. A worker that reads
+// the flag only at its discoveries shows idle for up to idle_poll_max.
+type pauseWatch struct {
+	since   time.Time // the start of the current window (zero: none)
+	flagged bool      // the current window was reported
+}
+
+// pauseShownWithin is how soon after a pause an idle worker shows paused.
+const pauseShownWithin = 2 * time.Second
+
+// pauseAfterEvent checks the window; called after c.faultAt is brought up
+// to date.
+func (c *checker) pauseAfterEvent() {
+	w, p := c.w, &c.pause
+	if v, ok := w.Store.MetaValue(store.MetaWorkerEnabled); store.Enabled(v, ok) {
+		*p = pauseWatch{}
+		return
+	}
+	if p.since.IsZero() || !c.faultAt.Before(p.since) {
+		p.since, p.flagged = w.now, false
+		return
+	}
+	if p.flagged || w.now.Sub(p.since) <= pauseShownWithin {
+		return
+	}
+	if idle := c.idleWorker(); idle != "" {
+		p.flagged = true
+		c.violate("%s still idle %s after the cluster was paused (since %s, no fault), want paused within %s",
+			idle, w.now.Sub(p.since), p.since.Sub(w.start), pauseShownWithin)
+	}
+}
+
+// idleWorker names a worker that steps (see pauseWatch) and shows idle, or "".
+func (c *checker) idleWorker() string {
+	for _, in := range c.w.Instances {
+		if !in.alive || c.stopping[in.ID] {
+			continue
+		}
+		for _, comp := range c.components(in) {
+			p := in.procs[comp]
+			if p == nil || !p.alive || p.hung || !p.booted || p.wk == nil || p.busy != free || p.mainDead {
+				continue
+			}
+			if p.wk.Phase() == health.Idle {
+				return in.ID + "/" + comp
+			}
+		}
+	}
+	return ""
+}

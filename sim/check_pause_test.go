@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/health"
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// The pause check: a worker still idle more than 2 s after a pause is
+// flagged. The world is advanced by hand, without the worker's wake-up, so
+// the test does not depend on the core: an idle worker that never reads
+// the flag is flagged; a resume or a fault ends the window, and a worker
+// that shows paused is not flagged.
+func TestCheckerPauseShown(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(w *World) // acts half-way, or nil
+		want bool
+	}{
+		{name: "idle-sleeps-through", want: true},
+		{name: "resumed", end: func(w *World) { _ = w.Store.SetMeta(w.ctx, store.MetaWorkerEnabled, "true") }},
+		{name: "fault", end: func(w *World) { w.Store.Faults++ }},
+		{name: "shows-paused", end: func(w *World) {
+			p := w.Instances[0].procs["worker:discovery:0"]
+			p.wk.Step(w.ctx, w.now) // reads the flag: paused
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := checkedWorld(t, `name: pause
+seed: 1
+duration: 1m
+config: {workers: 1}
+library: {files: 1, job_time: 1s}
+`)
+			w.Run()
+			p := w.Instances[0].procs["worker:discovery:0"]
+			if p.wk.Phase() != health.Idle || len(w.check.violations) > 0 {
+				t.Fatalf("setup: want the worker idle, got %s, %v", p.wk.Phase(), w.check.violations)
+			}
+			step := func(d time.Duration) {
+				w.now = w.now.Add(d)
+				w.check.afterEvent()
+			}
+			if err := w.Store.SetMeta(w.ctx, store.MetaWorkerEnabled, "false"); err != nil {
+				t.Fatal(err)
+			}
+			step(time.Millisecond) // the window opens
+			step(time.Second)
+			if tc.end != nil {
+				tc.end(w)
+				step(0)
+			}
+			step(pauseShownWithin)
+			if got := hasViolation(w.check.violations, "still idle"); got != tc.want {
+				t.Errorf("flagged=%v, want %v: %v", got, tc.want, w.check.violations)
+			}
+		})
+	}
+}
