@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -257,6 +259,51 @@ func writeStatus(stdout io.Writer, info httpapi.Info, now time.Time, again func(
 		}
 		tw.Flush()
 	}
+	writeEventsLine(stdout, info)
+}
+
+// writeEventsLine sums up what the daemon's supervisor did since it
+// started — kills by cause, worker ends, poison quarantines, the claims it
+// removed — in one line, printed only when any of it happened: a calm
+// daemon's status stays short. Causes are listed in name order, those at
+// 0 left out.
+func writeEventsLine(stdout io.Writer, info httpapi.Info) {
+	kills := map[string]int64{}
+	var nKills, deaths int64
+	for _, w := range info.Workers {
+		deaths += w.Deaths
+		for c, n := range w.Kills {
+			kills[c] += n
+			nKills += n
+		}
+	}
+	var released int64
+	for _, n := range info.ClaimsReleased {
+		released += n
+	}
+	if nKills == 0 && deaths == 0 && info.FilesQuarantined == 0 && released == 0 {
+		return
+	}
+	parts := []string{fmt.Sprintf("%d worker %s", deaths, pick(int(deaths), "exit", "exits"))}
+	if nKills > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s (%s)", nKills, pick(int(nKills), "kill", "kills"), byCause(kills)))
+	}
+	parts = append(parts, nFiles(int(info.FilesQuarantined), "")+" quarantined")
+	if released > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s removed (%s)", released, pick(int(released), "claim", "claims"), byCause(info.ClaimsReleased)))
+	}
+	fmt.Fprintf(stdout, "since the daemon started: %s\n", strings.Join(parts, ", "))
+}
+
+// byCause is "hang 2, stall 1": the causes counted, in name order.
+func byCause(m map[string]int64) string {
+	var out []string
+	for _, c := range slices.Sorted(maps.Keys(m)) {
+		if m[c] > 0 {
+			out = append(out, fmt.Sprintf("%s %d", strings.ReplaceAll(c, "_", " "), m[c]))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // jobName is a worker's current job as a person reads it: the file's path

@@ -53,13 +53,19 @@ func TestStatusShowsStoreError(t *testing.T) {
 func TestStatusPrintsCountsWhenStoreIsUp(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(httpapi.Info{Instance: "h:1:2", Store: "sqlite:/x.db", WorkerEnabled: true,
-			Library: store.Counts{Total: 5, Tagged: 2, Pending: 3}})
+			Library: store.Counts{Total: 5, Tagged: 2, Pending: 3},
+			Workers: []httpapi.WorkerInfo{{Component: "worker:discovery:0", Status: "healthy", Phase: "idle",
+				Kills: map[string]int64{"hang": 0}}},
+			ClaimsReleased: map[string]int64{"worker_died": 0}})
 	}))
 	defer ts.Close()
 	var out, errb bytes.Buffer
 	rc := run([]string{"status", "--http-addr", strings.TrimPrefix(ts.URL, "http://"), "--data-dir", t.TempDir()}, &out, &errb)
 	if rc != 0 || !strings.Contains(out.String(), "store sqlite:/x.db: 5 files, 2 tagged, 0 failed, 3 pending") {
 		t.Errorf("exit %d, %q", rc, out.String())
+	}
+	if strings.Contains(out.String(), "since the daemon started") {
+		t.Errorf("status of a daemon that killed, lost and quarantined nothing has an events line:\n%s", out.String())
 	}
 }
 
@@ -163,10 +169,14 @@ func TestStatusNamesDaemonJobsAndFailures(t *testing.T) {
 			Store: "sqlite:/x.db", WorkerEnabled: true, Library: store.Counts{Total: 5, Tagged: 2, Pending: 3},
 			Workers: []httpapi.WorkerInfo{
 				{Component: "worker:discovery:0", Status: "healthy", Phase: "processing", CurrentJob: "0123456789abcdef0123456789abcdef",
-					CurrentPath: "/music/a/b.flac", PID: 77, LastFrameAgeMs: 1200},
+					CurrentPath: "/music/a/b.flac", PID: 77, LastFrameAgeMs: 1200,
+					Kills: map[string]int64{"hang": 1, "stall": 0}, Deaths: 1},
 				{Component: "worker:discovery:1", Status: "failed", Restarts: 6, LastFrameAgeMs: -1,
-					FailureReason: "restart window: 5 restarts within 5m0s"},
-			}})
+					FailureReason: "restart window: 5 restarts within 5m0s",
+					Kills:         map[string]int64{"hang": 2, "startup_timeout": 1}, Deaths: 6},
+			},
+			FilesQuarantined: 1,
+			ClaimsReleased:   map[string]int64{"worker_died": 4, "lease_expired": 0, "not_work": 1}})
 	}))
 	defer ts.Close()
 	addr := strings.TrimPrefix(ts.URL, "http://")
@@ -184,6 +194,7 @@ func TestStatusNamesDaemonJobsAndFailures(t *testing.T) {
 		"/music/a/b.flac\n",
 		"worker:discovery:1 failed: restart window: 5 restarts within 5m0s\n",
 		"`nomarr workers reset --http-addr " + addr + " --data-dir " + data + " --node b` restarts them",
+		"since the daemon started: 7 worker exits, 4 kills (hang 3, startup timeout 1), 1 file quarantined, 5 claims removed (not work 1, worker died 4)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("status does not say %q:\n%s", want, got)
