@@ -28,7 +28,7 @@ func TestInfoStoreDownWhileCountsCached(t *testing.T) {
 	ctx := context.Background()
 	clk := clock.NewMock()
 	mem := memstore.New(1)
-	if err := mem.UpsertFiles(ctx, []store.File{{Key: "a", NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := mem.UpsertFiles(ctx, []store.File{{Key: "a", NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := mem.SetMeta(ctx, store.MetaWorkerEnabled, "false"); err != nil {

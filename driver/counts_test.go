@@ -52,7 +52,7 @@ func TestLibraryCountsPacedByTheirCost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clock.NewMock()
 			mem := memstore.New(1)
-			if err := mem.UpsertFiles(context.Background(), []store.File{{Key: "a", NeedsTagging: true, IsValid: true}}); err != nil {
+			if _, err := mem.UpsertFiles(context.Background(), []store.File{{Key: "a", NeedsTagging: true, IsValid: true}}); err != nil {
 				t.Fatal(err)
 			}
 			st := &slowCounts{Store: mem, clk: clk, cost: tc.cost}
@@ -134,7 +134,7 @@ func (s *flakyCounts) Counts(ctx context.Context) (store.Counts, error) {
 func TestLibraryCountsFailuresAreNotKept(t *testing.T) {
 	clk := clock.NewMock()
 	mem := memstore.New(1)
-	if err := mem.UpsertFiles(context.Background(), []store.File{{Key: "a", NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := mem.UpsertFiles(context.Background(), []store.File{{Key: "a", NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	st := &flakyCounts{Store: mem, clk: clk, down: true}
@@ -206,7 +206,7 @@ func TestLibraryCountsNotPacedByTheStoresOpening(t *testing.T) {
 	}
 	scan := func(key string) {
 		t.Helper()
-		if err := mem.UpsertFiles(context.Background(), []store.File{{Key: key, NeedsTagging: true, IsValid: true}}); err != nil {
+		if _, err := mem.UpsertFiles(context.Background(), []store.File{{Key: key, NeedsTagging: true, IsValid: true}}); err != nil {
 			t.Fatal(err)
 		}
 	}

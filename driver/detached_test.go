@@ -44,7 +44,7 @@ func TestStopEndsWhenTheDatabaseFileWasMoved(t *testing.T) {
 	waitAllRunning(t, m, 1)
 	const comp = "worker:discovery:0"
 	wid := m.View().Workers[0].Info.WorkerID
-	if err := st.UpsertFiles(ctx, []store.File{{Key: "f0", Path: "/m/f0.mp3", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := st.UpsertFiles(ctx, []store.File{{Key: "f0", Path: "/m/f0.mp3", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()

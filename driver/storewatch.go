@@ -51,10 +51,10 @@ var _ store.Store = watchedStore{}
 
 // Writes.
 
-func (s watchedStore) UpsertFiles(ctx context.Context, files []store.File) error {
-	err := s.st.UpsertFiles(ctx, files)
+func (s watchedStore) UpsertFiles(ctx context.Context, files []store.File) (store.Upserted, error) {
+	did, err := s.st.UpsertFiles(ctx, files)
 	s.w.note(ctx, "upsert_files", true, err)
-	return err
+	return did, err
 }
 
 func (s watchedStore) NextStatSeq(ctx context.Context) (int64, error) {

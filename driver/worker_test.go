@@ -114,7 +114,7 @@ func startModels(t *testing.T, wio WorkerIO, models worker.Models, mod func(*wor
 		{Key: "a", Path: "/music/a.mp3", Size: 10, MtimeMs: 1, NeedsTagging: true, IsValid: true},
 		{Key: "b", Path: "/music/b.mp3", Size: 10, MtimeMs: 1, NeedsTagging: true, IsValid: true},
 	}
-	if err := st.UpsertFiles(context.Background(), files); err != nil {
+	if _, err := st.UpsertFiles(context.Background(), files); err != nil {
 		t.Fatal(err)
 	}
 	cfg := worker.DefaultConfig("worker:discovery:0", "i/worker:discovery:0")

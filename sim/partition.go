@@ -52,11 +52,15 @@ func (h hostStore) cut() error {
 	return h.locked()
 }
 
-func (h hostStore) UpsertFiles(ctx context.Context, files []store.File) error {
+func (h hostStore) UpsertFiles(ctx context.Context, files []store.File) (store.Upserted, error) {
 	if err := h.cut(); err != nil {
-		return err
+		return store.Upserted{}, err
 	}
-	return h.reply(h.w.Store.UpsertFiles(ctx, files), "upsert_files")
+	did, err := h.w.Store.UpsertFiles(ctx, files)
+	if err := h.reply(err, "upsert_files"); err != nil {
+		return store.Upserted{}, err
+	}
+	return did, nil
 }
 
 func (h hostStore) NextStatSeq(ctx context.Context) (int64, error) {

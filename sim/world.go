@@ -153,7 +153,7 @@ func New(sc *Scenario, opt Options) (*World, error) {
 		k := FileKey(i)
 		files[i] = store.File{Key: k, Path: "/music/" + k + ".flac", Size: int64(1000 + i), NeedsTagging: true, IsValid: true}
 	}
-	if err := st.UpsertFiles(w.ctx, files); err != nil {
+	if _, err := st.UpsertFiles(w.ctx, files); err != nil {
 		return nil, fmt.Errorf("scenario %s: load library: %w", sc.Name, err)
 	}
 	for _, name := range sc.Instances {

@@ -40,7 +40,7 @@ func TestTaggedFileStaysTaggedAfterRescan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.UpsertFiles(ctx, files); err != nil {
+		if _, err := st.UpsertFiles(ctx, files); err != nil {
 			t.Fatal(err)
 		}
 	}

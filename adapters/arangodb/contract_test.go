@@ -280,7 +280,7 @@ func BenchmarkClaimCycle(b *testing.B) {
 	for i := range b.N {
 		files = append(files, storetest.NewFile(fmt.Sprintf("%032x", i)))
 		if len(files) == cap(files) || i == b.N-1 {
-			if err := seed.UpsertFiles(ctx, files); err != nil {
+			if _, err := seed.UpsertFiles(ctx, files); err != nil {
 				b.Fatal(err)
 			}
 			files = files[:0]

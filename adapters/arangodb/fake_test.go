@@ -498,18 +498,19 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 			if ok && num(prev["size"]) == num(d["size"]) && num(prev["mtime_ms"]) == num(d["mtime_ms"]) {
 				if prev["is_valid"] != d["is_valid"] {
 					files[k] = with(prev, "is_valid", d["is_valid"], "stat_seq", seq)
-					out = append(out, 1)
+					out = append(out, "returned")
 				}
 				continue
 			}
 			if !ok {
 				files[k] = maps.Clone(d)
+				out = append(out, "inserted")
 			} else {
 				files[k] = with(prev, "path", d["path"], "path_raw", d["path_raw"], "size", d["size"], "mtime_ms", d["mtime_ms"], "is_valid", d["is_valid"],
 					"needs_tagging", true, "tagged", false, "failed", false, "attempts", 0.0, "next_retry_at", 0.0,
 					"skip_until", 0.0, "crash_count", 0.0, "last_error", "", "checkpoint", "", "stat_seq", seq)
+				out = append(out, "changed")
 			}
-			out = append(out, 1)
 		}
 		return out, nil
 	},

@@ -111,21 +111,22 @@ const upsertChunk = 1000
 // whole), a key given twice counts once (the last entry wins), and it is
 // applied atomically: one statement, or one stream transaction for more than
 // 1000 files. Callers with very large libraries should pass batches of a few
-// thousand files.
-func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
+// thousand files. Each statement answers the outcome of each file it wrote
+// (qUpsertFiles); the files it did not write are unchanged.
+func (s *Store) UpsertFiles(ctx context.Context, files []store.File) (store.Upserted, error) {
 	last := make(map[string]int, len(files))
 	for i, f := range files {
 		if f.Key == "" {
-			return fmt.Errorf("arangodb: upsert: file %d (path %q) has an empty key", i, f.Path)
+			return store.Upserted{}, fmt.Errorf("arangodb: upsert: file %d (path %q) has an empty key", i, f.Path)
 		}
 		if !validFileKey(f.Key) {
-			return fmt.Errorf("arangodb: upsert: file %d (path %q) has key %q, not a valid document key "+
+			return store.Upserted{}, fmt.Errorf("arangodb: upsert: file %d (path %q) has key %q, not a valid document key "+
 				"(letters, digits and _-:.@()+,=;$!*'%%, at most %d bytes)", i, f.Path, f.Key, maxKeyLen-len(claimPrefix))
 		}
 		last[f.Key] = i
 	}
 	if len(files) == 0 {
-		return nil
+		return store.Upserted{}, nil
 	}
 	docs := make([]fileDoc, 0, len(last))
 	for i, f := range files {
@@ -133,17 +134,34 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 			docs = append(docs, toDoc(f))
 		}
 	}
+	var did store.Upserted
+	// upsert runs qUpsertFiles on one chunk and counts its answer.
+	upsert := func(ctx context.Context, q querier, chunk []fileDoc) error {
+		written, err := queryAll[string](ctx, q, qUpsertFiles, map[string]any{"docs": chunk})
+		if err != nil {
+			return err
+		}
+		for _, w := range written {
+			o, ok := upsertOutcomes[w]
+			if !ok {
+				return fmt.Errorf("upsert answered %.40q, not an outcome", w)
+			}
+			did.Count(o)
+		}
+		did.Unchanged += len(chunk) - len(written)
+		return nil
+	}
 	// Concurrent upserts of the same new key: the loser's insert violates
 	// the unique key and runs again, then finds the file unchanged.
 	err := s.write(ctx, alsoUnique, func(ctx context.Context) error {
+		did = store.Upserted{} // a try again starts over
 		if len(docs) <= upsertChunk {
-			_, err := queryAll[int](ctx, s.db, qUpsertFiles, map[string]any{"docs": docs})
-			return err
+			return upsert(ctx, s.db, docs)
 		}
 		cols := arangodb.TransactionCollections{Write: []string{colFiles}, Read: []string{colMeta}}
 		return s.withTxOn(ctx, cols, func(ctx context.Context, tx arangodb.Transaction) error {
 			for chunk := range slices.Chunk(docs, upsertChunk) {
-				if _, err := queryAll[int](ctx, tx, qUpsertFiles, map[string]any{"docs": chunk}); err != nil {
+				if err := upsert(ctx, tx, chunk); err != nil {
 					return err
 				}
 			}
@@ -151,9 +169,16 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 		})
 	})
 	if err != nil {
-		return s.fail("upsert", fmt.Sprintf("(%d files)", len(files)), err)
+		return store.Upserted{}, s.fail("upsert", fmt.Sprintf("(%d files)", len(files)), err)
 	}
-	return nil
+	return did, nil
+}
+
+// upsertOutcomes are the outcomes qUpsertFiles answers, by name.
+var upsertOutcomes = map[string]store.UpsertOutcome{
+	"inserted": store.UpsertInserted,
+	"changed":  store.UpsertChanged,
+	"returned": store.UpsertReturned,
 }
 
 // NextStatSeq implements store.Library: one query advances the counter in

@@ -40,6 +40,12 @@ import (
 // handed out committed before the query began, and is never above it).
 // Reading library_files in the subquery before the UPSERT writes it is
 // allowed; meta is only read.
+//
+// Each file written answers its outcome (store.UpsertOutcome), from the
+// same prev and changed that chose what was written: "inserted",
+// "changed" or "returned" (the validity alone); a file not written is
+// unchanged, so is not answered. A chunk of at most upsertChunk files
+// answers within the first batch, which comes with the commit.
 const qUpsertFiles = `LET seq = ` + statSeqNow + `
 FOR g IN @docs
   LET d = MERGE(g, { stat_seq: MIN([g.stat_seq, seq]) })
@@ -54,7 +60,7 @@ FOR g IN @docs
              skip_until: 0, crash_count: 0, last_error: "", checkpoint: "", stat_seq: MAX([prev.stat_seq, d.stat_seq]) }
       : { is_valid: d.is_valid, stat_seq: MAX([prev.stat_seq, d.stat_seq]) }
     IN library_files
-  RETURN 1`
+  RETURN prev == null ? "inserted" : (changed ? "changed" : "returned")`
 
 // statSeqNow is the stat sequence's value (meta store.MetaStatSeq; 0
 // while no scan took a number), an AQL expression.

@@ -27,7 +27,7 @@ func TestRepeatedKeysCountedOnce(t *testing.T) {
 	s := openFake(t, f)
 	ref := memstore.New(1)
 	for _, st := range []store.Store{s, ref} {
-		if err := st.UpsertFiles(bg, []store.File{storetest.NewFile("a"), storetest.NewFile("b")}); err != nil {
+		if _, err := st.UpsertFiles(bg, []store.File{storetest.NewFile("a"), storetest.NewFile("b")}); err != nil {
 			t.Fatal(err)
 		}
 		if err := st.Quarantine(bg, "a", "x"); err != nil {
@@ -53,7 +53,7 @@ func TestRepeatedKeysCountedOnce(t *testing.T) {
 		t.Errorf("MarkMissing(%q) = %d on a server whose FOR loops read the query's snapshot, want %d", keys, got, want)
 	}
 	for _, st := range []store.Store{s, ref} {
-		if err := st.UpsertFiles(bg, []store.File{{Key: "c", IsValid: true, Tagged: true, TaggedVersion: "v1"}}); err != nil {
+		if _, err := st.UpsertFiles(bg, []store.File{{Key: "c", IsValid: true, Tagged: true, TaggedVersion: "v1"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

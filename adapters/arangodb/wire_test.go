@@ -314,7 +314,7 @@ func storetestSeed(t testing.TB, s *Store, keys ...string) {
 	for _, k := range keys {
 		fs = append(fs, storetest.NewFile(k))
 	}
-	if err := s.UpsertFiles(bg, fs); err != nil {
+	if _, err := s.UpsertFiles(bg, fs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -446,7 +446,7 @@ func Test503ReadsRetried(t *testing.T) {
 		"CleanupClaims": func() error { _, err := s.CleanupClaims(bg, storetest.T0); return err }(),
 		"ReleaseWorker": func() error { _, err := s.ReleaseWorker(bg, "i/w0", store.Death{}, nil); return err }(),
 		"Complete":      s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}),
-		"UpsertFiles":   s.UpsertFiles(bg, []store.File{storetest.NewFile("b")}),
+		"UpsertFiles":   func() error { _, err := s.UpsertFiles(bg, []store.File{storetest.NewFile("b")}); return err }(),
 	} {
 		wantFault(t, name, err, "server unreachable at 127.0.0.1:")
 	}
@@ -539,7 +539,7 @@ func TestLargeUpsertOneTransaction(t *testing.T) {
 		files[i] = storetest.NewFile(fmt.Sprintf("k%05d", i))
 	}
 	n := len(f.requests())
-	if err := s.UpsertFiles(bg, files); err != nil {
+	if _, err := s.UpsertFiles(bg, files); err != nil {
 		t.Fatal(err)
 	}
 	reqs := f.requests()[n:]
@@ -552,7 +552,7 @@ func TestLargeUpsertOneTransaction(t *testing.T) {
 	// Invalid keys reject the batch before anything is sent.
 	bad := []store.File{storetest.NewFile("ok"), storetest.NewFile("has space"), storetest.NewFile("ok2")}
 	n = len(f.requests())
-	if err := s.UpsertFiles(bg, bad); err == nil || !strings.Contains(err.Error(), `key "has space"`) {
+	if _, err := s.UpsertFiles(bg, bad); err == nil || !strings.Contains(err.Error(), `key "has space"`) {
 		t.Fatalf("UpsertFiles(bad key) = %v", err)
 	}
 	if len(f.requests()) != n {

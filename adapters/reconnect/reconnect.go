@@ -67,10 +67,10 @@ func (s *Store) Close() error {
 	return nil
 }
 
-func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
+func (s *Store) UpsertFiles(ctx context.Context, files []store.File) (store.Upserted, error) {
 	st, err := s.get(ctx)
 	if err != nil {
-		return err
+		return store.Upserted{}, err
 	}
 	return st.UpsertFiles(ctx, files)
 }

@@ -62,7 +62,7 @@ func libraryDB(b *testing.B) string {
 			files = append(files, f)
 		}
 		for chunk := range slices.Chunk(files, 10_000) {
-			if benchLibrary.err = s.UpsertFiles(bg, chunk); benchLibrary.err != nil {
+			if _, benchLibrary.err = s.UpsertFiles(bg, chunk); benchLibrary.err != nil {
 				return
 			}
 		}
@@ -266,7 +266,7 @@ func BenchmarkRescanInventory(b *testing.B) {
 			if n, err := s.MarkMissing(bg, keys); err != nil || n != len(keys) {
 				b.Fatalf("MarkMissing = %d, %v", n, err)
 			}
-			if err := s.UpsertFiles(bg, gone); err != nil {
+			if _, err := s.UpsertFiles(bg, gone); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -290,7 +290,7 @@ func BenchmarkRescanRetag(b *testing.B) {
 		files = append(files, f)
 	}
 	for chunk := range slices.Chunk(files, 10_000) {
-		if err := s.UpsertFiles(bg, chunk); err != nil {
+		if _, err := s.UpsertFiles(bg, chunk); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -420,7 +420,7 @@ func BenchmarkDiscoverWaiting(b *testing.B) {
 				}
 				files = append(files, f)
 				if len(files) == cap(files) || i == benchFiles-1 {
-					if err := s.UpsertFiles(bg, files); err != nil {
+					if _, err := s.UpsertFiles(bg, files); err != nil {
 						b.Fatal(err)
 					}
 					files = files[:0]
@@ -467,7 +467,7 @@ func BenchmarkUpgrade(b *testing.B) {
 		}
 		files = append(files, f)
 		if len(files) == cap(files) || i == benchFiles-1 {
-			if err := s.UpsertFiles(bg, files); err != nil {
+			if _, err := s.UpsertFiles(bg, files); err != nil {
 				b.Fatal(err)
 			}
 			files = files[:0]

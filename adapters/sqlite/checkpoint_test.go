@@ -25,7 +25,7 @@ func growWAL(t *testing.T, s *Store) {
 		for j := 0; j < 200; j++ {
 			fs = append(fs, store.File{Key: fmt.Sprintf("k%06d", i*200+j), Path: "/m/" + pad + fmt.Sprint(i*200+j), Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true})
 		}
-		if err := s.UpsertFiles(bg, fs); err != nil {
+		if _, err := s.UpsertFiles(bg, fs); err != nil {
 			t.Fatal(err)
 		}
 		if i > 200 {

@@ -59,11 +59,11 @@ func TestCountsEqualARecount(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	if err := s.UpsertFiles(bg, files); err != nil {
+	if _, err := s.UpsertFiles(bg, files); err != nil {
 		t.Fatal(err)
 	}
 	check("scan")
-	if err := s.UpsertFiles(bg, files[:5]); err != nil {
+	if _, err := s.UpsertFiles(bg, files[:5]); err != nil {
 		t.Fatal(err)
 	}
 	check("rescan, nothing changed")
@@ -112,7 +112,7 @@ func TestCountsEqualARecount(t *testing.T) {
 
 	changed := []store.File{mkf("k04"), mkf("k11"), mkf("k12"), mkf("k40")}
 	changed[0].Size++ // a tagged file whose content changed needs tagging again
-	if err := s.UpsertFiles(bg, changed); err != nil {
+	if _, err := s.UpsertFiles(bg, changed); err != nil {
 		t.Fatal(err)
 	}
 	check("rescan: changed, back, new")
@@ -153,7 +153,7 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 		f.IsValid = i%7 != 0
 		files = append(files, f)
 	}
-	if err := s.UpsertFiles(bg, files); err != nil {
+	if _, err := s.UpsertFiles(bg, files); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"k01", "k02", "k03"} {
@@ -197,7 +197,7 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 	if got != want || got.Tagged != 3 || got.Failed != 2 {
 		t.Fatalf("Counts after the upgrade = %+v, a recount gives %+v (3 tagged, 2 failed)", got, want)
 	}
-	if err := s.UpsertFiles(bg, []store.File{mkf("new")}); err != nil {
+	if _, err := s.UpsertFiles(bg, []store.File{mkf("new")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.MarkMissing(bg, []string{"k10"}); err != nil {
@@ -313,7 +313,7 @@ func TestEndedWaitsSettled(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	if err := s.UpsertFiles(bg, files); err != nil {
+	if _, err := s.UpsertFiles(bg, files); err != nil {
 		t.Fatal(err)
 	}
 	db := raw(t, path)
@@ -522,7 +522,7 @@ func TestCountsRuleRebuiltOnOpen(t *testing.T) {
 	if _, err := s.MarkMissing(bg, []string{"c"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpsertFiles(bg, []store.File{mkf("a")}); err != nil { // back, unchanged: tagged again
+	if _, err := s.UpsertFiles(bg, []store.File{mkf("a")}); err != nil { // back, unchanged: tagged again
 		t.Fatal(err)
 	}
 	if got, err := s.Counts(bg); err != nil || got != recount(t, db) || got.Tagged != 1 || got.Invalid() != 2 {

@@ -680,9 +680,9 @@ func (d *diff) opUpsert() {
 		files[i] = d.drawFile()
 		parts[i] = fmtFile(files[i])
 	}
-	merr := d.mem.UpsertFiles(bg, slices.Clone(files))
-	serr := d.sql.UpsertFiles(bg, slices.Clone(files))
-	d.same(d.call("UpsertFiles([%s])", strings.Join(parts, " ")), nil, nil, merr, serr)
+	mdid, merr := d.mem.UpsertFiles(bg, slices.Clone(files))
+	sdid, serr := d.sql.UpsertFiles(bg, slices.Clone(files))
+	d.same(d.call("UpsertFiles([%s])", strings.Join(parts, " ")), mdid, sdid, merr, serr)
 	d.checkState()
 }
 

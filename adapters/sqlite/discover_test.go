@@ -35,7 +35,7 @@ func TestDiscoverPastWaitingFiles(t *testing.T) {
 	for i := range 40 {
 		files = append(files, mkf(fmt.Sprintf("k%02d", i)))
 	}
-	if err := s.UpsertFiles(bg, files); err != nil {
+	if _, err := s.UpsertFiles(bg, files); err != nil {
 		t.Fatal(err)
 	}
 	// k00–k09 fail: a retry in 1 to 10 minutes; k10 a service outage (skip 5 min).
@@ -84,7 +84,7 @@ func TestDiscoverPastWaitingFiles(t *testing.T) {
 	// A rescan that finds k06 changed forgets its wait.
 	changed := mkf("k06")
 	changed.Size++
-	if err := s.UpsertFiles(bg, []store.File{changed}); err != nil {
+	if _, err := s.UpsertFiles(bg, []store.File{changed}); err != nil {
 		t.Fatal(err)
 	}
 	want("changed file", t0, "k05", 1, "k06")

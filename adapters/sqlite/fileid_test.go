@@ -25,7 +25,7 @@ func TestDeletedOrReplacedFileNoticed(t *testing.T) {
 			}
 			defer s.Close()
 			f := store.File{Key: "a", Path: "/m/a.mp3", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}
-			if err := s.UpsertFiles(ctx, []store.File{f}); err != nil {
+			if _, err := s.UpsertFiles(ctx, []store.File{f}); err != nil {
 				t.Fatal(err)
 			}
 			for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -39,7 +39,7 @@ func TestDeletedOrReplacedFileNoticed(t *testing.T) {
 				other.Close()
 			}
 			f.Key = "b"
-			err = s.UpsertFiles(ctx, []store.File{f})
+			_, err = s.UpsertFiles(ctx, []store.File{f})
 			if err == nil || !strings.Contains(err.Error(), "deleted or replaced") || !store.IsFault(err) || !store.IsDetached(err) {
 				t.Fatalf("write after the file was %s: %v, want a store fault naming it, classed as detached", how, err)
 			}

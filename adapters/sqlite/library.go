@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
@@ -36,24 +37,64 @@ func scanFile(r scanner) (store.File, error) {
 // libraries should pass batches of a few thousand files so that the write
 // lock is held briefly. A batch with stat sequence numbers reads the
 // sequence once, in the transaction, to clamp them (store.ClampStatSeq).
-func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
+//
+// The transaction reads the batch's stored files first, in one statement
+// (sUpsertStored), and store.UpsertOutcomeOf tells from them what becomes
+// of each: the upsert statement runs only for the files it writes, so an
+// unchanged file (every file of a rescan, as a rule) costs a row of that
+// read instead of a statement. The statement keeps its own condition, the
+// same rule in SQL; a file it did not write after all counts as unchanged.
+func (s *Store) UpsertFiles(ctx context.Context, files []store.File) (store.Upserted, error) {
 	last := make(map[string]int, len(files))
 	var numbered bool
 	for i, f := range files {
 		if f.Key == "" {
-			return fmt.Errorf("sqlite: upsert: file %d (path %q) has an empty key", i, f.Path)
+			return store.Upserted{}, fmt.Errorf("sqlite: upsert: file %d (path %q) has an empty key", i, f.Path)
 		}
 		last[f.Key] = i
 		numbered = numbered || f.StatSeq != 0
 	}
 	if len(files) == 0 {
-		return nil
+		return store.Upserted{}, nil
 	}
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
+	// The entries that win, their keys in a JSON array or, for the few
+	// keys it cannot carry (jsonSafe), read one by one.
+	var keys []string
+	var at, odd []int // the index in files of each of keys, and of each odd key
+	for i, f := range files {
+		switch {
+		case last[f.Key] != i:
+		case jsonSafe(f.Key):
+			keys, at = append(keys, f.Key), append(at, i)
+		default:
+			odd = append(odd, i)
+		}
+	}
+	keysJSON, err := json.Marshal(keys)
+	if err != nil {
+		return store.Upserted{}, fmt.Errorf("sqlite: upsert: %w", err)
+	}
+	var did store.Upserted
+	stored := make([]storedStat, len(files)) // by the index in files
+	err = s.withTx(ctx, func(tx *sql.Tx) error {
+		did = store.Upserted{} // a try again after a busy database starts over
+		clear(stored)
 		var counter int64
 		if numbered {
 			if err := tx.StmtContext(ctx, s.ws[sStatSeqNow]).QueryRowContext(ctx).Scan(&counter); err != nil {
 				return fmt.Errorf("stat sequence: %w", err)
+			}
+		}
+		if err := readStored(ctx, tx.StmtContext(ctx, s.ws[sUpsertStored]), keysJSON, at, stored); err != nil {
+			return fmt.Errorf("stored files: %w", err)
+		}
+		for _, i := range odd {
+			st, err := readStoredStat(tx.StmtContext(ctx, s.ws[sUpsertStoredKey]).QueryRowContext(ctx, files[i].Key))
+			switch {
+			case err == nil:
+				stored[i] = st
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("stored file %q: %w", files[i].Key, err)
 			}
 		}
 		st := tx.StmtContext(ctx, s.ws[sUpsertFile])
@@ -61,20 +102,90 @@ func (s *Store) UpsertFiles(ctx context.Context, files []store.File) error {
 			if last[f.Key] != i {
 				continue
 			}
-			_, err := st.ExecContext(ctx, f.Key, f.Path, f.Size, f.MtimeMs, b2i(f.NeedsTagging), b2i(f.IsValid),
+			o := store.UpsertOutcomeOf(stored[i].file(), f, counter)
+			if o == store.UpsertUnchanged {
+				did.Count(o) // the statement would not write it
+				continue
+			}
+			res, err := st.ExecContext(ctx, f.Key, f.Path, f.Size, f.MtimeMs, b2i(f.NeedsTagging), b2i(f.IsValid),
 				b2i(f.Tagged), f.TaggedVersion, ms(f.LastTaggedAt), f.Attempts, ms(f.NextRetryAt), ms(f.SkipUntil),
 				f.CrashCount, b2i(f.Failed), f.LastError, f.Checkpoint, store.ClampStatSeq(f.StatSeq, counter))
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.Key, err)
 			}
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("%s: %w", f.Key, err)
+			} else if n == 0 {
+				o = store.UpsertUnchanged
+			}
+			did.Count(o)
 		}
 		return nil
 	})
 	if err != nil {
-		return s.fail("upsert", fmt.Sprintf("(%d files)", len(files)), err)
+		return store.Upserted{}, s.fail("upsert", fmt.Sprintf("(%d files)", len(files)), err)
 	}
-	return nil
+	return did, nil
 }
+
+// storedStat is what an upsert reads of a stored file to tell what
+// becomes of it (store.UpsertOutcomeOf); known is false for a new file.
+type storedStat struct {
+	known              bool
+	valid              bool
+	size, mtimeMs, seq int64
+}
+
+// file is the stored file as store.UpsertOutcomeOf takes it (nil: not
+// stored).
+func (st storedStat) file() *store.File {
+	if !st.known {
+		return nil
+	}
+	return &store.File{Size: st.size, MtimeMs: st.mtimeMs, IsValid: st.valid, StatSeq: st.seq}
+}
+
+// readStored runs sUpsertStored for the JSON array of keys, whose rows
+// name a key by its index in the array, and puts each stored file in
+// stored at the index at gives that key.
+func readStored(ctx context.Context, q *sql.Stmt, keysJSON []byte, at []int, stored []storedStat) error {
+	rows, err := q.QueryContext(ctx, string(keysJSON))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k int
+		var valid int
+		st := storedStat{known: true}
+		if err := rows.Scan(&k, &st.size, &st.mtimeMs, &valid, &st.seq); err != nil {
+			return err
+		}
+		if k < 0 || k >= len(at) {
+			return fmt.Errorf("read key #%d of %d", k, len(at))
+		}
+		st.valid = valid != 0
+		stored[at[k]] = st
+	}
+	return rows.Err()
+}
+
+// readStoredStat scans the row of sUpsertStoredKey.
+func readStoredStat(r scanner) (storedStat, error) {
+	var valid int
+	st := storedStat{known: true}
+	if err := r.Scan(&st.size, &st.mtimeMs, &valid, &st.seq); err != nil {
+		return storedStat{}, err
+	}
+	st.valid = valid != 0
+	return st, nil
+}
+
+// jsonSafe reports whether key comes through a JSON array and SQLite's
+// json_each as it is: valid UTF-8 (json.Marshal replaces invalid bytes)
+// without NUL (which SQLite's JSON functions do not promise to carry). The
+// scanner's keys (hexadecimal) are; the port allows any other.
+func jsonSafe(key string) bool { return utf8.ValidString(key) && !strings.ContainsRune(key, 0) }
 
 // NextStatSeq implements store.Library: one statement advances the
 // counter in meta and returns it.

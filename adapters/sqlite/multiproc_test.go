@@ -203,7 +203,7 @@ func seedN(tb testing.TB, s *Store, n int) {
 	for i := 0; i < n; i++ {
 		files = append(files, mkf(fmt.Sprintf("f%07d", i)))
 		if len(files) == batch || i == n-1 {
-			if err := s.UpsertFiles(bg, files); err != nil {
+			if _, err := s.UpsertFiles(bg, files); err != nil {
 				tb.Fatal(err)
 			}
 			files = files[:0]

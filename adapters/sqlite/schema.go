@@ -244,6 +244,8 @@ const fileCols = `key, path, size, mtime_ms, needs_tagging, is_valid, tagged, ta
 const (
 	// writes (writer connection)
 	sUpsertFile = iota
+	sUpsertStored
+	sUpsertStoredKey
 	sNextStatSeq
 	sStatSeqNow
 	sClaimInsert
@@ -314,6 +316,15 @@ var writeSQL = map[int]string{
 			last_error = CASE WHEN ` + changedFile + ` THEN '' ELSE last_error END,
 			checkpoint = CASE WHEN ` + changedFile + ` THEN '' ELSE checkpoint END
 		WHERE (` + changedFile + ` OR library_files.is_valid <> excluded.is_valid) AND ` + newerStat + ``,
+	// The stored files among the keys of ?1 (a JSON array), read in an
+	// upsert's transaction before it writes: what it needs to tell what
+	// becomes of each (store.UpsertOutcomeOf), each row naming its key by
+	// its index in the array (json_each's key). One primary-key probe per
+	// key.
+	sUpsertStored: `SELECT k.key, f.size, f.mtime_ms, f.is_valid, f.stat_seq
+		FROM json_each(?1) AS k JOIN library_files AS f ON f.key = k.value`,
+	// The same, for one key that a JSON array cannot carry (jsonSafe).
+	sUpsertStoredKey: `SELECT size, mtime_ms, is_valid, stat_seq FROM library_files WHERE key = ?1`,
 	// The stat sequence's value, read in an upsert's transaction: a number
 	// above it is written as it (store.ClampStatSeq).
 	sStatSeqNow: `SELECT ` + statSeqNow,

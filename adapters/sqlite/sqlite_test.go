@@ -63,7 +63,7 @@ func seed(t testing.TB, s *Store, keys ...string) {
 	for _, k := range keys {
 		files = append(files, mkf(k))
 	}
-	if err := s.UpsertFiles(bg, files); err != nil {
+	if _, err := s.UpsertFiles(bg, files); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -166,7 +166,7 @@ func TestConcurrentBootstrap(t *testing.T) {
 		wg.Go(func() {
 			stores[i], errs[i] = Open(path)
 			if errs[i] == nil {
-				errs[i] = stores[i].UpsertFiles(bg, []store.File{mkf(fmt.Sprintf("f%d", i))})
+				_, errs[i] = stores[i].UpsertFiles(bg, []store.File{mkf(fmt.Sprintf("f%d", i))})
 			}
 		})
 	}
@@ -209,7 +209,8 @@ func queryPlan(t *testing.T, db *sql.DB, q string, args ...any) string {
 // TestQueryPlans: discovery walks the ready files' partial index in key
 // order (no sort, no table scan), finds the ended waits through the waiting
 // index, and probes claims by primary key; cleanup finds expired
-// leases through the lease index; the claim paths are key lookups.
+// leases through the lease index; the claim paths and the upsert's read
+// of the stored files are key lookups.
 func TestQueryPlans(t *testing.T) {
 	s := openT(t, tempDB(t))
 	var files []store.File
@@ -218,7 +219,7 @@ func TestQueryPlans(t *testing.T) {
 		f.Tagged, f.NeedsTagging = i%3 == 0, i%3 != 0
 		files = append(files, f)
 	}
-	if err := s.UpsertFiles(bg, files); err != nil {
+	if _, err := s.UpsertFiles(bg, files); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.w.Exec(`ANALYZE`); err != nil {
@@ -253,6 +254,11 @@ func TestQueryPlans(t *testing.T) {
 	t.Logf("cleanup (ineligible):\n%s", plan)
 	if !strings.Contains(plan, "USING PRIMARY KEY (key=?)") {
 		t.Errorf("cleanup's file check is not a key probe:\n%s", plan)
+	}
+	plan = queryPlan(t, s.w, writeSQL[sUpsertStored], `["f00001","f00002","nope"]`)
+	t.Logf("upsert's read of the stored files:\n%s", plan)
+	if !strings.Contains(plan, "USING PRIMARY KEY (key=?)") || strings.Contains(plan, "SCAN library_files") {
+		t.Errorf("the upsert's read of the stored files is not a key probe per key:\n%s", plan)
 	}
 	for name, q := range map[string]string{
 		"claim":          writeSQL[sClaimInsert],
@@ -360,7 +366,7 @@ func TestLocked(t *testing.T) {
 		"complete": func() error {
 			return s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Version: "v"})
 		},
-		"upsert":   func() error { return s.UpsertFiles(bg, []store.File{mkf("c")}) },
+		"upsert":   func() error { _, err := s.UpsertFiles(bg, []store.File{mkf("c")}); return err },
 		"set meta": func() error { return s.SetMeta(bg, "k", "v") },
 		"cleanup":  func() error { _, err := s.CleanupClaims(bg, t0); return err },
 	}
@@ -418,7 +424,7 @@ func TestReadOnly(t *testing.T) {
 		for name, w := range map[string]func() error{
 			"claim":    func() error { _, err := ro.Claim(bg, claim("b", "i/w1", t0, time.Hour)); return err },
 			"complete": func() error { return ro.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}) },
-			"upsert":   func() error { return ro.UpsertFiles(bg, []store.File{mkf("c")}) },
+			"upsert":   func() error { _, err := ro.UpsertFiles(bg, []store.File{mkf("c")}); return err },
 			"set meta": func() error { return ro.SetMeta(bg, "k", "v") },
 			"history":  func() error { return ro.AppendHistory(bg, []store.HistoryRow{{At: t0}}) },
 		} {
@@ -483,7 +489,7 @@ func TestDiskFull(t *testing.T) {
 	for i := range 5000 {
 		files = append(files, mkf(fmt.Sprintf("big%05d", i)))
 	}
-	err := full.UpsertFiles(bg, files)
+	_, err := full.UpsertFiles(bg, files)
 	if err == nil || !store.IsFault(err) || !strings.Contains(err.Error(), "full") {
 		t.Fatalf("UpsertFiles on a full database = %v", err)
 	}
@@ -540,7 +546,7 @@ func TestTagWritesCounter(t *testing.T) {
 		}
 		f := mkf("a")
 		f.Size += int64(i + 1)
-		if err := s.UpsertFiles(bg, []store.File{f}); err != nil {
+		if _, err := s.UpsertFiles(bg, []store.File{f}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -563,7 +569,7 @@ func TestUseAfterClose(t *testing.T) {
 		t.Fatalf("second Close = %v", err)
 	}
 	calls := map[string]func() error{
-		"UpsertFiles":   func() error { return s.UpsertFiles(bg, []store.File{mkf("b")}) },
+		"UpsertFiles":   func() error { _, err := s.UpsertFiles(bg, []store.File{mkf("b")}); return err },
 		"Discover":      func() error { _, err := s.Discover(bg, t0, "", 1); return err },
 		"Claim":         func() error { _, err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); return err },
 		"Complete":      func() error { return s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{}) },

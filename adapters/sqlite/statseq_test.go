@@ -58,7 +58,7 @@ func TestSchemaVersion2IsUpgraded(t *testing.T) {
 	}
 	stale := mkf("a")
 	stale.StatSeq = seq
-	if err := s.UpsertFiles(bg, []store.File{stale}); err != nil {
+	if _, err := s.UpsertFiles(bg, []store.File{stale}); err != nil {
 		t.Fatal(err)
 	}
 	if f, err := s.File(bg, "a"); err != nil || !f.Tagged || f.Size != 2000 || f.StatSeq != seq {

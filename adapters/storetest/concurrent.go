@@ -45,7 +45,7 @@ func concurrentRescan(t *testing.T, handles []store.Store) {
 	const n = 40
 	ctx := t.Context()
 	keys, files := numberedFiles("rescan%03d", n)
-	if err := handles[0].UpsertFiles(ctx, files); err != nil {
+	if _, err := handles[0].UpsertFiles(ctx, files); err != nil {
 		t.Fatal(err)
 	}
 	old := store.Stat{Size: files[0].Size, MtimeMs: files[0].MtimeMs}
@@ -64,7 +64,8 @@ func concurrentRescan(t *testing.T, handles []store.Store) {
 			}
 			batch[i].StatSeq = seq
 		}
-		return st.UpsertFiles(ctx, batch)
+		_, err = st.UpsertFiles(ctx, batch)
+		return err
 	}
 	jobs := Clients / 2
 	var running atomic.Int32
@@ -135,7 +136,7 @@ func concurrentRetag(t *testing.T, handles []store.Store) {
 	for i := range files {
 		files[i].NeedsTagging, files[i].Tagged, files[i].TaggedVersion = false, true, "v1"
 	}
-	if err := handles[0].UpsertFiles(ctx, files); err != nil {
+	if _, err := handles[0].UpsertFiles(ctx, files); err != nil {
 		t.Fatal(err)
 	}
 	var changed, completed atomic.Int32
@@ -252,7 +253,7 @@ func concurrentClaimRace(t *testing.T, handles []store.Store) {
 	const n = 40
 	ctx := t.Context()
 	keys, files := numberedFiles("race%03d", n)
-	if err := handles[0].UpsertFiles(ctx, files); err != nil {
+	if _, err := handles[0].UpsertFiles(ctx, files); err != nil {
 		t.Fatal(err)
 	}
 	var wins [n]atomic.Int32
@@ -337,10 +338,10 @@ func concurrentWorkLoop(t *testing.T, handles []store.Store) {
 	}
 	keys, files := numberedFiles("loop%04d", n)
 	// Two batches, the second while nobody works yet.
-	if err := handles[0].UpsertFiles(ctx, files[n/2:]); err != nil {
+	if _, err := handles[0].UpsertFiles(ctx, files[n/2:]); err != nil {
 		t.Fatal(err)
 	}
-	if err := handles[0].UpsertFiles(ctx, files[:n/2]); err != nil {
+	if _, err := handles[0].UpsertFiles(ctx, files[:n/2]); err != nil {
 		t.Fatal(err)
 	}
 	index := make(map[string]int, n)

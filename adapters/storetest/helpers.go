@@ -135,7 +135,7 @@ type locked struct {
 	s  store.Store
 }
 
-func (l *locked) UpsertFiles(ctx context.Context, files []store.File) error {
+func (l *locked) UpsertFiles(ctx context.Context, files []store.File) (store.Upserted, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.s.UpsertFiles(ctx, files)

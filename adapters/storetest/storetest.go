@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"UpsertChangedNeedsTaggingAgain", testUpsertChangedNeedsTaggingAgain},
 		{"UpsertDuplicateKeysLastWins", testUpsertDuplicateKeysLastWins},
 		{"UpsertEmptyKeyAppliesNothing", testUpsertEmptyKeyAppliesNothing},
+		{"UpsertCounts", testUpsertCounts},
 		{"DiscoverOrderLimitAfter", testDiscoverOrderLimitAfter},
 		{"DiscoverExclusions", testDiscoverExclusions},
 		{"ClaimUnique", testClaimUnique},
@@ -39,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"UpsertOlderStatKeepsRewrite", testUpsertOlderStatKeepsRewrite},
 		{"UpsertOlderStatKeepsNewerScan", testUpsertOlderStatKeepsNewerScan},
 		{"UpsertNumberAboveSequence", testUpsertNumberAboveSequence},
+		{"UpsertCountsOlderStat", testUpsertCountsOlderStat},
 		{"ReleaseWithoutUpdate", testReleaseWithoutUpdate},
 		{"ReleaseWithUpdate", testReleaseWithUpdate},
 		{"ReleaseOnlyByHolder", testReleaseOnlyByHolder},
@@ -84,8 +87,20 @@ type h struct {
 
 func (h *h) upsert(files ...store.File) {
 	h.Helper()
-	if err := h.st.UpsertFiles(h.Context(), files); err != nil {
+	if _, err := h.st.UpsertFiles(h.Context(), files); err != nil {
 		h.Fatalf("UpsertFiles: %v", err)
+	}
+}
+
+// wantUpsert upserts files and checks what the store answers it did.
+func (h *h) wantUpsert(want store.Upserted, files ...store.File) {
+	h.Helper()
+	got, err := h.st.UpsertFiles(h.Context(), files)
+	if err != nil {
+		h.Fatalf("UpsertFiles: %v", err)
+	}
+	if got != want {
+		h.Fatalf("UpsertFiles(%s) = %+v, want %+v", strings.Join(Keys(files), " "), got, want)
 	}
 }
 
@@ -256,7 +271,7 @@ func testUpsertInsertAndFile(h *h) {
 	h.wantFile("invalid", invalid)
 	h.wantNoFile("missing")
 	h.wantNoFile("")
-	if err := h.st.UpsertFiles(h.Context(), nil); err != nil {
+	if _, err := h.st.UpsertFiles(h.Context(), nil); err != nil {
 		h.Fatalf("UpsertFiles(nil) = %v", err)
 	}
 	h.wantCounts(store.Counts{Total: 3, Tagged: 1, Pending: 1})
@@ -376,7 +391,7 @@ func testUpsertEmptyKeyAppliesNothing(h *h) {
 	h.upsertKeys("a")
 	changed := NewFile("a")
 	changed.Size = 7
-	err := h.st.UpsertFiles(h.Context(), []store.File{changed, NewFile("b"), {Key: "", Path: "/x"}, NewFile("c")})
+	_, err := h.st.UpsertFiles(h.Context(), []store.File{changed, NewFile("b"), {Key: "", Path: "/x"}, NewFile("c")})
 	if err == nil {
 		h.Fatal("UpsertFiles accepted an empty key")
 	}
@@ -384,6 +399,57 @@ func testUpsertEmptyKeyAppliesNothing(h *h) {
 	h.wantNoFile("b")
 	h.wantNoFile("c")
 	h.wantCounts(store.Counts{Total: 1, Pending: 1})
+}
+
+// UpsertFiles answers what it did with each file of its batch: a new file
+// inserted; a known one changed (another size or mtime: it needs tagging
+// again), returned (the same size and mtime, valid again after a scan
+// marked it missing; its tagging state kept) or unchanged. A key given
+// twice is one file, counted by the entry that wins (the last); an empty
+// batch counts nothing.
+func testUpsertCounts(h *h) {
+	h.wantUpsert(store.Upserted{})
+	h.wantUpsert(store.Upserted{Inserted: 3}, NewFile("a"), NewFile("b"), NewFile("c"))
+	h.wantUpsert(store.Upserted{Unchanged: 3}, NewFile("a"), NewFile("b"), NewFile("c"))
+
+	// c is tagged, then leaves the disk for one scan.
+	h.claim("c", "i/w0", T0, time.Minute)
+	h.complete("c", "i/w0", store.Completion{Version: "v1", At: T0})
+	if n, err := h.st.MarkMissing(h.Context(), []string{"c"}); err != nil || n != 1 {
+		h.Fatalf("MarkMissing = %d, %v", n, err)
+	}
+	tagged := h.file("c")
+	b := NewFile("b")
+	b.MtimeMs++
+	d1, d2 := NewFile("d"), NewFile("d")
+	d1.Size = 1
+	h.wantUpsert(store.Upserted{Inserted: 1, Changed: 1, Returned: 1, Unchanged: 1}, NewFile("a"), b, NewFile("c"), d1, d2)
+	tagged.IsValid = true
+	h.wantFile("c", tagged) // back, and still tagged
+	h.wantFile("d", d2)
+	if f := h.file("b"); f.MtimeMs != b.MtimeMs || !f.NeedsTagging {
+		h.Fatalf("changed file: %+v", f)
+	}
+
+	// A file found again with another content is changed, not returned;
+	// one still gone (found not valid, as an empty file is) is unchanged.
+	if n, err := h.st.MarkMissing(h.Context(), []string{"a", "c"}); err != nil || n != 2 {
+		h.Fatalf("MarkMissing = %d, %v", n, err)
+	}
+	a := NewFile("a")
+	a.Size++
+	c := NewFile("c")
+	c.IsValid = false
+	h.wantUpsert(store.Upserted{Changed: 1, Unchanged: 1}, a, c)
+	if f := h.file("a"); !f.IsValid || f.Size != a.Size || !f.NeedsTagging {
+		h.Fatalf("missing file found changed: %+v", f)
+	}
+
+	// Known key twice: a change followed by the unchanged entry is no
+	// change, and the other way round is one.
+	h.wantUpsert(store.Upserted{Unchanged: 1}, d1, d2)
+	h.wantUpsert(store.Upserted{Changed: 1}, d2, d1)
+	h.wantCounts(store.Counts{Total: 4, Pending: 3})
 }
 
 // --- Discover ---
@@ -799,6 +865,49 @@ func testUpsertNumberAboveSequence(h *h) {
 			h.Fatalf("%s scanned with number %d after the upsert above the sequence: %+v", k, next, got)
 		}
 	}
+}
+
+// A file that an upsert leaves as it is because the given stat is older
+// than the stored one (store.StatNewer) is counted unchanged, whatever the
+// given size, mtime and validity say: a job rewrote it after the scan
+// took its number (its new size and mtime are not a change), or a later
+// scan recorded its stat. In the same batch, a file whose stored stat is
+// older is counted as what happens to it, and a new file is inserted
+// whatever its number. A later number applies and counts as a change.
+func testUpsertCountsOlderStat(h *h) {
+	h.upsertKeys("a", "b", "c")
+	old := NewFile("a")
+	seq := h.nextStatSeq() // the scan batch takes its number, then reads the stats
+
+	h.claim("a", "i/w0", T0, time.Minute) // meanwhile a job rewrites a and completes
+	rewritten := store.Stat{Size: 1234, MtimeMs: old.MtimeMs + 60_000}
+	h.complete("a", "i/w0", store.Completion{Version: "v1", At: T0,
+		Claimed: &store.Stat{Size: old.Size, MtimeMs: old.MtimeMs}, Rewritten: &rewritten})
+	done := h.file("a")
+	emptied := NewFile("b") // and a later scan finds b emptied
+	emptied.Size, emptied.IsValid, emptied.StatSeq = 0, false, h.nextStatSeq()
+	h.wantUpsert(store.Upserted{Changed: 1}, emptied)
+	gone := h.file("b")
+	if n, err := h.st.MarkMissing(h.Context(), []string{"c"}); err != nil || n != 1 {
+		h.Fatalf("MarkMissing = %d, %v", n, err)
+	}
+
+	var batch []store.File // the batch, written after all that
+	for _, k := range []string{"a", "b", "c", "d"} {
+		f := NewFile(k)
+		f.StatSeq = seq
+		batch = append(batch, f)
+	}
+	h.wantUpsert(store.Upserted{Inserted: 1, Returned: 1, Unchanged: 2}, batch...)
+	h.wantFile("a", done)
+	h.wantFile("b", gone)
+	if f := h.file("c"); !f.IsValid || f.StatSeq != seq {
+		h.Fatalf("c, older stamp, found again: %+v", f)
+	}
+
+	late := NewFile("a")
+	late.StatSeq = h.nextStatSeq()
+	h.wantUpsert(store.Upserted{Changed: 1}, late)
 }
 
 // A file whose content changed while its job ran (a scan recorded a new

@@ -125,15 +125,11 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
-	n, missing, err := scanInto(context.Background(), st, rest[0], modelScan{}, newLogger(s, stderr)) // indexes only: re-tagging is for the processes whose workers tag
+	r, err := scanLibrary(context.Background(), st, rest[0], modelScan{}, newLogger(s, stderr)) // indexes only: re-tagging is for the processes whose workers tag
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr scan:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "scanned %s: %s", rest[0], nFiles(n, "audio "))
-	if missing > 0 {
-		fmt.Fprintf(stdout, ", %s no longer there (marked missing)", nFiles(missing, "known "))
-	}
-	fmt.Fprintln(stdout)
+	fmt.Fprintf(stdout, "scanned %s: %s\n", rest[0], r.summary())
 	return 0
 }

@@ -311,16 +311,6 @@ func modelSetVersion(s *settings) string {
 	return ""
 }
 
-// scanInto scans dir, upserts what it finds, marks missing the stored
-// files under dir that it did not find and sends back to work those
-// tagged under another model-set version than version (core/inventory
-// decides which). It returns how many audio files it found and how many
-// it marked missing.
-func scanInto(ctx context.Context, st store.Store, dir string, ms modelScan, log *slog.Logger) (found, missing int, err error) {
-	r, err := scanLibrary(ctx, st, dir, ms, log)
-	return r.found, r.missing, err
-}
-
 // modelScan is what a scan needs to send back to work the files another
 // model set tagged: this host's node name and the version of its models
 // (modelSetVersion; "": send nothing back).
@@ -406,16 +396,66 @@ func keepRecorded(ctx context.Context, st store.Store, current func() modelScan,
 	}
 }
 
-// scanResult is what a scan did: audio files found, stored files marked
-// missing, files sent back to work because another model set tagged them,
-// and how many of the files found are pending (valid, neither tagged nor
-// failed, and needing tags: store.Counts' Pending; the re-tagged ones
-// included).
+// scanResult is what a scan did: audio files found, and what the store
+// made of them (new, changed, back from missing, unchanged: kinds), stored
+// files marked missing, files sent back to work because another model set
+// tagged them, and how many of the files found are pending (valid,
+// neither tagged nor failed, and needing tags: store.Counts' Pending; the
+// re-tagged ones included).
 type scanResult struct {
 	found, missing, retagged, pending int
+	kinds                             inventory.Found
 }
 
-// scanLibrary is scanInto, counting the pending files among those found.
+// summary is the scan's line for a person (`nomarr scan`): the audio
+// files found, what they were to the store (kindsNote) and the known files
+// no longer there (missingNote), e.g. "1204 audio files (12 new, 3
+// changed, 1 back from missing, 1188 unchanged), 2 known files no longer
+// there (marked missing)".
+func (r scanResult) summary() string {
+	return nFiles(r.found, "audio ") + r.kindsNote() + r.missingNote()
+}
+
+// kindsNote is " (12 new, 3 changed, 1 back from missing, 1188
+// unchanged)": the kinds of the files found that occurred, or "" when
+// none was found.
+func (r scanResult) kindsNote() string {
+	var kinds []string
+	for _, k := range []struct {
+		n    int
+		name string
+	}{{r.kinds.New, "new"}, {r.kinds.Changed, "changed"}, {r.kinds.Back, "back from missing"}, {r.kinds.Unchanged, "unchanged"}} {
+		if k.n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", k.n, k.name))
+		}
+	}
+	if len(kinds) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(kinds, ", ") + ")"
+}
+
+// missingNote is ", 2 known files no longer there (marked missing)", or
+// "" when the scan marked none.
+func (r scanResult) missingNote() string {
+	if r.missing == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %s no longer there (marked missing)", nFiles(r.missing, "known "))
+}
+
+// logAttrs are the scan's counts as log attributes (serve's `scanned
+// library` line).
+func (r scanResult) logAttrs() []any {
+	return []any{"files", r.found, "new", r.kinds.New, "changed", r.kinds.Changed, "back", r.kinds.Back,
+		"unchanged", r.kinds.Unchanged, "marked_missing", r.missing}
+}
+
+// scanLibrary scans dir, upserts what it finds, marks missing the stored
+// files under dir that it did not find and sends back to work those
+// tagged under another model-set version than ms's (core/inventory
+// decides which). It counts what the store made of the files found
+// (inventory.Found) and the pending files among them.
 func scanLibrary(ctx context.Context, st store.Store, dir string, ms modelScan, log *slog.Logger) (r scanResult, err error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
@@ -438,9 +478,11 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, ms modelScan, 
 		return r, fmt.Errorf("scan: store: %w", err)
 	}
 	flush := func() error {
-		if err := st.UpsertFiles(ctx, batch); err != nil {
+		did, err := st.UpsertFiles(ctx, batch)
+		if err != nil {
 			return fmt.Errorf("scan: store: %w", err)
 		}
+		r.kinds.Add(did)
 		r.found += len(batch)
 		batch = batch[:0]
 		return nil

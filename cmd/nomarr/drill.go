@@ -91,7 +91,7 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 		k := sim.FileKey(i)
 		lib[i] = store.File{Key: k, Path: "/music/" + k + ".flac", Size: int64(1000 + i), NeedsTagging: true, IsValid: true}
 	}
-	if err := st.UpsertFiles(ctx, lib); err != nil {
+	if _, err := st.UpsertFiles(ctx, lib); err != nil {
 		fmt.Fprintln(stderr, "nomarr drill:", err)
 		return 1
 	}

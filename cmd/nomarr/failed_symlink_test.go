@@ -34,7 +34,7 @@ func TestFailedUnderSymlinkTarget(t *testing.T) {
 	}
 	ctx := context.Background()
 	p := filepath.Join(link, "album", "bad.mp3") // as a scan of the link names it
-	if err := st.UpsertFiles(ctx, []store.File{{Key: library.Key(p), Path: p, Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := st.UpsertFiles(ctx, []store.File{{Key: library.Key(p), Path: p, Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Quarantine(ctx, library.Key(p), "crashed a worker"); err != nil {
@@ -62,7 +62,7 @@ func TestFailedListsMissingFiles(t *testing.T) {
 	ctx := context.Background()
 	p := filepath.Join(base, "gone.mp3")
 	k := library.Key(p)
-	if err := st.UpsertFiles(ctx, []store.File{{Key: k, Path: p, Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := st.UpsertFiles(ctx, []store.File{{Key: k, Path: p, Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Quarantine(ctx, k, "crashed a worker"); err != nil {

@@ -47,7 +47,9 @@ var commands = []command{
 	{"scan", "scan DIR",
 		"add DIR's audio files to the library",
 		"Adds DIR's audio files to the store and marks the known files under DIR that\n" +
-			"are gone as missing. Tags nothing.\n"},
+			"are gone as missing. Tags nothing. Prints the files found, by what they were\n" +
+			"to the store (new, changed, back from missing, unchanged), and the known files\n" +
+			"marked missing.\n"},
 	{"failed", "failed [DIR]",
 		"list the failed files (under DIR) with the reason each failed",
 		"Prints one line per failed file: its path, a tab, its last error. Reads the\n" +

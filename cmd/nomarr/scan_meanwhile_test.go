@@ -20,13 +20,13 @@ type storedMeanwhile struct {
 	meanwhile func()
 }
 
-func (s *storedMeanwhile) UpsertFiles(ctx context.Context, files []store.File) error {
-	err := s.Store.UpsertFiles(ctx, files)
+func (s *storedMeanwhile) UpsertFiles(ctx context.Context, files []store.File) (store.Upserted, error) {
+	did, err := s.Store.UpsertFiles(ctx, files)
 	if f := s.meanwhile; f != nil {
 		s.meanwhile = nil
 		f()
 	}
-	return err
+	return did, err
 }
 
 // A file stored by another process during the walk, in a folder the walk
@@ -69,7 +69,7 @@ func TestScanKeepsFilesStoredDuringTheWalk(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		if err := st.UpsertFiles(ctx, files); err != nil {
+		if _, err := st.UpsertFiles(ctx, files); err != nil {
 			t.Error(err)
 		}
 	}}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -21,7 +22,7 @@ type beforeUpsert struct {
 	hook func()
 }
 
-func (s *beforeUpsert) UpsertFiles(ctx context.Context, files []store.File) error {
+func (s *beforeUpsert) UpsertFiles(ctx context.Context, files []store.File) (store.Upserted, error) {
 	if f := s.hook; f != nil {
 		s.hook = nil
 		f()
@@ -90,11 +91,22 @@ func (x *rewriteFixture) write(content string, mtime time.Time) store.Stat {
 	return store.Stat{Size: fi.Size(), MtimeMs: fi.ModTime().UnixMilli()}
 }
 
-// scan scans the library into st (the store, or a wrapper of it).
-func (x *rewriteFixture) scan(st store.Store) {
+// scan scans the library into st (the store, or a wrapper of it) and
+// returns what the store made of the files found.
+func (x *rewriteFixture) scan(st store.Store) inventory.Found {
 	x.t.Helper()
-	if _, _, err := scanInto(x.ctx, st, x.lib, modelScan{}, slog.New(slog.DiscardHandler)); err != nil {
+	r, err := scanLibrary(x.ctx, st, x.lib, modelScan{}, slog.New(slog.DiscardHandler))
+	if err != nil {
 		x.t.Fatal(err)
+	}
+	return r.kinds
+}
+
+// wantKinds checks what a scan's summary says of the file.
+func (x *rewriteFixture) wantKinds(when string, got, want inventory.Found) {
+	x.t.Helper()
+	if got != want {
+		x.t.Fatalf("%s: the scan counted %+v, want %+v", when, got, want)
 	}
 }
 
@@ -132,17 +144,22 @@ func (x *rewriteFixture) want(when string, tagged bool, stat store.Stat) {
 // next scan, which finds it as the job left it, leaves it tagged. Before,
 // the batch wrote the stat from before the rewrite back over the job's,
 // and the file, taken for changed, was analysed again. A change made
-// after the job is still seen by the next scan.
+// after the job is still seen by the next scan. The scans count the file
+// as they treat it: unchanged (the job's own write is no change), then
+// changed.
 func TestScanKeepsAJobsRewrite(t *testing.T) {
 	x := newRewriteFixture(t)
-	x.scan(&beforeUpsert{Store: x.st, hook: x.job})
+	found := x.scan(&beforeUpsert{Store: x.st, hook: x.job})
 	x.want("after a scan whose batch read the file before the job's rewrite", true, x.rewritten)
-	x.scan(x.st)
+	x.wantKinds("a scan whose batch read the file before the job's rewrite", found, inventory.Found{Unchanged: 1})
+	found = x.scan(x.st)
 	x.want("after the next scan", true, x.rewritten)
+	x.wantKinds("the next scan", found, inventory.Found{Unchanged: 1})
 
 	changed := x.write("new audio, changed by hand", x.t0.Add(2*time.Hour))
-	x.scan(x.st)
+	found = x.scan(x.st)
 	x.want("after a scan of a file changed after the job", false, changed)
+	x.wantKinds("a scan of a file changed after the job", found, inventory.Found{Changed: 1})
 }
 
 // A scan takes a batch's stat sequence number before the walk reads the

@@ -69,7 +69,7 @@ func TestScanSymlinkedTrack(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	nomarr("1 audio file\n", "scan", lib)
+	nomarr("1 audio file (1 new)\n", "scan", lib)
 	if f := stored(); f.Size != 100 || f.MtimeMs != first.UnixMilli() {
 		t.Fatalf("stored %+v, want the target's size 100 and mtime %d", f, first.UnixMilli())
 	}
@@ -77,7 +77,7 @@ func TestScanSymlinkedTrack(t *testing.T) {
 	// (a) New content behind the link.
 	second := first.Add(time.Hour)
 	write(200, second)
-	nomarr("1 audio file\n", "scan", lib)
+	nomarr("1 audio file (1 changed)\n", "scan", lib)
 	if f := stored(); f.Size != 200 || f.MtimeMs != second.UnixMilli() || !f.NeedsTagging {
 		t.Fatalf("after the target's new content: stored %+v, want size 200, mtime %d", f, second.UnixMilli())
 	}
@@ -89,8 +89,8 @@ func TestScanSymlinkedTrack(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(lib, "other.flac"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err) // a scan that finds nothing marks nothing
 	}
-	nomarr("1 audio file, 1 known file no longer there (marked missing)", "scan", lib)
-	nomarr("1 audio file\n", "scan", lib)
+	nomarr("1 audio file (1 new), 1 known file no longer there (marked missing)", "scan", lib)
+	nomarr("1 audio file (1 unchanged)\n", "scan", lib)
 	if f := stored(); f.IsValid {
 		t.Fatalf("a dangling link is valid after a rescan: %+v", f)
 	}

@@ -3,14 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/core/inventory"
+	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/internal/unprivileged"
 )
 
@@ -18,7 +22,8 @@ import (
 // left the folder missing, makes them valid again when they come back
 // unchanged, and marks nothing when the folder is empty (a drive that is
 // not mounted); a sub-folder that cannot be read keeps only its own files
-// from being marked.
+// from being marked. Its line counts the files found by what they were to
+// the store: new, changed, back from missing, unchanged.
 func TestScanMarksMissingAndBack(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(t.TempDir(), "nomarr.db")
@@ -62,21 +67,28 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 	for _, n := range []string{"a.mp3", "b.flac", "sub/c.ogg"} {
 		put(n)
 	}
-	scan("3 audio files\n")
+	scan("3 audio files (3 new)\n")
 
 	if err := os.Remove(filepath.Join(dir, "b.flac")); err != nil {
 		t.Fatal(err)
 	}
-	scan("2 audio files, 1 known file no longer there (marked missing)")
+	scan("2 audio files (2 unchanged), 1 known file no longer there (marked missing)")
 	if valid("b.flac") || !valid("a.mp3") || !valid("sub/c.ogg") {
 		t.Fatalf("after b.flac left: valid a %v, b %v, c %v", valid("a.mp3"), valid("b.flac"), valid("sub/c.ogg"))
 	}
 
 	put("b.flac") // back, unchanged
-	scan("3 audio files\n")
+	scan("3 audio files (1 back from missing, 2 unchanged)\n")
 	if !valid("b.flac") {
 		t.Fatal("b.flac came back but is still marked missing")
 	}
+	later := mtime.Add(time.Minute) // b.flac edited
+	if err := os.Chtimes(filepath.Join(dir, "b.flac"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	scan("3 audio files (1 changed, 2 unchanged)\n")
+	put("b.flac")
+	scan("3 audio files (1 changed, 2 unchanged)\n")
 
 	// An unreadable sub-folder (an ext4 disk's lost+found, say) hides
 	// c.ogg: c.ogg is not marked, but a.mp3, deleted elsewhere, is (before,
@@ -93,7 +105,7 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, "a.mp3")); err != nil {
 			t.Fatal(err)
 		}
-		scan("1 audio file, 1 known file no longer there (marked missing)")
+		scan("1 audio file (1 unchanged), 1 known file no longer there (marked missing)")
 		if err := os.Chmod(filepath.Join(dir, "sub"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +116,7 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 			t.Fatal("a.mp3 left the disk but was not marked missing beside an unreadable folder")
 		}
 		put("a.mp3")
-		scan("3 audio files\n")
+		scan("3 audio files (1 back from missing, 2 unchanged)\n")
 	}
 
 	// An empty folder (a drive not mounted): nothing is marked.
@@ -116,5 +128,33 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 	scan("0 audio files\n")
 	if !valid("a.mp3") || !valid("b.flac") || !valid("sub/c.ogg") {
 		t.Fatal("files marked missing by a scan that found nothing")
+	}
+}
+
+// scanInto is scanLibrary answering only how many audio files the scan
+// found and how many it marked missing.
+func scanInto(ctx context.Context, st store.Store, dir string, ms modelScan, log *slog.Logger) (found, missing int, err error) {
+	r, err := scanLibrary(ctx, st, dir, ms, log)
+	return r.found, r.missing, err
+}
+
+// A scan's summary (`nomarr scan`; `tag` says the same after "found N
+// audio files in DIR") names the kinds of files found that occurred, and
+// the `scanned library` log line of serve carries every count.
+func TestScanSummary(t *testing.T) {
+	r := scanResult{found: 1204, missing: 2, kinds: inventory.Found{New: 12, Changed: 3, Back: 1, Unchanged: 1188}}
+	for _, c := range []struct{ got, want string }{
+		{r.summary(), "1204 audio files (12 new, 3 changed, 1 back from missing, 1188 unchanged), 2 known files no longer there (marked missing)"},
+		{scanResult{found: 1, kinds: inventory.Found{Back: 1}}.summary(), "1 audio file (1 back from missing)"},
+		{scanResult{found: 2, missing: 1, kinds: inventory.Found{Changed: 2}}.summary(), "2 audio files (2 changed), 1 known file no longer there (marked missing)"},
+		{scanResult{}.summary(), "0 audio files"},
+	} {
+		if c.got != c.want {
+			t.Errorf("summary %q, want %q", c.got, c.want)
+		}
+	}
+	want := []any{"files", 1204, "new", 12, "changed", 3, "back", 1, "unchanged", 1188, "marked_missing", 2}
+	if got := r.logAttrs(); !slices.Equal(got, want) {
+		t.Errorf("log attributes %v, want %v", got, want)
 	}
 }

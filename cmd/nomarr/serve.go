@@ -107,7 +107,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 				// after new models were put in place sends the files the
 				// old ones tagged back to work (workers reload before their
 				// next claim, Result.ModelsChanged).
-				n, missing, err := scanInto(ctx, st, root, scanModels(s), log)
+				r, err := scanLibrary(ctx, st, root, scanModels(s), log)
 				if err != nil && ctx.Err() != nil {
 					return // stopping: the scan was cut short on purpose
 				}
@@ -123,7 +123,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 					log.Error("scan failed; trying again", "dir", root, "in", next, "err", err)
 				} else {
 					failures = 0
-					log.Info("scanned library", "dir", root, "files", n, "marked_missing", missing)
+					log.Info("scanned library", append([]any{"dir", root}, r.logAttrs()...)...)
 				}
 				if next <= 0 {
 					return

@@ -167,7 +167,7 @@ func TestTagSaysItTagsTheStore(t *testing.T) {
 	}
 	audioFiles(t, a, "a3.mp3")
 	got := tag(a)
-	if !strings.Contains(got, "found 3 audio files in "+a+"\n4 files to tag in the store: 1 from "+a+", 3 from earlier scans\n") {
+	if !strings.Contains(got, "found 3 audio files in "+a+" (1 new, 2 unchanged)\n4 files to tag in the store: 1 from "+a+", 3 from earlier scans\n") {
 		t.Errorf("tag of a folder with earlier scans' files pending:\n%s", got)
 	}
 	if !strings.Contains(got, "tagged 4, failed 0, pending 0 of 6 files") {
@@ -333,7 +333,7 @@ func TestNothingToTagSaidOnce(t *testing.T) {
 	if rc := run([]string{"tag", lib, "--data-dir", data, "--analyzer", "noop"}, &out, &errb); rc != 0 {
 		t.Fatalf("tag: exit %d, %s", rc, errb.String())
 	}
-	if got := out.String() + errb.String(); got != "nothing to tag: 1 file, 0 tagged, 0 failed, 1 missing or empty\nfound 1 audio file in "+lib+"\n" {
+	if got := out.String() + errb.String(); got != "nothing to tag: 1 file, 0 tagged, 0 failed, 1 missing or empty\nfound 1 audio file in "+lib+" (1 new)\n" {
 		t.Errorf("tag with nothing pending:\n%s", got)
 	}
 }

@@ -25,7 +25,7 @@ func library(t *testing.T, n int) *memstore.Store {
 		k := fmt.Sprintf("f%02d", i)
 		files = append(files, store.File{Key: k, Path: "/m/" + k, Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true})
 	}
-	if err := st.UpsertFiles(context.Background(), files); err != nil {
+	if _, err := st.UpsertFiles(context.Background(), files); err != nil {
 		t.Fatal(err)
 	}
 	return st

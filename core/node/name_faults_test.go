@@ -110,7 +110,7 @@ func TestReleasedNameTakenWhileReleaserExits(t *testing.T) {
 func TestNameStoreErrorsCountForCleanupGrace(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New(1)
-	if err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	other := "inst-b/worker:discovery:0" // another host's live worker

@@ -64,7 +64,7 @@ func TestCleanupHookDeletesExpiredClaims(t *testing.T) {
 	for _, k := range []string{"f1", "f2", "f3"} {
 		files = append(files, store.File{Key: k, Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true})
 	}
-	if err := st.UpsertFiles(ctx, files); err != nil {
+	if _, err := st.UpsertFiles(ctx, files); err != nil {
 		t.Fatal(err)
 	}
 	other := "inst-b/worker:discovery:0" // a dead host's worker: nobody renews it
@@ -138,7 +138,7 @@ func TestCleanupReportsDeletesThatCameWithAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	other := "inst-b/worker:discovery:0"
@@ -332,7 +332,7 @@ func TestCleanupSparesLeasesAfterStoreTrouble(t *testing.T) {
 	ctx := context.Background()
 	n, st, _, ev := newNode(t, 1, nil)
 	tagged := store.File{Key: "done", Size: 1, MtimeMs: 1, NeedsTagging: false, Tagged: true, IsValid: true}
-	if err := st.UpsertFiles(ctx, []store.File{
+	if _, err := st.UpsertFiles(ctx, []store.File{
 		{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true},
 		{Key: "f2", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}, tagged,
 	}); err != nil {

@@ -155,7 +155,7 @@ func TestWokeGraceAfterAThirdOfTheLease(t *testing.T) {
 func otherHostClaim(t *testing.T, st *memstore.Store, claimedAt, until time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	if err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := st.UpsertFiles(ctx, []store.File{{Key: "f1", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Claim(ctx, store.Claim{FileKey: "f1", WorkerID: "inst-b/worker:discovery:0", ClaimedAt: claimedAt, LeaseUntil: until}); err != nil {

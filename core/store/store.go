@@ -295,7 +295,14 @@ type Library interface {
 	// database replaced while the scan ran), counts as that value
 	// (ClampStatSeq): no stored StatSeq exceeds the sequence, which the
 	// upsert does not move.
-	UpsertFiles(ctx context.Context, files []File) error
+	//
+	// It answers what it did with each file (Upserted: inserted, changed,
+	// returned or unchanged, by UpsertOutcomeOf on the file as stored when
+	// it is written, in the same operation), so that a scan can say how
+	// many of the files it found were new, changed or back. With an error
+	// the counts are zero, whether or not the batch was applied (a fault
+	// after the commit loses the answer).
+	UpsertFiles(ctx context.Context, files []File) (Upserted, error)
 	// NextStatSeq advances the store's stat sequence by one and returns
 	// its new value, atomically: no two calls return the same number. A
 	// scan takes one before it reads the stats of a batch of files and

@@ -80,7 +80,7 @@ func forceRig(t *testing.T, mod func(*supervisor.Config)) (*supervisor.Superviso
 func claimFor(t *testing.T, ls *lockedStore, file, worker string) {
 	t.Helper()
 	ctx := context.Background()
-	if err := ls.UpsertFiles(ctx, []store.File{{Key: file, Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := ls.UpsertFiles(ctx, []store.File{{Key: file, Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ls.Claim(ctx, store.Claim{FileKey: file, WorkerID: worker, ClaimedAt: t0, LeaseUntil: at(30 * time.Second)}); err != nil {

@@ -172,7 +172,7 @@ func (r *rig) addFiles(keys ...string) {
 	for _, k := range keys {
 		files = append(files, store.File{Key: k, Path: "/music/" + k + ".flac", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true})
 	}
-	if err := r.st.UpsertFiles(r.ctx, files); err != nil {
+	if _, err := r.st.UpsertFiles(r.ctx, files); err != nil {
 		r.t.Fatalf("UpsertFiles: %v", err)
 	}
 }
@@ -1014,7 +1014,7 @@ func TestLeasesOfDeadWorkerNotRenewed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := ms.UpsertFiles(ctx, []store.File{{Key: "f0", Size: 1, NeedsTagging: true, IsValid: true}, {Key: "f1", Size: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := ms.UpsertFiles(ctx, []store.File{{Key: "f0", Size: 1, NeedsTagging: true, IsValid: true}, {Key: "f1", Size: 1, NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	sup.Start(ctx, t0)

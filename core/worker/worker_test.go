@@ -69,7 +69,7 @@ func (r *rig) addFiles(keys ...string) {
 	for _, k := range keys {
 		files = append(files, store.File{Key: k, Path: "/music/" + k + ".mp3", Size: 10, MtimeMs: 1, NeedsTagging: true, IsValid: true})
 	}
-	if err := r.st.UpsertFiles(r.ctx, files); err != nil {
+	if _, err := r.st.UpsertFiles(r.ctx, files); err != nil {
 		r.t.Fatalf("UpsertFiles: %v", err)
 	}
 }
@@ -1041,7 +1041,7 @@ func (r *rig) rescanChanged(key string) {
 	r.t.Helper()
 	changed := r.file(key)
 	changed.Size, changed.MtimeMs = 99, 2
-	if err := r.st.UpsertFiles(r.ctx, []store.File{changed}); err != nil {
+	if _, err := r.st.UpsertFiles(r.ctx, []store.File{changed}); err != nil {
 		r.t.Fatal(err)
 	}
 }

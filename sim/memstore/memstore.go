@@ -117,16 +117,18 @@ func (s *Store) setPendingMembership(pos int) {
 	}
 }
 
-// UpsertFiles implements store.Library.
-func (s *Store) UpsertFiles(_ context.Context, files []store.File) error {
+// UpsertFiles implements store.Library: store.UpsertOutcomeOf decides what
+// becomes of each file, and is what it answers.
+func (s *Store) UpsertFiles(_ context.Context, files []store.File) (store.Upserted, error) {
+	var did store.Upserted
 	if err := s.op(); err != nil {
-		return err
+		return did, err
 	}
 	// Validate the whole batch first, so that a bad entry changes nothing.
 	last := make(map[string]int, len(files))
 	for i, in := range files {
 		if in.Key == "" {
-			return fmt.Errorf("memstore: upsert: file %d has an empty key", i)
+			return did, fmt.Errorf("memstore: upsert: file %d has an empty key", i)
 		}
 		last[in.Key] = i // a key given twice: the last entry wins
 	}
@@ -137,30 +139,31 @@ func (s *Store) UpsertFiles(_ context.Context, files []store.File) error {
 			continue
 		}
 		in.StatSeq = store.ClampStatSeq(in.StatSeq, counter) // never above the sequence
-		if pos, ok := s.index[in.Key]; ok {
-			f := s.files[pos]
-			if !store.StatNewer(in.StatSeq, f.StatSeq) {
-				continue // observed before the stored stat: left as it is
-			}
-			if f.Size != in.Size || f.MtimeMs != in.MtimeMs {
-				f.StatSeq = max(f.StatSeq, in.StatSeq)
-				f.Size, f.MtimeMs, f.Path = in.Size, in.MtimeMs, in.Path
-				f.NeedsTagging, f.IsValid, f.Tagged = true, in.IsValid, false
-				f.Failed, f.Attempts, f.CrashCount, f.LastError, f.Checkpoint = false, 0, 0, "", ""
-				f.NextRetryAt, f.SkipUntil = time.Time{}, time.Time{}
-				s.setPendingMembership(pos)
-			} else if f.IsValid != in.IsValid {
-				f.IsValid = in.IsValid // missing and back: tagging state kept
-				f.StatSeq = max(f.StatSeq, in.StatSeq)
-				s.setPendingMembership(pos)
-			}
-			continue
+		var f *store.File
+		pos, known := s.index[in.Key]
+		if known {
+			f = s.files[pos]
 		}
-		f := in
-		added = append(added, &f)
+		o := store.UpsertOutcomeOf(f, in, counter)
+		did.Count(o)
+		switch o {
+		case store.UpsertInserted:
+			added = append(added, &in)
+		case store.UpsertChanged:
+			f.StatSeq = max(f.StatSeq, in.StatSeq)
+			f.Size, f.MtimeMs, f.Path = in.Size, in.MtimeMs, in.Path
+			f.NeedsTagging, f.IsValid, f.Tagged = true, in.IsValid, false
+			f.Failed, f.Attempts, f.CrashCount, f.LastError, f.Checkpoint = false, 0, 0, "", ""
+			f.NextRetryAt, f.SkipUntil = time.Time{}, time.Time{}
+			s.setPendingMembership(pos)
+		case store.UpsertReturned:
+			f.IsValid = in.IsValid // missing and back: tagging state kept
+			f.StatSeq = max(f.StatSeq, in.StatSeq)
+			s.setPendingMembership(pos)
+		}
 	}
 	if len(added) == 0 {
-		return nil
+		return did, nil
 	}
 	s.files = append(s.files, added...)
 	sort.Slice(s.files, func(i, j int) bool { return s.files[i].Key < s.files[j].Key })
@@ -171,7 +174,7 @@ func (s *Store) UpsertFiles(_ context.Context, files []store.File) error {
 			s.pending = append(s.pending, int32(i))
 		}
 	}
-	return nil
+	return did, nil
 }
 
 // NextStatSeq implements store.Library.

@@ -31,7 +31,7 @@ func newStore(t *testing.T, keys ...string) *memstore.Store {
 	for _, k := range keys {
 		files = append(files, file(k))
 	}
-	if err := st.UpsertFiles(ctx, files); err != nil {
+	if _, err := st.UpsertFiles(ctx, files); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -94,7 +94,7 @@ func TestClaimChecksEligibility(t *testing.T) {
 		{Key: "retry", Size: 1, NeedsTagging: true, IsValid: true, NextRetryAt: at(time.Minute)},
 		{Key: "skip", Size: 1, NeedsTagging: true, IsValid: true, SkipUntil: at(time.Minute)},
 	}
-	if err := st.UpsertFiles(ctx, files); err != nil {
+	if _, err := st.UpsertFiles(ctx, files); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"tagged", "invalid", "failed", "retry", "skip", "missing"} {
@@ -263,7 +263,7 @@ func TestCleanupClaims(t *testing.T) {
 	// The file changed on disk and is no longer a valid audio file.
 	inv := file("invalid")
 	inv.Size, inv.IsValid = 5, false
-	if err := st.UpsertFiles(ctx, []store.File{inv}); err != nil {
+	if _, err := st.UpsertFiles(ctx, []store.File{inv}); err != nil {
 		t.Fatal(err)
 	}
 	removed, err := st.CleanupClaims(ctx, at(20*time.Second))
@@ -325,10 +325,10 @@ func TestDiscoverOrderAndExclusions(t *testing.T) {
 	// Inserted out of order, in two batches.
 	batch1 := []store.File{file("f5"), file("f1"), file("f3")}
 	batch2 := []store.File{file("f4"), file("f0"), file("f2"), file("f6"), file("f7")}
-	if err := st.UpsertFiles(ctx, batch1); err != nil {
+	if _, err := st.UpsertFiles(ctx, batch1); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.UpsertFiles(ctx, batch2); err != nil {
+	if _, err := st.UpsertFiles(ctx, batch2); err != nil {
 		t.Fatal(err)
 	}
 	if got := discover(t, st, t0, "", 100); !slices.Equal(got, []string{"f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7"}) {
@@ -385,7 +385,7 @@ func TestUpsertChangedFileNeedsTaggingAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Unchanged: tagging state kept.
-	if err := st.UpsertFiles(ctx, []store.File{file("a"), file("b")}); err != nil {
+	if _, err := st.UpsertFiles(ctx, []store.File{file("a"), file("b")}); err != nil {
 		t.Fatal(err)
 	}
 	if f, _ := st.Peek("a"); !f.Tagged || f.NeedsTagging {
@@ -397,7 +397,7 @@ func TestUpsertChangedFileNeedsTaggingAgain(t *testing.T) {
 	// Changed size or mtime: needs tagging again, failure cleared.
 	a2, b2 := file("a"), file("b")
 	a2.MtimeMs, b2.Size = 2, 999
-	if err := st.UpsertFiles(ctx, []store.File{a2, b2}); err != nil {
+	if _, err := st.UpsertFiles(ctx, []store.File{a2, b2}); err != nil {
 		t.Fatal(err)
 	}
 	fa, _ := st.Peek("a")
@@ -415,7 +415,7 @@ func TestUpsertChangedFileNeedsTaggingAgain(t *testing.T) {
 
 func TestUpsertDuplicateKeysInOneBatch(t *testing.T) {
 	st := memstore.New(1)
-	if err := st.UpsertFiles(ctx, []store.File{file("a"), file("a")}); err != nil {
+	if _, err := st.UpsertFiles(ctx, []store.File{file("a"), file("a")}); err != nil {
 		return // rejecting the batch is fine too
 	}
 	if n := len(st.Files()); n != 1 {
@@ -433,7 +433,7 @@ func TestUpsertIsAtomic(t *testing.T) {
 	st := newStore(t, "a")
 	changed := file("a")
 	changed.Size = 7
-	err := st.UpsertFiles(ctx, []store.File{changed, {Key: ""}})
+	_, err := st.UpsertFiles(ctx, []store.File{changed, {Key: ""}})
 	if err == nil {
 		t.Fatal("empty key accepted")
 	}
@@ -463,7 +463,7 @@ func TestFaults(t *testing.T) {
 		{"LoadRestart", func() error { _, _, err := st.LoadRestart(ctx, "k"); return err }},
 		{"SaveRestart", func() error { return st.SaveRestart(ctx, "k", restart.State{}) }},
 		{"AppendHistory", func() error { return st.AppendHistory(ctx, []store.HistoryRow{{Component: "c"}}) }},
-		{"UpsertFiles", func() error { return st.UpsertFiles(ctx, []store.File{file("z")}) }},
+		{"UpsertFiles", func() error { _, err := st.UpsertFiles(ctx, []store.File{file("z")}); return err }},
 	}
 	for _, tc := range []struct {
 		fault memstore.Fault
