@@ -56,7 +56,7 @@ func TestMetricsCountKillsDeathsQuarantinesAndCleanups(t *testing.T) {
 		{Key: "e", Path: "/m/e.mp3", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}, // its lease ran out
 		{Key: "q", Path: "/m/q.mp3", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}, // quarantined elsewhere
 	}
-	if err := st.UpsertFiles(ctx, files); err != nil {
+	if _, err := st.UpsertFiles(ctx, files); err != nil {
 		t.Fatal(err)
 	}
 	const gone = "gone:1:1/worker:discovery:0" // a main process that died with its claims
