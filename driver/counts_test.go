@@ -162,6 +162,12 @@ func TestLibraryCountsFailuresAreNotKept(t *testing.T) {
 	if c, fresh, err := m.LibraryCounts(context.Background()); err != nil || !fresh || c.Pending != 1 {
 		t.Fatalf("next caller after one went away = %+v, %v, %v; want fresh counts", c, fresh, err)
 	}
+	// A caller that went away said nothing of the store: the read after it
+	// is paced by its own cost (1 s), as any read of a store already open.
+	clk.Add(500 * time.Millisecond)
+	if c, fresh, err := m.LibraryCounts(context.Background()); err != nil || fresh || c.Pending != 1 {
+		t.Fatalf("poll 0.5 s after a read of 1 s = %+v, fresh %v, %v; want the last counts, not read again", c, fresh, err)
+	}
 }
 
 // reopening answers its first good count after open on the mock clock (a

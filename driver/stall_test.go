@@ -1,8 +1,11 @@
 package driver
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/benbjohnson/clock"
 )
 
 // The stall clock records a gap between two marks that overran the
@@ -85,5 +88,70 @@ func TestStallClockDropsTheOldestPastItsBound(t *testing.T) {
 		if x.at.Sub(x.asked) != 4*time.Second {
 			t.Fatalf("a stall of %s; want every one 4 s (none merged)", x.at.Sub(x.asked))
 		}
+	}
+	// The three oldest were dropped: the first kept ended 4 × 5.5 s − 0.5 s
+	// in, the last kept is the newest.
+	if first, last := st[0].at.Sub(t0), st[len(st)-1].at.Sub(t0); first != 21500*time.Millisecond || !st[len(st)-1].at.Equal(now.Add(-500*time.Millisecond)) {
+		t.Fatalf("stalls kept end at %s … %s; want the newest %d (from 21.5 s)", first, last, maxStalls)
+	}
+}
+
+// A mark late by half a period or more records a stall; one a little less
+// late does not.
+func TestStallClockThreshold(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := newStallClock(time.Second, t0)
+	late := t0.Add(1500*time.Millisecond - time.Millisecond) // due at 1 s
+	s.mark(late)
+	if st := s.take(late); len(st) != 0 {
+		t.Fatalf("a mark %s late recorded %v", 499*time.Millisecond, st)
+	}
+	at := late.Add(1500 * time.Millisecond)
+	if st := s.take(at); len(st) != 1 || st[0].at.Sub(st[0].asked) != 500*time.Millisecond {
+		t.Fatalf("a mark half a period late recorded %v, want one stall of 500ms", st)
+	}
+}
+
+// The clock's goroutine marks it every period, so that a long turn of the
+// loop (a store call of many periods) is no stall when the loop takes it.
+func TestStallClockGoroutineMarks(t *testing.T) {
+	clk := clock.NewMock()
+	s := newStallClock(time.Second, clk.Now())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.run(ctx, clk)
+	marked := func(within time.Duration) bool {
+		for deadline := time.Now().Add(within); ; time.Sleep(time.Millisecond) {
+			s.mu.Lock()
+			ok := s.last.Equal(clk.Now())
+			s.mu.Unlock()
+			if ok {
+				return true
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+		}
+	}
+	// Its ticker starts when the goroutine first runs: the periods before
+	// that go by unmarked.
+	for i := 0; ; i++ {
+		if i == 100 {
+			t.Fatal("the goroutine never marked the clock")
+		}
+		clk.Add(time.Second)
+		if marked(20 * time.Millisecond) {
+			break
+		}
+	}
+	s.take(clk.Now())
+	for range 10 {
+		clk.Add(time.Second)
+		if !marked(5 * time.Second) {
+			t.Fatalf("the goroutine did not mark the clock at %s", clk.Now())
+		}
+	}
+	if st := s.take(clk.Now()); len(st) != 0 {
+		t.Fatalf("stalls %v after 10 periods the goroutine marked on time", st)
 	}
 }

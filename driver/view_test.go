@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/sim/memstore"
@@ -102,5 +103,29 @@ func TestResetUnavailableWhileWaitingForName(t *testing.T) {
 	case <-ran:
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run did not end")
+	}
+}
+
+// The published view carries the node's status of each worker: while the
+// node cannot read its name because the store fails, its workers, which
+// cannot be started, are unhealthy, not pending.
+func TestViewShowsWorkersUnhealthyWhileTheNameCannotBeRead(t *testing.T) {
+	st := memstore.New(1)
+	st.SetFault(memstore.Down)
+	l := runLoop(t, st, "exec sleep 60", nil, nil)
+	defer func() {
+		l.cancel()
+		l.end(t, 20*time.Second)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if v := l.m.View(); v != nil && len(v.Workers) == 1 {
+			if s := v.Workers[0].Status; s != health.Unhealthy {
+				t.Fatalf("worker status %q with the store down before the name was taken, want unhealthy", s)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no view published")
+		}
 	}
 }

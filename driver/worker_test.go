@@ -287,14 +287,20 @@ func TestRunWorkerLeavesAHungModelLoad(t *testing.T) {
 // came does not keep its watcher waiting (a process that runs workers in
 // turn, or a test, would gather one per worker).
 func TestRunWorkerLeavesNoGoroutine(t *testing.T) {
-	// Goroutines of RunWorker left by earlier tests on purpose (a frame
-	// write blocked forever) are counted out.
-	running := func() (int, string) {
+	// The goroutines of RunWorker, by id: those left by earlier tests on
+	// purpose (a frame write blocked forever), or still ending, are
+	// counted out by theirs.
+	running := func() map[string]string {
 		buf := make([]byte, 1<<20)
-		stacks := string(buf[:runtime.Stack(buf, true)])
-		return strings.Count(stacks, "driver.RunWorker.func"), stacks
+		out := map[string]string{}
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if id, _, ok := strings.Cut(strings.TrimPrefix(g, "goroutine "), " "); ok && strings.Contains(g, "driver.RunWorker") {
+				out[id] = g
+			}
+		}
+		return out
 	}
-	before, _ := running()
+	before := running()
 	cr, cw := io.Pipe()
 	r := start(t, WorkerIO{Frames: io.Discard, Control: cr, Term: make(chan struct{})})
 	r.jobStarted()
@@ -303,12 +309,17 @@ func TestRunWorkerLeavesNoGoroutine(t *testing.T) {
 	r.exit(0)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		n, stacks := running()
-		if n <= before {
+		var left []string
+		for id, g := range running() {
+			if _, ok := before[id]; !ok {
+				left = append(left, g)
+			}
+		}
+		if len(left) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("goroutines of RunWorker still running after it returned:\n%s", stacks)
+			t.Fatalf("goroutines of RunWorker still running after it returned:\n%s", strings.Join(left, "\n\n"))
 		}
 		time.Sleep(frameEvery)
 	}

@@ -30,15 +30,18 @@ func Self() node.NameHolder {
 // Liveness tells whether the process that wrote h still runs: known only
 // when it ran in this pid space; a pid now running another process (its
 // start time differs) is gone.
-func Liveness(h node.NameHolder) node.Liveness {
-	self := pidSpace(procRoot)
+func Liveness(h node.NameHolder) node.Liveness { return liveness(procRoot, h) }
+
+// liveness is Liveness with the process information mounted at root.
+func liveness(root string, h node.NameHolder) node.Liveness {
+	self := pidSpace(root)
 	if h.Space == "" || h.Space != self || h.PID <= 0 || h.Started == "" {
 		return node.LivenessUnknown
 	}
 	if err := syscall.Kill(h.PID, 0); errors.Is(err, syscall.ESRCH) {
 		return node.Gone
 	}
-	started, dead, ok := procStat(procRoot, strconv.Itoa(h.PID))
+	started, dead, ok := procStat(root, strconv.Itoa(h.PID))
 	switch {
 	case !ok: // hidden from this user (hidepid), or gone since
 		return node.LivenessUnknown

@@ -89,3 +89,93 @@ func TestZombieIsGone(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A holder in this pid space whose start time is unknown (a hold written
+// where /proc could not say) is not judged by its pid alone: that pid may
+// run the holder still, or another process.
+func TestLivenessWithoutStartTimeIsUnknown(t *testing.T) {
+	h := Self()
+	h.Started = ""
+	if got := Liveness(h); got != node.LivenessUnknown {
+		t.Fatalf("Liveness(running pid, no start time) = %v, want unknown", got)
+	}
+}
+
+// A stat line cut short (fewer fields than the start time's) says nothing.
+func TestStartTimeOfAShortStat(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(dir+"/42", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The state and 18 more fields: the start time (field 22) is missing.
+	stat := "42 (a) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0\n"
+	if err := os.WriteFile(dir+"/42/stat", []byte(stat), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, ok := procStat(dir, "42"); ok {
+		t.Fatalf("procStat of a short line = %q, ok; want not ok", got)
+	}
+}
+
+// fakeProc is a process information tree at a temporary root: the pid
+// space's boot id and namespace, unless space is false, and a stat line
+// for pid, unless stat is "".
+func fakeProc(t *testing.T, space bool, pid int, stat string) string {
+	t.Helper()
+	root := t.TempDir()
+	if space {
+		for _, d := range []string{"/sys/kernel/random", "/self/ns"} {
+			if err := os.MkdirAll(root+d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(root+"/sys/kernel/random/boot_id", []byte("boot\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("pid:[1]", root+"/self/ns/pid"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stat != "" {
+		dir := root + "/" + strconv.Itoa(pid)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dir+"/stat", []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// What the process information says of a holder whose pid runs (this
+// process's): alive only with its start time and not ended (state Z or
+// X); unknown when its stat cannot be read (hidden from this user) or
+// when this process's own pid space is unknown, whatever the holder says.
+func TestLivenessFromTheProcessInformation(t *testing.T) {
+	pid := os.Getpid()
+	stat := func(state string) string {
+		return strconv.Itoa(pid) + " (nomarr) " + state + " 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n"
+	}
+	h := node.NameHolder{Space: "boot/pid:[1]", PID: pid, Started: "4242"}
+	for _, tc := range []struct {
+		name  string
+		space bool
+		stat  string
+		h     node.NameHolder
+		want  node.Liveness
+	}{
+		{"running", true, stat("S"), h, node.Alive},
+		{"zombie", true, stat("Z"), h, node.Gone},
+		{"dead", true, stat("X"), h, node.Gone},
+		{"another start", true, stat("S"), node.NameHolder{Space: h.Space, PID: pid, Started: "1"}, node.Gone},
+		{"stat hidden", true, "", h, node.LivenessUnknown},
+		{"own space unknown", false, stat("S"), node.NameHolder{PID: pid, Started: "4242"}, node.LivenessUnknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := liveness(fakeProc(t, tc.space, pid, tc.stat), tc.h); got != tc.want {
+				t.Fatalf("liveness = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

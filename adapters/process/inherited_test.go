@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestInheritedFDsKeptFromChildren: a descriptor this process holds
@@ -38,8 +40,27 @@ func TestInheritedFDsKeptFromChildren(t *testing.T) {
 	if !strings.Contains(open(), name) {
 		t.Skipf("fd %d does not reach a child even unmarked (%s): nothing to test here", fd, open())
 	}
+	cloexec := func(fd int) bool {
+		t.Helper()
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil {
+			t.Fatalf("fd %d: %v", fd, err)
+		}
+		return flags&unix.FD_CLOEXEC != 0
+	}
+	var stdBefore [3]bool
+	for fd := range stdBefore {
+		stdBefore[fd] = cloexec(fd)
+	}
 	if err := KeepInheritedFromChildren(); err != nil {
 		t.Fatal(err)
+	}
+	// exec.Cmd hands a child its own 0, 1 and 2 whatever their flag here;
+	// a process that execs itself does not.
+	for fd, was := range stdBefore {
+		if !was && cloexec(fd) {
+			t.Errorf("fd %d marked close-on-exec", fd)
+		}
 	}
 	got := open()
 	if strings.Contains(got, name) {

@@ -2,6 +2,7 @@ package process
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,5 +51,27 @@ func TestNamedChildShowsItsName(t *testing.T) {
 		if err == nil && strings.TrimSpace(string(b)) != "nomarr" {
 			t.Errorf("thread %s's comm = %q, want nomarr", task.Name(), strings.TrimSpace(string(b)))
 		}
+	}
+}
+
+// NameSelf refuses a name the kernel would show wrong (empty, or with a
+// newline), before it renames anything.
+func TestNameSelfRefusesAnEmptyName(t *testing.T) {
+	for _, name := range []string{"", "a\nb"} {
+		if err := NameSelf(name); err == nil {
+			t.Errorf("NameSelf(%q) = nil, want an error", name)
+		}
+	}
+}
+
+// ExecutableName is the binary's file name, without its directory.
+func TestExecutableNameIsTheFileName(t *testing.T) {
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ExecutableName()
+	if err != nil || got != filepath.Base(p) || strings.Contains(got, "/") {
+		t.Fatalf("ExecutableName() = %q, %v; want %q", got, err, filepath.Base(p))
 	}
 }

@@ -6,15 +6,26 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nomarr/nomarr/core/supervisor"
 )
 
 // helperMode makes the test binary act as a worker child.
 const helperMode = "NOMARR_PROCESS_TEST_CHILD"
 
+// testParent marks the environment of the test process itself: a child
+// that inherits it without a helper mode (a spawner that dropped Env) must
+// not run the tests again, each spawning the next.
+const testParent = "NOMARR_PROCESS_TEST_PARENT"
+
 func TestMain(m *testing.M) {
 	switch os.Getenv(helperMode) {
 	case "":
+		if os.Getenv(testParent) != "" {
+			os.Exit(5) // a child started without its helper mode
+		}
+		os.Setenv(testParent, "1")
 		os.Exit(m.Run())
 	case "frame-exit": // one frame byte, then exit 0
 		fr, _, err := ChildPipes()
@@ -34,6 +45,41 @@ func TestMain(m *testing.M) {
 	case "sleep": // wait to be signalled
 		time.Sleep(time.Minute)
 		os.Exit(4)
+	case "stream": // streamLen frame bytes, then exit 0
+		fr, _, err := ChildPipes()
+		if err != nil {
+			os.Exit(3)
+		}
+		b := make([]byte, streamLen)
+		for i := range b {
+			b[i] = streamByte(i)
+		}
+		for len(b) > 0 {
+			n := min(len(b), 1000)
+			if _, err := fr.Write(b[:n]); err != nil {
+				os.Exit(3)
+			}
+			b = b[n:]
+		}
+		os.Exit(0)
+	case "cloexec": // whether both pipes are close-on-exec, on the frame pipe
+		fr, _, err := ChildPipes()
+		if err != nil {
+			os.Exit(3)
+		}
+		say := "cloexec"
+		for _, fd := range []int{FrameFD, ControlFD} {
+			if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
+				say = "inherited"
+			}
+		}
+		fr.Write([]byte(say))
+		os.Exit(0)
+	case "no-pipes": // started without fds 3 and 4: ChildPipes must say so
+		if _, _, err := ChildPipes(); err == nil {
+			os.Exit(6)
+		}
+		os.Exit(0)
 	}
 }
 
