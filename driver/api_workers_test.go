@@ -32,7 +32,7 @@ func sqliteWithA(t *testing.T) store.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if err := st.UpsertFiles(context.Background(), []store.File{{Key: "a", Path: "/music/a.mp3", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := st.UpsertFiles(context.Background(), []store.File{{Key: "a", Path: "/music/a.mp3", Size: 1, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	return st

@@ -171,7 +171,7 @@ func (p progressing) Analyze(_ context.Context, job worker.Job, progress func(in
 func TestRunWorkerOrphanKeepsAProgressingJob(t *testing.T) {
 	cr, cw := io.Pipe()
 	st := memstore.New(1)
-	if err := st.UpsertFiles(context.Background(), []store.File{{Key: "a", Path: "/music/a.mp3", Size: 10, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
+	if _, err := st.UpsertFiles(context.Background(), []store.File{{Key: "a", Path: "/music/a.mp3", Size: 10, MtimeMs: 1, NeedsTagging: true, IsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := worker.DefaultConfig("worker:discovery:0", "i/worker:discovery:0")
