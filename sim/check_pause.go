@@ -3,7 +3,6 @@ package sim
 import (
 	"time"
 
-	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -60,21 +59,6 @@ func (c *checker) pauseAfterEvent() {
 	}
 }
 
-// idleWorker names a worker that steps (see pauseWatch) and shows idle, or "".
-func (c *checker) idleWorker() string {
-	for _, in := range c.w.Instances {
-		if !in.alive || c.stopping[in.ID] {
-			continue
-		}
-		for _, comp := range c.components(in) {
-			p := in.procs[comp]
-			if p == nil || !p.alive || p.hung || !p.booted || p.wk == nil || p.busy != free || p.mainDead {
-				continue
-			}
-			if p.wk.Phase() == health.Idle {
-				return in.ID + "/" + comp
-			}
-		}
-	}
-	return ""
-}
+// idleWorker names a worker that steps (see pauseWatch) and shows idle,
+// or "": readyWorker without the GPU preflight, which a pause precedes.
+func (c *checker) idleWorker() string { return c.firstIdle(false) }
