@@ -33,19 +33,8 @@ func streamByte(i int) byte { return byte(i % 251) }
 // order, each Data event its own copy, then EOF, then its exit, last: the
 // supervisor judges an exit only after the frames that came before it.
 func TestFramesArriveWholeInOrderBeforeTheExit(t *testing.T) {
-	ev := make(chan Event) // the loop takes nothing until the child is gone
-	s := spawner(t, "stream", ev)
 	const comp = "worker:discovery:0"
-	if _, err := s.Spawn(comp, 1); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		go func() {
-			for range ev {
-			}
-		}()
-		s.Wait()
-	}()
+	s, ev := spawnUnread(t, "stream", comp)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if _, ok := s.PID(comp); !ok { // reaped: it wrote everything and exited
 			break

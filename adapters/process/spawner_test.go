@@ -99,19 +99,8 @@ func spawner(t *testing.T, mode string, events chan Event) *Spawner {
 // process gets it next. Signals also go through the process handle, never
 // the bare pid.
 func TestReapedChildForgottenBeforeItsEvents(t *testing.T) {
-	ev := make(chan Event) // the main loop is busy: nothing is read yet
-	s := spawner(t, "frame-exit", ev)
 	const comp = "worker:discovery:0"
-	if _, err := s.Spawn(comp, 1); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		go func() {
-			for range ev {
-			}
-		}()
-		s.Wait()
-	}()
+	s, _ := spawnUnread(t, "frame-exit", comp)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, ok := s.PID(comp); !ok {
@@ -152,4 +141,24 @@ func TestSignalKillsLiveChild(t *testing.T) {
 			t.Fatal("child not killed")
 		}
 	}
+}
+
+// spawnUnread spawns comp (generation 1) in mode while the main loop reads
+// nothing: its events wait on an unbuffered channel until the test takes
+// them. At the end of the test the rest are drained and the child reaped.
+func spawnUnread(t *testing.T, mode, comp string) (*Spawner, chan Event) {
+	t.Helper()
+	ev := make(chan Event)
+	s := spawner(t, mode, ev)
+	if _, err := s.Spawn(comp, 1); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		go func() {
+			for range ev {
+			}
+		}()
+		s.Wait()
+	})
+	return s, ev
 }
