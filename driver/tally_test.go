@@ -115,14 +115,14 @@ func TestMetricsCountKillsDeathsQuarantinesAndCleanups(t *testing.T) {
 	zeroKills := map[string]float64{}
 	for _, c := range []string{w0, w1} {
 		for _, k := range supervisor.KillCauses() {
-			zeroKills["component="+c+",reason="+k] = 0
+			zeroKills["cause="+k+",component="+c] = 0
 		}
 	}
 	fams := scrapeMetrics(t, srv)
 	wantMetric(t, fams, "nomarr_worker_kills_total", zeroKills)
 	wantMetric(t, fams, "nomarr_worker_deaths_total", map[string]float64{"component=" + w0: 0, "component=" + w1: 0})
 	wantMetric(t, fams, "nomarr_files_quarantined_total", map[string]float64{"": 0})
-	wantMetric(t, fams, "nomarr_claims_released_total", map[string]float64{"reason=worker_died": 0, "reason=lease_expired": 0, "reason=not_work": 0})
+	wantMetric(t, fams, "nomarr_claims_released_total", map[string]float64{"cause=worker_died": 0, "cause=lease_expired": 0, "cause=not_work": 0})
 
 	// w1 crashes twice while it holds p: the second crash quarantines p.
 	for gen := uint64(1); gen <= 2; gen++ {
@@ -147,12 +147,12 @@ func TestMetricsCountKillsDeathsQuarantinesAndCleanups(t *testing.T) {
 	}
 
 	kills := zeroKills
-	kills["component="+w0+",reason=hang"] = 1
+	kills["cause=hang,component="+w0] = 1
 	fams = scrapeMetrics(t, srv)
 	wantMetric(t, fams, "nomarr_worker_kills_total", kills)
 	wantMetric(t, fams, "nomarr_worker_deaths_total", map[string]float64{"component=" + w0: 1, "component=" + w1: 2})
 	wantMetric(t, fams, "nomarr_files_quarantined_total", map[string]float64{"": 1})
-	wantMetric(t, fams, "nomarr_claims_released_total", map[string]float64{"reason=worker_died": 2, "reason=lease_expired": 1, "reason=not_work": 1})
+	wantMetric(t, fams, "nomarr_claims_released_total", map[string]float64{"cause=worker_died": 2, "cause=lease_expired": 1, "cause=not_work": 1})
 
 	// /api/v1/info shows the same counts.
 	var info struct {

@@ -54,13 +54,13 @@ func newCollector(s *Server) *collector {
 		phase:     d("nomarr_worker_phase", "1 for the phase a running worker's last health frame gave (absent with no process or no frame yet).", "component", "phase"),
 		build:     d("nomarr_build_info", "Always 1; the version label is the running build.", "version"),
 		kills: d("nomarr_worker_kills_total", "Kills of the worker's processes by the supervisor since the main process started, by cause "+
-			"(pipe_closed, startup_timeout, hang, cold_start_max, stall, stop_grace, forced_stop).", "component", "reason"),
+			"(pipe_closed, startup_timeout, hang, cold_start_max, stall, stop_grace, forced_stop).", "component", "cause"),
 		deaths: d("nomarr_worker_deaths_total", "Ends of the worker's processes the supervisor handled since the main process started "+
 			"(crashes, exits, kills, a stop's exits).", c...),
 		quarantined: d("nomarr_files_quarantined_total", "Files quarantined as poison (a worker holding them died quarantine_after times) "+
 			"by the main process since it started."),
-		released: d("nomarr_claims_released_total", "Claims removed by the main process since it started, by reason: worker_died "+
-			"(a dead worker's), lease_expired, not_work (the claim cleanup's: any host's claims); not the workers' own releases.", "reason"),
+		released: d("nomarr_claims_released_total", "Claims removed by the main process since it started, by cause: worker_died "+
+			"(a dead worker's), lease_expired, not_work (the claim cleanup's: any host's claims); not the workers' own releases.", "cause"),
 	}
 }
 

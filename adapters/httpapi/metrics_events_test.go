@@ -28,10 +28,10 @@ func TestMetricsEventCounters(t *testing.T) {
 	f.info.StoreError = "store unavailable"
 	fams = scrape(t, f, Options{})
 	wantSeries(t, "kills", series(t, fams, "nomarr_worker_kills_total", C), map[string]float64{
-		w0 + ",reason=hang": 2, w0 + ",reason=stall": 0, w1 + ",reason=hang": 0, w1 + ",reason=stall": 1,
+		"cause=hang," + w0: 2, "cause=stall," + w0: 0, "cause=hang," + w1: 0, "cause=stall," + w1: 1,
 	})
 	wantSeries(t, "deaths", series(t, fams, "nomarr_worker_deaths_total", C), map[string]float64{w0: 3, w1: 1})
 	wantSeries(t, "quarantined", series(t, fams, "nomarr_files_quarantined_total", C), map[string]float64{"": 4})
 	wantSeries(t, "released", series(t, fams, "nomarr_claims_released_total", C),
-		map[string]float64{"reason=worker_died": 5, "reason=lease_expired": 1, "reason=not_work": 0})
+		map[string]float64{"cause=worker_died": 5, "cause=lease_expired": 1, "cause=not_work": 0})
 }

@@ -137,7 +137,7 @@ func logSinkWith(log *slog.Logger, paths *pathLogger) event.Sink {
 			byPath = true
 		case e.Event == event.Release && e.Count > 0: // a crash counted against the file
 			lvl, byPath = slog.LevelInfo, true
-		case e.Event == event.LeaseExpired && e.Reason == node.LeaseExpiredReason: // a dead owner's claim
+		case e.Event == event.LeaseExpired && e.Cause == node.CleanupLeaseExpired: // a dead owner's claim
 			lvl, byPath = slog.LevelInfo, true
 		}
 		if !log.Enabled(context.Background(), lvl) {

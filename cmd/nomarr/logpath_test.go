@@ -58,8 +58,8 @@ func TestFileLinesNameThePath(t *testing.T) {
 	sink.Emit(event.Event{Event: event.Release, Component: "worker:discovery:0", File: "k1", Worker: "n:1:2/worker:discovery:0", Reason: "worker died", Count: 1})
 	sink.Emit(event.Event{Event: event.Release, Component: "worker:discovery:0", File: "k1", Worker: "n:1:2/worker:discovery:0", Reason: "worker died", Count: 2})
 	sink.Emit(event.Event{Event: event.Quarantined, File: "k1", Reason: "crashed a worker (quarantine_after 2 reached)", Count: 2})
-	sink.Emit(event.Event{Event: event.LeaseExpired, File: "k2", Worker: "other:9:9/worker:discovery:1", Reason: node.LeaseExpiredReason})
-	sink.Emit(event.Event{Event: event.LeaseExpired, File: "k3", Worker: "other:9:9/worker:discovery:1", Reason: "file no longer work"})
+	sink.Emit(event.Event{Event: event.LeaseExpired, File: "k2", Worker: "other:9:9/worker:discovery:1", Reason: node.LeaseExpiredReason, Cause: node.CleanupLeaseExpired})
+	sink.Emit(event.Event{Event: event.LeaseExpired, File: "k3", Worker: "other:9:9/worker:discovery:1", Reason: "file no longer work", Cause: node.CleanupNotWork})
 	sink.Emit(event.Event{Event: event.Release, Component: "worker:discovery:1", File: "k4", Reason: "worker died"}) // no crash counted
 	paths.sync()
 	got := buf.String()
