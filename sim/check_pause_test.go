@@ -28,21 +28,7 @@ func TestCheckerPauseShown(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := checkedWorld(t, `name: pause
-seed: 1
-duration: 1m
-config: {workers: 1}
-library: {files: 1, job_time: 1s}
-`)
-			w.Run()
-			p := w.Instances[0].procs["worker:discovery:0"]
-			if p.wk.Phase() != health.Idle || len(w.check.violations) > 0 {
-				t.Fatalf("setup: want the worker idle, got %s, %v", p.wk.Phase(), w.check.violations)
-			}
-			step := func(d time.Duration) {
-				w.now = w.now.Add(d)
-				w.check.afterEvent()
-			}
+			w, step := idleWorld(t, "pause")
 			if err := w.Store.SetMeta(w.ctx, store.MetaWorkerEnabled, "false"); err != nil {
 				t.Fatal(err)
 			}
@@ -57,5 +43,28 @@ library: {files: 1, job_time: 1s}
 				t.Errorf("flagged=%v, want %v: %v", got, tc.want, w.check.violations)
 			}
 		})
+	}
+}
+
+// idleWorld runs a checked one-worker, one-file world named name until
+// its worker, done with the file, sits idle with no violation, and gives
+// step, which moves the world's time on by d, by hand (no wake-up of the
+// worker), and runs the checker.
+func idleWorld(t *testing.T, name string) (*World, func(d time.Duration)) {
+	t.Helper()
+	w := checkedWorld(t, "name: "+name+`
+seed: 1
+duration: 1m
+config: {workers: 1}
+library: {files: 1, job_time: 1s}
+`)
+	w.Run()
+	p := w.Instances[0].procs["worker:discovery:0"]
+	if f, _ := w.Store.Peek("f0000"); !f.Tagged || p.wk.Phase() != health.Idle || len(w.check.violations) > 0 {
+		t.Fatalf("setup: want f0000 tagged and the worker idle, got %+v, %s, %v", f, p.wk.Phase(), w.check.violations)
+	}
+	return w, func(d time.Duration) {
+		w.now = w.now.Add(d)
+		w.check.afterEvent()
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -29,23 +28,9 @@ func TestCheckerProgressWindow(t *testing.T) {
 		{name: "fault", end: func(w *World) { w.Store.Faults++ }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := checkedWorld(t, `name: progress
-seed: 1
-duration: 1m
-config: {workers: 1}
-library: {files: 1, job_time: 1s}
-`)
-			w.Run()
-			p := w.Instances[0].procs["worker:discovery:0"]
-			if f, _ := w.Store.Peek("f0000"); !f.Tagged || p.wk.Phase() != health.Idle || len(w.check.violations) > 0 {
-				t.Fatalf("setup: want f0000 tagged and the worker idle, got %+v, %s, %v", f, p.wk.Phase(), w.check.violations)
-			}
+			w, step := idleWorld(t, "progress")
 			if n, err := w.Store.Retag(w.ctx, []string{"f0000"}, "sim-2"); n != 1 || err != nil {
 				t.Fatalf("setup: retag: %d, %v", n, err)
-			}
-			step := func(d time.Duration) {
-				w.now = w.now.Add(d)
-				w.check.afterEvent()
 			}
 			step(time.Millisecond) // the window opens
 			step(w.cfg.IdlePollMax / 2)
