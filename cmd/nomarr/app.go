@@ -403,9 +403,13 @@ func keepRecorded(ctx context.Context, st store.Store, current func() modelScan,
 // neither tagged nor failed, and needing tags: store.Counts' Pending; the
 // re-tagged ones included).
 type scanResult struct {
-	found, missing, retagged, pending int
-	kinds                             inventory.Found
+	missing, retagged, pending int
+	kinds                      inventory.Found
 }
+
+// found is the audio files the walk found: every one of them is in
+// exactly one of the kinds (store.UpsertOutcomeOf).
+func (r scanResult) found() int { return r.kinds.Files() }
 
 // summary is the scan's line for a person (`nomarr scan`): the audio
 // files found, what they were to the store (kindsNote) and the known files
@@ -413,7 +417,7 @@ type scanResult struct {
 // changed, 1 back from missing, 1188 unchanged), 2 known files no longer
 // there (marked missing)".
 func (r scanResult) summary() string {
-	return nFiles(r.found, "audio ") + r.kindsNote() + r.missingNote()
+	return nFiles(r.found(), "audio ") + r.kindsNote() + r.missingNote()
 }
 
 // kindsNote is " (12 new, 3 changed, 1 back from missing, 1188
@@ -447,7 +451,7 @@ func (r scanResult) missingNote() string {
 // logAttrs are the scan's counts as log attributes (serve's `scanned
 // library` line).
 func (r scanResult) logAttrs() []any {
-	return []any{"files", r.found, "new", r.kinds.New, "changed", r.kinds.Changed, "back", r.kinds.Back,
+	return []any{"files", r.found(), "new", r.kinds.New, "changed", r.kinds.Changed, "back", r.kinds.Back,
 		"unchanged", r.kinds.Unchanged, "marked_missing", r.missing}
 }
 
@@ -483,7 +487,6 @@ func scanLibrary(ctx context.Context, st store.Store, dir string, ms modelScan, 
 			return fmt.Errorf("scan: store: %w", err)
 		}
 		r.kinds.Add(did)
-		r.found += len(batch)
 		batch = batch[:0]
 		return nil
 	}

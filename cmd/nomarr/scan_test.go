@@ -135,18 +135,18 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 // found and how many it marked missing.
 func scanInto(ctx context.Context, st store.Store, dir string, ms modelScan, log *slog.Logger) (found, missing int, err error) {
 	r, err := scanLibrary(ctx, st, dir, ms, log)
-	return r.found, r.missing, err
+	return r.found(), r.missing, err
 }
 
 // A scan's summary (`nomarr scan`; `tag` says the same after "found N
 // audio files in DIR") names the kinds of files found that occurred, and
 // the `scanned library` log line of serve carries every count.
 func TestScanSummary(t *testing.T) {
-	r := scanResult{found: 1204, missing: 2, kinds: inventory.Found{New: 12, Changed: 3, Back: 1, Unchanged: 1188}}
+	r := scanResult{missing: 2, kinds: inventory.Found{New: 12, Changed: 3, Back: 1, Unchanged: 1188}}
 	for _, c := range []struct{ got, want string }{
 		{r.summary(), "1204 audio files (12 new, 3 changed, 1 back from missing, 1188 unchanged), 2 known files no longer there (marked missing)"},
-		{scanResult{found: 1, kinds: inventory.Found{Back: 1}}.summary(), "1 audio file (1 back from missing)"},
-		{scanResult{found: 2, missing: 1, kinds: inventory.Found{Changed: 2}}.summary(), "2 audio files (2 changed), 1 known file no longer there (marked missing)"},
+		{scanResult{kinds: inventory.Found{Back: 1}}.summary(), "1 audio file (1 back from missing)"},
+		{scanResult{missing: 1, kinds: inventory.Found{Changed: 2}}.summary(), "2 audio files (2 changed), 1 known file no longer there (marked missing)"},
 		{scanResult{}.summary(), "0 audio files"},
 	} {
 		if c.got != c.want {

@@ -73,7 +73,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr tag:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "found %s in %s%s%s\n", nFiles(scanned.found, "audio "), rest[0], scanned.kindsNote(), scanned.missingNote())
+	fmt.Fprintf(stderr, "found %s in %s%s%s\n", nFiles(scanned.found(), "audio "), rest[0], scanned.kindsNote(), scanned.missingNote())
 	if workersPaused(ctx, st) { // tagpause.go
 		fmt.Fprintln(stderr, "nomarr tag:", pauseAdvice+pauseHint(s, rest[0]))
 		return 1
