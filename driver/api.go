@@ -73,6 +73,10 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 	if f := h.WritesFailing; f != nil {
 		info.StoreWritesFailing = &httpapi.StoreWriteFailure{Since: f.Since.UTC(), Op: f.Op, Error: f.Err}
 	}
+	if r, ok := a.Main.ClockSkew(); ok { // the last reading stands while the store is down
+		off, unc := r.Offset.Milliseconds(), r.Uncertainty.Milliseconds()
+		info.ClockOffsetMs, info.ClockUncertaintyMs, info.ClockSkew = &off, &unc, string(r.State)
+	}
 	return info, nil
 }
 

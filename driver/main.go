@@ -47,6 +47,7 @@ type Main struct {
 	watch      *storeWatch  // the node's store calls (storewatch.go)
 	counts     *countsCache // the library counts shown (counts.go)
 	tally      *tally       // the node's events counted (tally.go)
+	skew       skewWatch    // this host's clock against the store server's (clockskew.go)
 	forcing    atomic.Bool  // ForceStop was called
 	waitSince  time.Time    // a stop began to wait on the store alone; zero: not waiting
 	waitLogged time.Time    // that wait was last reported

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -72,6 +73,9 @@ type fakeServer struct {
 	// (fault injection): it gets "METHOD /path" and the AQL (cursor
 	// requests) and returns nil to let the request through.
 	hook func(route, aql string) *fakeErr
+	// serverTime, when set, is the "time" GET /_db/<db>/_admin/time
+	// answers (Unix seconds); nil: this machine's clock.
+	serverTime func() float64
 }
 
 type doc = map[string]any
@@ -168,7 +172,10 @@ func writeErr(w http.ResponseWriter, e *fakeErr) {
 	writeJSON(w, e.status, map[string]any{"error": true, "code": e.status, "errorNum": e.num, "errorMessage": e.msg})
 }
 
-var routeRE = regexp.MustCompile(`^/_db/([^/]+)/_api/(.*)$`)
+var (
+	routeRE     = regexp.MustCompile(`^/_db/([^/]+)/_api/(.*)$`)
+	adminTimeRE = regexp.MustCompile(`^/_db/([^/]+)/_admin/time$`)
+)
 
 func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
@@ -208,6 +215,20 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, &fakeErr{401, 11, "not authorized to execute this request"})
 			return
 		}
+	}
+	if m := adminTimeRE.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodGet {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if m[1] != f.db || !f.dbExists {
+			writeErr(w, &fakeErr{404, 1228, "database not found"})
+			return
+		}
+		now := float64(time.Now().UnixMicro()) / 1e6
+		if f.serverTime != nil {
+			now = f.serverTime()
+		}
+		writeJSON(w, 200, map[string]any{"error": false, "code": 200, "time": now})
+		return
 	}
 	m := routeRE.FindStringSubmatch(r.URL.Path)
 	if m == nil {

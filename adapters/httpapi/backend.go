@@ -138,6 +138,16 @@ type Info struct {
 	// no longer work), every cause 0 included. The workers' own releases
 	// are not in it.
 	ClaimsReleased map[string]int64 `json:"claims_released,omitempty"`
+	// ClockOffsetMs is the main process's last measurement of its host's
+	// clock against the store server's (core/clockskew): the server's
+	// minus this host's, positive when this host's clock is behind;
+	// ClockUncertaintyMs how far off that may be (half the round trip),
+	// and ClockSkew the verdict: ok, warn, dangerous or unknown (the
+	// answer came too slowly to tell). All three are left out when the
+	// store has no server clock (SQLite) or has not answered yet.
+	ClockOffsetMs      *int64 `json:"clock_offset_ms,omitempty"`
+	ClockUncertaintyMs *int64 `json:"clock_uncertainty_ms,omitempty"`
+	ClockSkew          string `json:"clock_skew,omitempty"`
 }
 
 // StoreWriteFailure is a run of failed store writes of the main process:

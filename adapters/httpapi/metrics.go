@@ -28,6 +28,7 @@ type collector struct {
 	library, claimed, enabled, storeUp, build                            *prometheus.Desc
 	storeErrs, phase                                                     *prometheus.Desc
 	kills, deaths, quarantined, released                                 *prometheus.Desc
+	clockOffset                                                          *prometheus.Desc
 }
 
 func newCollector(s *Server) *collector {
@@ -61,13 +62,15 @@ func newCollector(s *Server) *collector {
 			"by the main process since it started."),
 		released: d("nomarr_claims_released_total", "Claims removed by the main process since it started, by cause: worker_died "+
 			"(a dead worker's), lease_expired, not_work (the claim cleanup's: any host's claims); not the workers' own releases.", "cause"),
+		clockOffset: d("nomarr_clock_offset_seconds", "The store server's clock minus this host's, as last measured (positive: this host's clock is behind); "+
+			"absent when the store has no server clock (SQLite) or has not answered yet."),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.status, c.restarts, c.files, c.errs, c.conflicts,
 		c.dropped, c.frameAge, c.avgProc, c.library, c.claimed, c.enabled, c.storeUp, c.build, c.storeErrs, c.phase,
-		c.kills, c.deaths, c.quarantined, c.released} {
+		c.kills, c.deaths, c.quarantined, c.released, c.clockOffset} {
 		ch <- d
 	}
 }
@@ -110,6 +113,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.quarantined, float64(info.FilesQuarantined))
 	for reason, n := range info.ClaimsReleased {
 		counter(c.released, float64(n), reason)
+	}
+	if info.ClockOffsetMs != nil {
+		gauge(c.clockOffset, float64(*info.ClockOffsetMs)/1000)
 	}
 	if info.StoreError == "" {
 		gauge(c.enabled, b2f(info.WorkerEnabled))

@@ -282,4 +282,23 @@ func (s *Store) RecentHistory(ctx context.Context, limit int) ([]store.HistoryRo
 	return hr.RecentHistory(ctx, limit)
 }
 
-var _ store.Store = (*Store)(nil)
+// ServerTime forwards to the underlying store when it has a server clock
+// (store.ServerClock); one without fails with store.ErrNoServerClock, so
+// that a caller stops asking. Until the store opens it fails as every call
+// does.
+func (s *Store) ServerTime(ctx context.Context) (time.Time, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	sc, ok := st.(store.ServerClock)
+	if !ok {
+		return time.Time{}, fmt.Errorf("reconnect: %w", store.ErrNoServerClock)
+	}
+	return sc.ServerTime(ctx)
+}
+
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.ServerClock = (*Store)(nil)
+)

@@ -19,6 +19,10 @@
 // with the operation and key as context; anything else (busy beyond the
 // timeout, read-only file, disk full, I/O error) is a fault with a message
 // that says which.
+//
+// It has no server clock (store.ServerClock): the processes sharing the
+// file run on one machine (never over a network file system), so they
+// read one clock, and there is no skew between them to measure.
 package sqlite
 
 import (

@@ -39,7 +39,8 @@ var commands = []command{
 			"Then the model set each host sharing the store recorded, and, when they differ,\n" +
 			"which host holds this one's re-tagging back and until when (see `nomarr models`).\n" +
 			"Exit 1 when the store cannot be read, when the daemon's store writes are failing,\n" +
-			"or when a worker failed (it stays down until `nomarr workers reset`).\n"},
+			"when a worker failed (it stays down until `nomarr workers reset`), or when the\n" +
+			"daemon's clock is dangerously off the store server's (sync the hosts with NTP).\n"},
 	{"workers", "workers pause|resume|reset [ID]",
 		"pause or resume every worker sharing the store; reset a failed worker",
 		"Goes through the daemon at http_addr when one answers, else straight to the\n" +

@@ -94,6 +94,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("serving", servingAttrs(s, api.Addr())...)
 	go logProgress(ctx, m, progressInterval, log)
+	// This host's clock against the store server's, when it has one.
+	go m.WatchClock(ctx, s.core.LeaseTTL)
 	go keepRecorded(ctx, st, func() modelScan { return scanModels(s) }, inventory.ModelSetRenew, log) // this host's model set, kept fresh between scans
 	if root := s.get("library_root"); root != "" {
 		rescan, _ := time.ParseDuration(s.get("rescan_interval"))

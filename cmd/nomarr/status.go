@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/core/clockskew"
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -27,7 +28,9 @@ import (
 // store, or a daemon that reports its store unavailable (the view is still
 // printed, with the store's error); when the daemon's store writes are
 // failing (store_writes_failing, printed too); when a worker of the daemon
-// failed (each is listed with its reason and the reset command); and when
+// failed (each is listed with its reason and the reset command); when the
+// daemon's clock is dangerously off the store server's (clock_skew
+// dangerous, printed too: other hosts may take its live claims); and when
 // a daemon listens but does not answer (apiCall): the store's counts alone
 // would hide its workers.
 func runStatus(args []string, stdout, stderr io.Writer) int {
@@ -119,7 +122,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			return s.again("workers", "reset")
 		})
 	}
-	if info.StoreError != "" || info.StoreWritesFailing != nil || failedWorkers(info.Workers) > 0 {
+	if info.StoreError != "" || info.StoreWritesFailing != nil || failedWorkers(info.Workers) > 0 || info.ClockSkew == string(clockskew.Dangerous) {
 		return 1
 	}
 	return 0
@@ -134,6 +137,28 @@ func writeStoreWritesLine(stdout io.Writer, f *httpapi.StoreWriteFailure, now ti
 	}
 	fmt.Fprintf(stdout, "store writes failing since %s (%s ago): %s: %s\n", f.Since.Local().Format(time.DateTime),
 		now.Sub(f.Since).Round(time.Second), strings.ReplaceAll(f.Op, "_", " "), f.Error)
+}
+
+// writeClockLine says, when the daemon's last measurement of its clock
+// against the store server's is not ok, how far off it is and what to do;
+// nothing when it is ok or was not measured (a store without a server
+// clock).
+func writeClockLine(stdout io.Writer, info httpapi.Info) {
+	if info.ClockSkew == "" || info.ClockSkew == string(clockskew.OK) || info.ClockOffsetMs == nil {
+		return
+	}
+	off := time.Duration(*info.ClockOffsetMs) * time.Millisecond
+	unc := time.Duration(0)
+	if info.ClockUncertaintyMs != nil {
+		unc = time.Duration(*info.ClockUncertaintyMs) * time.Millisecond
+	}
+	if info.ClockSkew == string(clockskew.Unknown) {
+		fmt.Fprintf(stdout, "clock skew unknown: the store server answered too slowly to tell (the daemon's clock %s the server's, ±%s)\n",
+			clockskew.Words(off), unc)
+		return
+	}
+	fmt.Fprintf(stdout, "clock skew %s: the daemon's clock is %s the store server's (±%s); claim leases and node-name holds are judged "+
+		"by each host's clock: synchronise every host's clock with NTP\n", info.ClockSkew, clockskew.Words(off), unc)
 }
 
 // failedWorkers counts the workers in status failed: the restart policy
@@ -245,6 +270,7 @@ func writeStatus(stdout io.Writer, info httpapi.Info, now time.Time, again func(
 	}
 	fmt.Fprintf(stdout, "; workers enabled: %s\n", enabled)
 	writeStoreWritesLine(stdout, info.StoreWritesFailing, now)
+	writeClockLine(stdout, info)
 	writeModelSetsLine(stdout, info.ModelSets, now, again)
 	if len(info.Workers) > 0 {
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)

@@ -112,6 +112,7 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 	recordCtx, stopRecording := context.WithCancel(ctx)
 	defer stopRecording()
 	go keepRecorded(recordCtx, st, func() modelScan { return scanModels(s) }, inventory.ModelSetRenew, log)
+	go m.WatchClock(recordCtx, s.core.LeaseTTL) // this host's clock against the store server's, when it has one
 	if s.core.GPU {
 		go m.ProbeGPU(ctx, s.core.GPUProbeInterval, func(ctx context.Context) (bool, string) {
 			return gpu.Probe(ctx, "nvidia-smi", gpuhealth.ProbeTimeout)
