@@ -471,7 +471,7 @@ func TestDashboard(t *testing.T) {
 		t.Fatalf("dashboard: %d %q", r.code, r.header.Get("Content-Type"))
 	}
 	body := string(r.body)
-	for _, s := range []string{"api/v1/info", "setTimeout(tick, 2000)", "<table", "textContent", "ms.held_by", "w.kills", "d.files_quarantined"} {
+	for _, s := range []string{"api/v1/info", "setTimeout(tick, 2000)", "<table", "textContent", "ms.held_by", "w.kills", "d.files_quarantined", "d.clock_skew"} {
 		if !strings.Contains(body, s) {
 			t.Errorf("dashboard lacks %q", s)
 		}
