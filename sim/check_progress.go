@@ -94,12 +94,15 @@ func (c *checker) progressAfterEvent() {
 // readyWorker names a worker ready to claim (see progressWatch), or "".
 func (c *checker) readyWorker() string { return c.firstIdle(c.w.cfg.GPU) }
 
-// firstIdle names the first worker that steps — its process alive,
-// booted, not stopped (SIGSTOP), neither running a job nor loading models,
-// not told of its main process's death, of a main process alive and not
-// stopping — and shows idle, on a host whose GPU preflight passes when
+// firstIdle names the first worker that steps and shows idle (firstIn).
+func (c *checker) firstIdle(needGPU bool) string { return c.firstIn(health.Idle, needGPU) }
+
+// firstIn names the first worker that steps — its process alive, booted,
+// not stopped (SIGSTOP), neither running a job nor loading models, not
+// told of its main process's death, of a main process alive and not
+// stopping — and shows phase, on a host whose GPU preflight passes when
 // needGPU, or "".
-func (c *checker) firstIdle(needGPU bool) string {
+func (c *checker) firstIn(phase health.Phase, needGPU bool) string {
 	for _, in := range c.w.Instances {
 		if !in.alive || c.stopping[in.ID] {
 			continue
@@ -109,7 +112,7 @@ func (c *checker) firstIdle(needGPU bool) string {
 			if p == nil || !p.alive || p.hung || !p.booted || p.wk == nil || p.busy != free || p.mainDead {
 				continue
 			}
-			if p.wk.Phase() != health.Idle || needGPU && !c.gpuUp(in.Name) {
+			if p.wk.Phase() != phase || needGPU && !c.gpuUp(in.Name) {
 				continue
 			}
 			return in.ID + "/" + comp

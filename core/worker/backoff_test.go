@@ -28,6 +28,27 @@ func (r *rig) gpuAt(now time.Time, up bool) {
 	}
 }
 
+// untilPreflight steps the worker from now as a driver does, at the end
+// of each wait, until a step makes a GPU preflight, and returns that step
+// and its time. The steps between (a backoff's pause flag reads) must be
+// waits.
+func (r *rig) untilPreflight(cs *countingStore, now time.Time) (worker.Step, time.Time) {
+	r.t.Helper()
+	for limit := now.Add(time.Hour); now.Before(limit); {
+		n := cs.preflights
+		s := r.step(now)
+		if cs.preflights != n {
+			return s, now
+		}
+		if s.Kind != worker.Wait || !s.Until.After(now) {
+			r.t.Fatalf("Step at %s = %v %+v, want a wait", now.Sub(t0), s.Kind, s)
+		}
+		now = s.Until
+	}
+	r.t.Fatalf("no GPU preflight before %s", now.Sub(t0))
+	return worker.Step{}, now
+}
+
 // The result write that succeeds closes the store breaker. The worker is
 // paused meanwhile, so that the step that writes makes no claim (whose
 // success would close the breaker too).
@@ -60,22 +81,22 @@ func TestSuccessfulWriteClosesTheStoreBreaker(t *testing.T) {
 // A GPU preflight that passes closes the GPU breaker and resets the backoff
 // of the failed ones before it.
 func TestGPUPreflightPassClosesTheBreaker(t *testing.T) {
-	r := newRig(t, func(c *worker.Config) { c.UseGPU = true })
-	now := t0
-	r.gpuAt(now, false)
-	for i := 1; i <= 4; i++ { // one short of the breaker's threshold
-		now = r.wantStep(now, worker.Wait).Until
+	r, cs := countingRig(t, func(c *worker.Config) { c.UseGPU = true })
+	r.gpuAt(t0, false)
+	s, now := r.untilPreflight(cs, t0)
+	for i := 2; i <= 4; i++ { // one short of the breaker's threshold
+		s, now = r.untilPreflight(cs, s.Until)
 	}
 	r.gpuAt(now, true)
-	s := r.wantStep(now, worker.Wait) // passes; no work
+	s, _ = r.untilPreflight(cs, s.Until) // passes; no work
 	if r.w.Phase() != health.Idle {
 		t.Fatalf("phase after a passing preflight = %s, want idle", r.w.Phase())
 	}
 	now = s.Until
 	r.gpuAt(now, false)
-	s = r.wantStep(now, worker.Wait)
-	if d := s.Until.Sub(now); d != time.Second {
-		t.Fatalf("first gpu failure after a passing preflight: wait %s (%q), want 1s", d, s.Reason)
+	s, _ = r.untilPreflight(cs, now)
+	if _, next := r.untilPreflight(cs, s.Until); next.Sub(now) != time.Second {
+		t.Fatalf("first gpu failure after a passing preflight: next preflight %s later, want 1s", next.Sub(now))
 	}
 }
 
@@ -103,18 +124,19 @@ func TestSuccessfulJobClosesTheServiceBreakers(t *testing.T) {
 	r.addFiles("a", "b")
 	down := worker.Result{Class: worker.ServiceDown, Dependency: worker.DepDecoder, Reason: "ffmpeg gone"}
 	now := t0
+	s := r.startJob(now)
 	for i := 1; i <= 4; i++ { // one short of the breaker's threshold
-		r.startJob(now)
 		r.w.JobDone(r.ctx, now, down)
-		now = r.wantStep(now, worker.Wait).Until
+		s, now = r.follow(now, now.Add(time.Minute))
 	}
-	if key := r.job(now, time.Second, ok()); key != "a" {
-		t.Fatalf("successful job on %s, want a", key)
+	if s.Kind != worker.Run || s.Job.FileKey != "a" {
+		t.Fatalf("step after the backoff = %v %+v, want a run of a", s.Kind, s)
 	}
 	now = now.Add(time.Second)
+	r.w.JobDone(r.ctx, now, ok())
 	r.startJob(now)
 	r.w.JobDone(r.ctx, now, down)
-	s := r.wantStep(now, worker.Wait)
+	s = r.wantStep(now, worker.Wait)
 	if d := s.Until.Sub(now); d != time.Second {
 		t.Fatalf("service_down after a successful job: wait %s, want 1s", d)
 	}

@@ -25,7 +25,9 @@ type Config struct {
 	// PausedPoll (1 s): how often a worker that claims nothing reads the
 	// pause flag. A paused worker sees a resume on its next read; an idle
 	// one reads it between the discoveries of its idle poll, so a pause
-	// shows within PausedPoll however long that poll has grown.
+	// shows within PausedPoll however long that poll has grown; one
+	// backing off for anything but the store reads it as often
+	// (backoffpause.go).
 	PausedPoll time.Duration
 
 	CacheIdleTimeout time.Duration // 5 min: unload models after this long idle

@@ -18,11 +18,13 @@ import (
 // between query nothing but the flag, so discovery is as frequent as
 // before.
 
-// countingStore counts the discovery queries and the pause flag reads.
+// countingStore counts the discovery queries, the pause flag reads and
+// the GPU preflights.
 type countingStore struct {
 	*memstore.Store
 	discoveries int
 	flagReads   int
+	preflights  int
 }
 
 func (s *countingStore) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
@@ -31,18 +33,26 @@ func (s *countingStore) Discover(ctx context.Context, now time.Time, after strin
 }
 
 func (s *countingStore) GetMeta(ctx context.Context, key string) (string, bool, error) {
-	if key == store.MetaWorkerEnabled {
+	switch key {
+	case store.MetaWorkerEnabled:
 		s.flagReads++
+	case store.MetaGPUHealth:
+		s.preflights++
 	}
 	return s.Store.GetMeta(ctx, key)
 }
 
-// countingRig is a rig whose worker talks to a countingStore.
-func countingRig(t *testing.T) (*rig, *countingStore) {
+// countingRig is a rig whose worker, configured by mod, talks to a
+// countingStore.
+func countingRig(t *testing.T, mod func(*worker.Config)) (*rig, *countingStore) {
 	t.Helper()
 	r := newRig(t, nil)
 	cs := &countingStore{Store: r.st}
-	w, err := worker.New(worker.DefaultConfig(comp, wid), cs, r.ev)
+	cfg := worker.DefaultConfig(comp, wid)
+	if mod != nil {
+		mod(&cfg)
+	}
+	w, err := worker.New(cfg, cs, r.ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +98,7 @@ func idleFor(r *rig, cs *countingStore, now, end time.Time) ([]time.Duration, ti
 }
 
 func TestIdleWorkerShowsAPauseWithinPausedPoll(t *testing.T) {
-	r, cs := countingRig(t)
+	r, cs := countingRig(t, nil)
 	found, last := idleFor(r, cs, t0, at(3*time.Minute))
 	want := discoverySchedule(3 * time.Minute)
 	if len(found) != len(want) {
@@ -146,7 +156,7 @@ func TestIdleWorkerShowsAPauseWithinPausedPoll(t *testing.T) {
 // worker idle again, its backoff started over, and the next discovery
 // comes when the poll said.
 func TestIdleFlagReadFailureBacksOffWithoutDiscovery(t *testing.T) {
-	r, cs := countingRig(t)
+	r, cs := countingRig(t, nil)
 	_, now := idleFor(r, cs, t0, at(3*time.Minute))
 	// Up to a discovery at the 30 s cap (the next comes 30 s later), then
 	// 5 s on.

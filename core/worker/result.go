@@ -37,6 +37,10 @@ const (
 
 var dependencies = []string{DepStore, DepGPU, DepDecoder}
 
+// depModels names the backoff after a failed model load, the worker's own
+// step; it has no breaker.
+const depModels = "models"
+
 // Job is what the analyzer is asked to do.
 type Job struct {
 	FileKey    string

@@ -24,7 +24,11 @@
 //     IdlePollFactor up to IdlePollMax) and reads the pause flag at least
 //     every PausedPoll in between: a pause shows within PausedPoll however
 //     long the poll has grown, and the reads between discoveries query
-//     nothing else.
+//     nothing else;
+//   - a worker backing off for a dependency other than the store reads
+//     the pause flag at least every PausedPoll and shows paused while it
+//     says so, its backoff deadline and breakers untouched; one backing
+//     off for the store reads nothing until its deadline (backoffpause.go).
 package worker
 
 import (
@@ -84,8 +88,13 @@ type Worker struct {
 	unloadReason  string // why the pending UnloadModels step was asked for
 	idlePoll      time.Duration
 	waitUntil     time.Time // backing off until then
+	waitDep       string    // the dependency waitUntil is about
 	svcFails      int       // consecutive failures of svcDep (service backoff exponent)
 	svcDep        string    // the dependency the current backoff is about
+	// flagReadAt: the earliest pause flag read of a worker backing off
+	// for a dependency other than the store (backoffpause.go); a failed
+	// read puts it at the backoff's deadline.
+	flagReadAt time.Time
 
 	// discoverAt: the next discovery of a worker whose last one found
 	// nothing (zero: discover at the next step). Until then a step reads
@@ -252,16 +261,15 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 	if w.tel.ConsecutiveErrors >= int64(w.cfg.MaxConsecutiveErrors) {
 		return w.exit(1, fmt.Sprintf("%d consecutive errors", w.tel.ConsecutiveErrors))
 	}
-	// 4. Backing off after a dependency failure.
+	// 4. Backing off after a dependency failure (reading the pause flag
+	// meanwhile unless the store is the one that failed).
 	if now.Before(w.waitUntil) {
-		w.setPhase(now, health.BackingOff)
-		return Step{Kind: Wait, Until: w.waitUntil}
+		return w.backingOff(ctx, now, "")
 	}
 	for _, d := range dependencies {
 		if b := w.breakers[d]; !b.Allow(now) {
-			w.waitUntil = b.RetryAt()
-			w.setPhase(now, health.BackingOff)
-			return Step{Kind: Wait, Until: w.waitUntil, Reason: d + " circuit open"}
+			w.waitUntil, w.waitDep = b.RetryAt(), d
+			return w.backingOff(ctx, now, d+" circuit open")
 		}
 	}
 	// 5. Pause is a cluster-wide flag in meta.
@@ -461,7 +469,7 @@ func (w *Worker) ModelsLoaded(ctx context.Context, now time.Time, err error) {
 	w.tel.ConsecutiveErrors++
 	w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, Reason: "model load failed: " + err.Error()})
 	w.releaseHeld(ctx, now, "model load failed")
-	w.waitUntil = now.Add(w.depFailed("models"))
+	w.waitUntil, w.waitDep = now.Add(w.depFailed(depModels)), depModels
 }
 
 // ModelsUnloaded reports that an UnloadModels step is done.
@@ -533,7 +541,7 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 			dep = DepDecoder
 		}
 		w.breakers[dep].Failure(now)
-		w.waitUntil = now.Add(w.depFailed(dep))
+		w.waitUntil, w.waitDep = now.Add(w.depFailed(dep)), dep
 		if r.Checkpoint != "" {
 			p.update = &store.FileUpdate{Attempts: f.Attempts, Checkpoint: r.Checkpoint, LastError: "service_down: " + r.Reason}
 		}
@@ -662,12 +670,12 @@ func (w *Worker) backOff(now time.Time, dep string) Step {
 }
 
 func (w *Worker) backOffReason(now time.Time, dep, why string) Step {
-	w.waitUntil = now.Add(w.depFailed(dep))
+	w.waitUntil, w.waitDep = now.Add(w.depFailed(dep)), dep
 	if b := w.breakers[dep]; b != nil && !b.RetryAt().IsZero() && b.RetryAt().After(w.waitUntil) {
 		w.waitUntil = b.RetryAt()
 	}
 	w.setPhase(now, health.BackingOff)
-	return Step{Kind: Wait, Until: w.waitUntil, Reason: why}
+	return w.backoffWait(now, why)
 }
 
 // depFailed records one more failure of dep and returns how long to wait:

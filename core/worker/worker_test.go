@@ -947,45 +947,41 @@ func TestServiceDownBackoffGrows(t *testing.T) {
 	r := newRig(t, func(c *worker.Config) { c.Breaker.Threshold = 100 })
 	r.addFiles("a")
 	now := t0
+	r.startJob(now)
 	for i, want := range []time.Duration{1, 2, 4, 8, 16, 30, 30} {
-		r.startJob(now)
 		r.w.JobDone(r.ctx, now, worker.Result{Class: worker.ServiceDown, Dependency: worker.DepDecoder, Reason: "ffmpeg missing"})
-		s := r.wantStep(now, worker.Wait)
-		if got := s.Until.Sub(now); got != want*time.Second {
-			t.Fatalf("service_down %d: wait %s, want %s", i+1, got, want*time.Second)
+		s, next := r.follow(now, now.Add(time.Minute))
+		if got := next.Sub(now); got != want*time.Second || s.Kind != worker.Run {
+			t.Fatalf("service_down %d: %v after %s, want a run after %s", i+1, s.Kind, got, want*time.Second)
 		}
-		now = s.Until
+		now = next
 	}
 }
 
 func TestGPUBreakerOpensAfterFivePreflightFailures(t *testing.T) {
-	r := newRig(t, func(c *worker.Config) { c.UseGPU = true })
+	r, cs := countingRig(t, func(c *worker.Config) { c.UseGPU = true })
 	r.addFiles("a")
 	if err := r.st.SetMeta(r.ctx, store.MetaGPUHealth, gpu.Health{OK: false, AtMs: t0.UnixMilli(), Reason: "xid 79"}.Encode()); err != nil {
 		t.Fatal(err)
 	}
-	now := t0
-	var s worker.Step
-	for i := 1; i <= 5; i++ {
-		s = r.wantStep(now, worker.Wait)
-		if i < 5 {
-			if got := s.Until.Sub(now); got != time.Second<<(i-1) {
-				t.Fatalf("preflight failure %d: wait %s", i, got)
-			}
-			now = s.Until
+	s, now := r.untilPreflight(cs, t0)
+	for i := 2; i <= 5; i++ {
+		prev := now
+		s, now = r.untilPreflight(cs, s.Until)
+		if got := now.Sub(prev); got != time.Second<<(i-2) {
+			t.Fatalf("preflight failure %d: %s after the one before, want %s", i, got, time.Second<<(i-2))
 		}
 	}
-	if want := now.Add(30 * time.Second); !s.Until.Equal(want) {
-		t.Fatalf("wait after the 5th gpu failure until %s, want the breaker's RetryAt %s", s.Until.Sub(t0), want.Sub(t0))
-	}
-	// The GPU recovers; the breaker lets a trial through only after its cool-down.
-	if err := r.st.SetMeta(r.ctx, store.MetaGPUHealth, gpu.Health{OK: true, AtMs: now.Add(20 * time.Second).UnixMilli()}.Encode()); err != nil {
+	// The GPU recovers; the breaker lets a trial through only after its
+	// cool-down: the steps until then are waits, without a preflight.
+	if err := r.st.SetMeta(r.ctx, store.MetaGPUHealth, gpu.Health{OK: true, AtMs: now.UnixMilli()}.Encode()); err != nil {
 		t.Fatal(err)
 	}
-	if s := r.wantStep(now.Add(29*time.Second), worker.Wait); !s.Until.Equal(now.Add(30 * time.Second)) {
-		t.Fatalf("step during cool-down = %+v", s)
+	n := cs.preflights
+	if s, next := r.follow(s.Until, now.Add(time.Minute)); s.Kind != worker.LoadModels || !next.Equal(now.Add(30*time.Second)) || cs.preflights != n+1 {
+		t.Fatalf("after the 5th gpu failure: %v at %s after %d preflights, want load_models at the breaker's RetryAt %s after one",
+			s.Kind, next.Sub(t0), cs.preflights-n, now.Add(30*time.Second).Sub(t0))
 	}
-	r.wantStep(now.Add(30*time.Second), worker.LoadModels)
 }
 
 // A worker whose every cached candidate went to someone else looks again
