@@ -66,6 +66,7 @@ func rewriteBackbone(data []byte) (whole *onnxgraph.Model, split *frontEnd, err 
 	foldGatherConv(g)
 	poolBeforeNorm(g)
 	fullWidthToConv1D(g)
+	pruneDeadFilters(g)
 	g.DropValueInfo()
 	split, err = splitFrontEnd(m, PatchFrames)
 	if err != nil {
@@ -279,26 +280,41 @@ func poolBeforeNorm(g *onnxgraph.Graph) int {
 			len(bias) != len(gamma) || len(w)%len(gamma) != 0 {
 			continue
 		}
-		// Conv' → MaxPool → [Slice] → [Mul(sign)] → Relu → BN.
+		// Conv' → MaxPool → [Slice | Gather → Add] → [Mul(sign)] → Relu → BN.
 		channels := len(gamma)
 		per := len(w) / channels
-		padded := (channels + channelBlock - 1) / channelBlock * channelBlock
 		sign := make([]float32, channels)
 		negative := false
-		kernel := make([]float32, padded*per)
-		kbias := make([]float32, padded)
-		copy(kernel, w)
-		copy(kbias, bias)
 		for c, a := range gamma {
 			sign[c] = 1
 			if a < 0 {
 				negative = true
 				sign[c] = -1
-				for i := c * per; i < (c+1)*per; i++ {
-					kernel[i] = -kernel[i]
-				}
-				kbias[c] = -kbias[c]
 			}
+		}
+		// The Conv computes the live filters only (deadFilters); a dead
+		// channel is its bias, constant, and so is its max: the Gather
+		// puts every channel back in its place, a dead one reading a zero
+		// padding filter, and the Add gives it its (signed) bias.
+		rows := liveFilters(w, channels)
+		prune := len(rows) > 0 && len(rows) < channels
+		if !prune {
+			rows = make([]int, channels)
+			for c := range rows {
+				rows[c] = c
+			}
+		}
+		padded := (len(rows) + channelBlock - 1) / channelBlock * channelBlock
+		if prune && padded == len(rows) {
+			padded += channelBlock // a zero channel for the dead ones to read
+		}
+		kernel := make([]float32, padded*per)
+		kbias := make([]float32, padded)
+		for r, c := range rows {
+			for i := range per {
+				kernel[r*per+i] = sign[c] * w[c*per+i]
+			}
+			kbias[r] = sign[c] * bias[c]
 		}
 		name := conv.Outputs[0]
 		dims := slices.Clone(wt.Dims)
@@ -311,7 +327,28 @@ func poolBeforeNorm(g *onnxgraph.Graph) int {
 		chain := []*onnxgraph.Node{pool}
 		v := name + "/pooled"
 		pool.Inputs[0], pool.Outputs[0] = name, v
-		if padded != channels {
+		if prune {
+			index := make([]int64, channels)
+			for c := range index {
+				index[c] = int64(len(rows)) // a zero padding filter
+			}
+			constant := make([]float32, channels)
+			for c := range constant {
+				constant[c] = sign[c] * bias[c]
+			}
+			for r, c := range rows {
+				index[c], constant[c] = int64(r), 0
+			}
+			g.Initializers = append(g.Initializers,
+				onnxgraph.Int64Tensor(name+"/live_index", []int64{int64(channels)}, index),
+				onnxgraph.FloatTensor(name+"/dead_bias", []int64{int64(channels), 1, 1}, constant))
+			chain = append(chain,
+				&onnxgraph.Node{Inputs: []string{v, name + "/live_index"}, Outputs: []string{v + "/placed"},
+					Name: name + "/place", OpType: "Gather", Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("axis", 1)}},
+				&onnxgraph.Node{Inputs: []string{v + "/placed", name + "/dead_bias"}, Outputs: []string{v + "/placed/biased"},
+					Name: name + "/dead_bias_add", OpType: "Add"})
+			v += "/placed/biased"
+		} else if padded != channels {
 			g.Initializers = append(g.Initializers,
 				onnxgraph.Int64Tensor(name+"/slice_starts", []int64{1}, []int64{0}),
 				onnxgraph.Int64Tensor(name+"/slice_ends", []int64{1}, []int64{int64(channels)}),
@@ -349,7 +386,8 @@ const channelBlock = 16
 
 // frameLocal are the ops through which an output frame depends only on the
 // same input frame (MaxPool and Squeeze are checked further).
-var frameLocal = map[string]bool{"Relu": true, "BatchNormalization": true, "MaxPool": true, "Mul": true, "Slice": true}
+var frameLocal = map[string]bool{"Relu": true, "BatchNormalization": true, "MaxPool": true, "Mul": true, "Slice": true,
+	"Gather": true, "Add": true}
 
 // splitFrontEnd cuts m (already rewritten) into the front and rest graphs.
 // A branch is a Conv on the normalized patches [n,1,frames,bands] with an
@@ -426,8 +464,16 @@ func splitFrontEnd(m *onnxgraph.Model, frames int64) (*frontEnd, error) {
 				}
 				channels = ends[0]
 			}
-			if n.OpType == "Mul" && (len(n.Inputs) != 2 || g.Initializer(n.Inputs[1]) == nil || len(g.Initializer(n.Inputs[1]).Dims) != 3) {
+			if (n.OpType == "Mul" || n.OpType == "Add") && (len(n.Inputs) != 2 || g.Initializer(n.Inputs[1]) == nil || len(g.Initializer(n.Inputs[1]).Dims) != 3) {
 				break // only a per-channel constant [C,1,1]
+			}
+			if n.OpType == "Gather" {
+				axis, _ := n.Attr("axis").Int()
+				idx := ints(g, n.Inputs[1])
+				if len(n.Inputs) != 2 || axis != 1 || len(idx) == 0 || slices.ContainsFunc(idx, func(i int64) bool { return i < 0 || i >= channels }) {
+					break // only a gather of channels
+				}
+				channels = int64(len(idx))
 			}
 			if n.OpType == "MaxPool" {
 				k := n.Attr("kernel_shape").Ints()
@@ -543,4 +589,26 @@ func readsInputOnly(g *onnxgraph.Graph, value, input string) bool {
 		}
 	}
 	return true
+}
+
+// deadWeight bounds the weights of a dead filter: training drove every
+// weight of most of the backbone's filters to about 1e-30 (164 of the 204
+// of one timbral convolution, 183 of the other's). Such a filter's output
+// is its bias: its weights' contribution, below 1e-26 for any input the
+// model sees (at most a few thousand terms of magnitude well under 1e4),
+// is far below half a float32 step of any bias, so leaving it out changes
+// no value.
+var deadWeight float32 = 1e-8
+
+// liveFilters returns, in order, the filters of kernel w (channels rows of
+// equal length) with a weight of magnitude deadWeight or more.
+func liveFilters(w []float32, channels int) []int {
+	per := len(w) / channels
+	var live []int
+	for c := range channels {
+		if slices.ContainsFunc(w[c*per:(c+1)*per], func(v float32) bool { return v >= deadWeight || v <= -deadWeight }) {
+			live = append(live, c)
+		}
+	}
+	return live
 }

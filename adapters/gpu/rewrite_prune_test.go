@@ -1,0 +1,129 @@
+//go:build cgo
+
+package gpu
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
+)
+
+// convRows is the number of filters of the Conv named name (its kernel's
+// first dimension), or -1 when there is none.
+func convRows(g *onnxgraph.Graph, name string) int64 {
+	for _, n := range g.Nodes {
+		if n.OpType == "Conv" && n.Name == name {
+			return g.Initializer(n.Inputs[1]).Dims[0]
+		}
+	}
+	return -1
+}
+
+// The backbone's dead filters are left out of its convolutions: the two
+// timbral ones (204 filters each) keep 25 and 14 live ones, padded to a
+// channel block; the three temporal ones keep theirs; the mid-end's first
+// (64 filters) keeps 20 plus a zero filter. Every channel is put back by a
+// Gather, so the graph's tensors keep their shapes.
+func TestPruneDeadFiltersStructure(t *testing.T) {
+	m, err := onnxgraph.Parse(readBackbone(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Graph
+	foldGatherConv(g)
+	poolBeforeNorm(g)
+	fullWidthToConv1D(g)
+	mid := "Conv__137:0/conv1d"
+	var w, bias []float32
+	for _, n := range g.Nodes {
+		if n.Name == mid {
+			w, bias = floats(g, n.Inputs[1]), floats(g, n.Inputs[2])
+		}
+	}
+	if n := pruneDeadFilters(g); n != 1 {
+		t.Fatalf("pruned %d convolutions after pooling, want 1 (the mid-end's first)", n)
+	}
+	for name, want := range map[string]int64{"Conv__134": 32, "Conv__123": 16, "Conv__137:0/conv1d": 21} {
+		if got := convRows(g, name); got != want {
+			t.Errorf("%s has %d filters, want %d", name, got, want)
+		}
+	}
+	// The mid-end's channels: a live one computed by its own filter, a dead
+	// one read from the zero filter and given its bias.
+	for _, n := range g.Nodes {
+		if n.Name != mid {
+			continue
+		}
+		kernel, kbias := floats(g, n.Inputs[1]), floats(g, n.Inputs[2])
+		place := single(g, n.Outputs[0])
+		add := single(g, place.Outputs[0])
+		index, constant := ints(g, place.Inputs[1]), floats(g, add.Inputs[1])
+		per, live := len(w)/len(bias), int64(len(kbias)-1)
+		if len(index) != len(bias) || len(constant) != len(bias) || slices.ContainsFunc(kernel[live*int64(per):], func(v float32) bool { return v != 0 }) || kbias[live] != 0 {
+			t.Fatalf("mid-end: %d indices, %d constants, last filter not zero", len(index), len(constant))
+		}
+		for c, r := range index {
+			row := w[c*per : (c+1)*per]
+			switch {
+			case r < live && (!slices.Equal(kernel[r*int64(per):(r+1)*int64(per)], row) || kbias[r] != bias[c] || constant[c] != 0):
+				t.Errorf("mid-end channel %d: filter %d or its bias differs", c, r)
+			case r == live && (constant[c] != bias[c] || slices.ContainsFunc(row, func(v float32) bool { return v >= deadWeight || v <= -deadWeight })):
+				t.Errorf("mid-end channel %d: left out but live, or given %g for its bias %g", c, constant[c], bias[c])
+			case r > live:
+				t.Errorf("mid-end channel %d reads filter %d of %d", c, r, live+1)
+			}
+		}
+	}
+	places := 0
+	for _, n := range g.Nodes {
+		if n.OpType == "Gather" {
+			if idx := ints(g, n.Inputs[1]); len(idx) == 204 || len(idx) == 64 || len(idx) == 51 {
+				places++
+			}
+		}
+	}
+	if places != 6 {
+		t.Errorf("%d channel placements, want 6 (five pooled branches and the mid-end)", places)
+	}
+	sp, err := splitFrontEnd(m, PatchFrames)
+	if err != nil || sp == nil {
+		t.Fatalf("split: %v, %v", sp, err)
+	}
+	if sp.channels[0] != 204 || sp.channels[1] != 204 {
+		t.Fatalf("front end's outputs have %v channels, want 204 each", sp.channels)
+	}
+}
+
+// Leaving the dead filters out changes no prediction beyond float32
+// rounding: the rewritten backbone with and without the pruning, on a
+// track's overlapping patches and on unrelated ones.
+func TestPrunedMatchesUnpruned(t *testing.T) {
+	keep := deadWeight
+	t.Cleanup(func() { deadWeight = keep })
+	patches := map[string]struct {
+		p []float32
+		n int
+	}{"track": {trackPatches(9, 5), 9}, "independent": {testPatches(6, 8), 6}}
+	cfg := testConfig(t)
+	cfg.BatchSize = 8
+	deadWeight = 0 // every filter live
+	all := loaded(t, cfg)
+	deadWeight = keep
+	pruned := loaded(t, cfg)
+	for name, c := range patches {
+		want, err := all.Predict(c.p, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pruned.Predict(c.p, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := predDiff(t, got, want)
+		t.Logf("%s: max abs difference %.3g", name, d)
+		if d > 1e-7 {
+			t.Errorf("%s: pruned vs all filters: max abs difference %.3g > 1e-7", name, d)
+		}
+	}
+}
