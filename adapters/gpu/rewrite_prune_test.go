@@ -111,6 +111,9 @@ func TestPrunedMatchesUnpruned(t *testing.T) {
 	all := loaded(t, cfg)
 	deadWeight = keep
 	pruned := loaded(t, cfg)
+	if all.split == nil || pruned.split == nil {
+		t.Fatal("the rewritten backbone did not open (see the warning): running as exported")
+	}
 	for name, c := range patches {
 		want, err := all.Predict(c.p, c.n)
 		if err != nil {
@@ -124,6 +127,66 @@ func TestPrunedMatchesUnpruned(t *testing.T) {
 		t.Logf("%s: max abs difference %.3g", name, d)
 		if d > 1e-7 {
 			t.Errorf("%s: pruned vs all filters: max abs difference %.3g > 1e-7", name, d)
+		}
+	}
+}
+
+// The temporal branch with a kernel of 128 frames runs as a product with a
+// banded matrix (temporalAsMatMul), the two shorter ones stay Convs; the
+// scores are those of the Conv within float32 rounding.
+func TestTemporalAsMatMul(t *testing.T) {
+	m, err := onnxgraph.Parse(readBackbone(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Graph
+	foldGatherConv(g)
+	poolBeforeNorm(g)
+	fullWidthToConv1D(g)
+	pruneDeadFilters(g)
+	convs := opCount(g, "Conv")
+	if n := temporalAsMatMul(g, PatchFrames, MelBands); n != 1 {
+		t.Fatalf("rewrote %d temporal branches, want 1 (kernel 128)", n)
+	}
+	if opCount(g, "Conv") != convs-1 || convRows(g, "model/conv2d_2/BiasAdd") != -1 {
+		t.Fatalf("%d Conv left of %d, the 128-frame one among them: %v", opCount(g, "Conv"), convs, convRows(g, "model/conv2d_2/BiasAdd") != -1)
+	}
+	for _, n := range g.Nodes {
+		if n.OpType == "MatMul" && n.Name == "model/conv2d_2/BiasAdd:0/product" {
+			// Four filters of 187 frames: the three live ones and the zero one.
+			if d := g.Initializer(n.Inputs[0]).Dims; d[0] != 4*PatchFrames || d[1] != PatchFrames {
+				t.Fatalf("banded matrix %v, want [%d %d]", d, 4*PatchFrames, PatchFrames)
+			}
+		}
+	}
+
+	keep := temporalProducts
+	t.Cleanup(func() { temporalProducts = keep })
+	cfg := testConfig(t)
+	cfg.BatchSize = 8
+	temporalProducts = false
+	conv := loaded(t, cfg)
+	temporalProducts = true
+	product := loaded(t, cfg)
+	if conv.split == nil || product.split == nil {
+		t.Fatal("the rewritten backbone did not open (see the warning): running as exported")
+	}
+	for name, c := range map[string]struct {
+		p []float32
+		n int
+	}{"track": {trackPatches(9, 5), 9}, "independent": {testPatches(6, 8), 6}} {
+		want, err := conv.Predict(c.p, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := product.Predict(c.p, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := predDiff(t, got, want)
+		t.Logf("%s: max abs difference %.3g", name, d)
+		if d > 4e-6 {
+			t.Errorf("%s: banded product vs Conv: max abs difference %.3g > 4e-6", name, d)
 		}
 	}
 }
