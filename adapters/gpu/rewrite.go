@@ -67,6 +67,9 @@ func rewriteBackbone(data []byte) (whole *onnxgraph.Model, split *frontEnd, err 
 	poolBeforeNorm(g)
 	fullWidthToConv1D(g)
 	pruneDeadFilters(g)
+	if foldConstants {
+		foldConstantInputs(g, PatchFrames)
+	}
 	if temporalProducts {
 		temporalAsMatMul(g, PatchFrames, MelBands)
 	}

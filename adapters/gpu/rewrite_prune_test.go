@@ -96,11 +96,14 @@ func TestPruneDeadFiltersStructure(t *testing.T) {
 }
 
 // Leaving the dead filters out changes no prediction beyond float32
-// rounding: the rewritten backbone with and without the pruning, on a
-// track's overlapping patches and on unrelated ones.
+// rounding: the rewritten backbone with and without the pruning (and
+// without foldConstantInputs, which sums in another order:
+// TestFoldConstantInputs, TestFoldedMatchesUnfolded), on a track's
+// overlapping patches and on unrelated ones.
 func TestPrunedMatchesUnpruned(t *testing.T) {
-	keep := deadWeight
-	t.Cleanup(func() { deadWeight = keep })
+	keep, fold := deadWeight, foldConstants
+	t.Cleanup(func() { deadWeight, foldConstants = keep, fold })
+	foldConstants = false
 	patches := map[string]struct {
 		p []float32
 		n int
@@ -187,6 +190,41 @@ func TestTemporalAsMatMul(t *testing.T) {
 		t.Logf("%s: max abs difference %.3g", name, d)
 		if d > 4e-6 {
 			t.Errorf("%s: banded product vs Conv: max abs difference %.3g > 4e-6", name, d)
+		}
+	}
+}
+
+// The mid-end's first convolution without the front end's constant
+// channels (foldConstantInputs) scores the patches as with them, within
+// float32 rounding.
+func TestFoldedMatchesUnfolded(t *testing.T) {
+	keep := foldConstants
+	t.Cleanup(func() { foldConstants = keep })
+	cfg := testConfig(t)
+	cfg.BatchSize = 8
+	foldConstants = false
+	all := loaded(t, cfg)
+	foldConstants = true
+	folded := loaded(t, cfg)
+	if all.split == nil || folded.split == nil {
+		t.Fatal("the rewritten backbone did not open (see the warning): running as exported")
+	}
+	for name, c := range map[string]struct {
+		p []float32
+		n int
+	}{"track": {trackPatches(9, 5), 9}, "independent": {testPatches(6, 8), 6}} {
+		want, err := all.Predict(c.p, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := folded.Predict(c.p, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := predDiff(t, got, want)
+		t.Logf("%s: max abs difference %.3g", name, d)
+		if d > 4e-6 {
+			t.Errorf("%s: folded vs all channels: max abs difference %.3g > 4e-6", name, d)
 		}
 	}
 }

@@ -33,6 +33,7 @@ const (
 	attrI      = 3
 	attrInts   = 8
 	attrType   = 20
+	attrTypeF  = 1
 	attrTypeI  = 2
 	attrTypeIs = 7
 )
@@ -232,5 +233,16 @@ func IntAttr(name string, v int64) *Attr {
 	b = protowire.AppendVarint(b, uint64(v))
 	b = protowire.AppendTag(b, attrType, protowire.VarintType)
 	b = protowire.AppendVarint(b, attrTypeI)
+	return &Attr{Name: name, raw: b}
+}
+
+// FloatAttr is a new FLOAT attribute.
+func FloatAttr(name string, v float32) *Attr {
+	var b []byte
+	b = appendString(b, attrName, name)
+	b = protowire.AppendTag(b, attrF, protowire.Fixed32Type)
+	b = protowire.AppendFixed32(b, math.Float32bits(v))
+	b = protowire.AppendTag(b, attrType, protowire.VarintType)
+	b = protowire.AppendVarint(b, attrTypeF)
 	return &Attr{Name: name, raw: b}
 }
