@@ -104,32 +104,45 @@ func TestPrunedMatchesUnpruned(t *testing.T) {
 	keep, fold := deadWeight, foldConstants
 	t.Cleanup(func() { deadWeight, foldConstants = keep, fold })
 	foldConstants = false
-	patches := map[string]struct {
-		p []float32
-		n int
-	}{"track": {trackPatches(9, 5), 9}, "independent": {testPatches(6, 8), 6}}
+	rewritesAgree(t, "pruned vs all filters", 1e-7, func(on bool) {
+		deadWeight = 0 // every filter live
+		if on {
+			deadWeight = keep
+		}
+	})
+}
+
+// rewritesAgree loads the models twice, after set(false) and after
+// set(true), and fails when their scores differ by more than limit on a
+// track's overlapping patches or on unrelated ones, or when either runs
+// the backbone as exported (a rewrite that does not open).
+func rewritesAgree(t *testing.T, what string, limit float64, set func(on bool)) {
+	t.Helper()
 	cfg := testConfig(t)
 	cfg.BatchSize = 8
-	deadWeight = 0 // every filter live
-	all := loaded(t, cfg)
-	deadWeight = keep
-	pruned := loaded(t, cfg)
-	if all.split == nil || pruned.split == nil {
+	set(false)
+	off := loaded(t, cfg)
+	set(true)
+	on := loaded(t, cfg)
+	if off.split == nil || on.split == nil {
 		t.Fatal("the rewritten backbone did not open (see the warning): running as exported")
 	}
-	for name, c := range patches {
-		want, err := all.Predict(c.p, c.n)
+	for name, c := range map[string]struct {
+		p []float32
+		n int
+	}{"track": {trackPatches(9, 5), 9}, "independent": {testPatches(6, 8), 6}} {
+		want, err := off.Predict(c.p, c.n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := pruned.Predict(c.p, c.n)
+		got, err := on.Predict(c.p, c.n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		d := predDiff(t, got, want)
 		t.Logf("%s: max abs difference %.3g", name, d)
-		if d > 1e-7 {
-			t.Errorf("%s: pruned vs all filters: max abs difference %.3g > 1e-7", name, d)
+		if d > limit {
+			t.Errorf("%s: %s: max abs difference %.3g > %.0e", name, what, d, limit)
 		}
 	}
 }
@@ -165,33 +178,7 @@ func TestTemporalAsMatMul(t *testing.T) {
 
 	keep := temporalProducts
 	t.Cleanup(func() { temporalProducts = keep })
-	cfg := testConfig(t)
-	cfg.BatchSize = 8
-	temporalProducts = false
-	conv := loaded(t, cfg)
-	temporalProducts = true
-	product := loaded(t, cfg)
-	if conv.split == nil || product.split == nil {
-		t.Fatal("the rewritten backbone did not open (see the warning): running as exported")
-	}
-	for name, c := range map[string]struct {
-		p []float32
-		n int
-	}{"track": {trackPatches(9, 5), 9}, "independent": {testPatches(6, 8), 6}} {
-		want, err := conv.Predict(c.p, c.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := product.Predict(c.p, c.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := predDiff(t, got, want)
-		t.Logf("%s: max abs difference %.3g", name, d)
-		if d > 4e-6 {
-			t.Errorf("%s: banded product vs Conv: max abs difference %.3g > 4e-6", name, d)
-		}
-	}
+	rewritesAgree(t, "banded product vs Conv", 4e-6, func(on bool) { temporalProducts = on })
 }
 
 // The mid-end's first convolution without the front end's constant
@@ -200,31 +187,5 @@ func TestTemporalAsMatMul(t *testing.T) {
 func TestFoldedMatchesUnfolded(t *testing.T) {
 	keep := foldConstants
 	t.Cleanup(func() { foldConstants = keep })
-	cfg := testConfig(t)
-	cfg.BatchSize = 8
-	foldConstants = false
-	all := loaded(t, cfg)
-	foldConstants = true
-	folded := loaded(t, cfg)
-	if all.split == nil || folded.split == nil {
-		t.Fatal("the rewritten backbone did not open (see the warning): running as exported")
-	}
-	for name, c := range map[string]struct {
-		p []float32
-		n int
-	}{"track": {trackPatches(9, 5), 9}, "independent": {testPatches(6, 8), 6}} {
-		want, err := all.Predict(c.p, c.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := folded.Predict(c.p, c.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := predDiff(t, got, want)
-		t.Logf("%s: max abs difference %.3g", name, d)
-		if d > 4e-6 {
-			t.Errorf("%s: folded vs all channels: max abs difference %.3g > 4e-6", name, d)
-		}
-	}
+	rewritesAgree(t, "folded vs all channels", 4e-6, func(on bool) { foldConstants = on })
 }
