@@ -29,16 +29,7 @@ func TestCheckerPauseShown(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, step := idleWorld(t, "pause")
-			if err := w.Store.SetMeta(w.ctx, store.MetaWorkerEnabled, "false"); err != nil {
-				t.Fatal(err)
-			}
-			step(time.Millisecond) // the window opens
-			step(time.Second)
-			if tc.end != nil {
-				tc.end(w)
-				step(0)
-			}
-			step(pauseShownWithin)
+			pauseAndWait(t, w, step, tc.end)
 			if got := hasViolation(w.check.violations, "still idle"); got != tc.want {
 				t.Errorf("flagged=%v, want %v: %v", got, tc.want, w.check.violations)
 			}
@@ -105,16 +96,7 @@ func TestCheckerPauseShownBackingOff(t *testing.T) {
 				step(0)
 				step(tc.before)
 			}
-			if err := w.Store.SetMeta(w.ctx, store.MetaWorkerEnabled, "false"); err != nil {
-				t.Fatal(err)
-			}
-			step(time.Millisecond) // the window opens
-			step(time.Second)
-			if tc.end != nil {
-				tc.end(w)
-				step(0)
-			}
-			step(pauseShownWithin)
+			pauseAndWait(t, w, step, tc.end)
 			if got := hasViolation(w.check.violations, "still backing off"); got != tc.want {
 				t.Errorf("flagged=%v, want %v: %v", got, tc.want, w.check.violations)
 			}
@@ -141,4 +123,21 @@ faults:
 		t.Fatalf("setup: want the worker backing off, got %s, %v", p.wk.Phase(), w.check.violations)
 	}
 	return w, handStep(w)
+}
+
+// pauseAndWait pauses the cluster of w and moves it on by hand (step)
+// past the checker's pauseShownWithin, calling end, when given, one second
+// after the pause.
+func pauseAndWait(t *testing.T, w *World, step func(time.Duration), end func(*World)) {
+	t.Helper()
+	if err := w.Store.SetMeta(w.ctx, store.MetaWorkerEnabled, "false"); err != nil {
+		t.Fatal(err)
+	}
+	step(time.Millisecond) // the window opens
+	step(time.Second)
+	if end != nil {
+		end(w)
+		step(0)
+	}
+	step(pauseShownWithin)
 }
