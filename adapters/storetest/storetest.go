@@ -1432,8 +1432,8 @@ func testKeepClaim(h *h) {
 		}
 	}
 	keep("a", "i/w0", At(40*time.Second), nil)
-	keep("a", "i/w0", At(35*time.Second), nil) // held; the lease stays at 40 s
-	keep("a", "i/w0", At(40*time.Second), nil)
+	keep("a", "i/w0", At(40*time.Second), nil)           // an equal lease: still held
+	keep("a", "i/w0", At(35*time.Second), nil)           // held; the lease stays at 40 s (cleanup at 40 s below)
 	keep("a", "i/w1", At(time.Hour), store.ErrClaimLost) // another worker's claim
 	keep("b", "j/w1", At(time.Hour), store.ErrClaimLost) // same component, other host
 	keep("nosuch", "i/w0", At(time.Hour), store.ErrClaimLost)
