@@ -541,7 +541,8 @@ func TestTagWritesCounter(t *testing.T) {
 		if _, err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Tags: map[string]string{"n": fmt.Sprint(i)}}); err != nil {
+		c := store.Completion{Version: fmt.Sprintf("v%d", i), At: t0.Add(time.Duration(i) * time.Minute), Tags: map[string]string{"n": fmt.Sprint(i)}}
+		if err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, c); err != nil {
 			t.Fatal(err)
 		}
 		f := mkf("a")
@@ -551,8 +552,15 @@ func TestTagWritesCounter(t *testing.T) {
 		}
 	}
 	var writes int
-	if err := s.r.QueryRow(`SELECT writes FROM file_tags WHERE file_key = 'a'`).Scan(&writes); err != nil || writes != 2 {
+	var version string
+	var writtenAt int64
+	err := s.r.QueryRow(`SELECT writes, version, written_at FROM file_tags WHERE file_key = 'a'`).Scan(&writes, &version, &writtenAt)
+	if err != nil || writes != 2 {
 		t.Fatalf("writes = %d %v", writes, err)
+	}
+	// The row is the last completion's.
+	if want := t0.Add(time.Minute).UnixMilli(); version != "v1" || writtenAt != want {
+		t.Fatalf("version %q written_at %d, want v1 at %d", version, writtenAt, want)
 	}
 }
 

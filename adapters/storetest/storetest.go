@@ -533,6 +533,11 @@ func testDiscoverExclusions(h *h) {
 	}
 	h.wantDiscover(At(2*time.Minute), "", 100, "a", "e-retry", "e-skip", "z")
 	h.wantDiscover(At(3*time.Hour), "", 100, "a", "e-retry", "e-skip", "p-retry", "p-skip", "z")
+	// A file claimed once its wait is over (stored with a time, or given
+	// one by a release) is excluded like any claimed file.
+	h.claim("e-skip", "i/w2", At(3*time.Hour), time.Hour)
+	h.claim("p-retry", "i/w2", At(3*time.Hour), time.Hour)
+	h.wantDiscover(At(3*time.Hour), "", 100, "a", "e-retry", "p-skip", "z")
 	// A released claim makes its file discoverable again.
 	h.release("b-claimed", "i/w0", nil)
 	h.wantDiscover(T0, "", 100, "a", "b-claimed", "z")
