@@ -192,6 +192,7 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != strconv.Itoa(SchemaVersion) {
 		t.Fatalf("schema_version after the upgrade = %q %v %v, want %d", v, ok, err, SchemaVersion)
 	}
+	wantLayoutOfNew(t, path)
 	got, err := s.Counts(bg)
 	if err != nil {
 		t.Fatal(err)
@@ -278,6 +279,21 @@ func TestOpenWaitsForAnUpgradeInProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := conn.ExecContext(bg, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	// The holder is another process upgrading the file: the open below
+	// read version 1 before the commit, and finds the file upgraded when
+	// it gets the lock.
+	for _, ddl := range slices.Concat(version2, version3, extrasDDL()) {
+		var args []any
+		if strings.Contains(ddl, "?1") {
+			args = append(args, ms(time.Now()))
+		}
+		if _, err := conn.ExecContext(bg, ddl, args...); err != nil {
+			t.Fatalf("%s: %v", ddl, err)
+		}
+	}
+	if _, err := conn.ExecContext(bg, `UPDATE meta SET value = ? WHERE key = ?`, strconv.Itoa(SchemaVersion), MetaSchemaVersion); err != nil {
 		t.Fatal(err)
 	}
 	released := make(chan struct{})

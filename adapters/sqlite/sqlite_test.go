@@ -147,12 +147,18 @@ func TestSchemaAndPragmas(t *testing.T) {
 	if err := s2.r.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 1000 || s2.cfg.busyTimeout != time.Second {
 		t.Fatalf("configured busy_timeout = %d %v", busy, err)
 	}
-	// A newer schema is refused.
-	if err := s.SetMeta(bg, MetaSchemaVersion, "99"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "newer") {
-		t.Fatalf("Open of a newer schema = %v", err)
+	// A newer schema, the next version included, is refused and left as
+	// it is.
+	for _, v := range []int{SchemaVersion + 1, 99} {
+		if err := s.SetMeta(bg, MetaSchemaVersion, strconv.Itoa(v)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(path); err == nil || !errors.Is(err, ErrWrongDatabase) || !strings.Contains(err.Error(), "newer") {
+			t.Fatalf("Open of schema version %d = %v, want ErrWrongDatabase (newer)", v, err)
+		}
+		if got, _, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || got != strconv.Itoa(v) {
+			t.Fatalf("schema version after a refused open = %q %v, want %d", got, err, v)
+		}
 	}
 }
 
@@ -466,12 +472,80 @@ func TestReadOnly(t *testing.T) {
 		check(t, ro)
 	})
 	t.Run("no schema", func(t *testing.T) {
-		_, err := Open(filepath.Join(dir, "missing.db"), WithReadOnly())
+		missing := filepath.Join(dir, "missing.db")
+		_, err := Open(missing, WithReadOnly())
 		if err == nil {
 			t.Fatal("read-only open of a missing database succeeded")
 		}
 		t.Logf("%v", err)
+		if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("a read-only open created %s (stat: %v)", missing, err)
+		}
 	})
+	// A copy in rollback-journal mode (VACUUM INTO makes one) is read as
+	// it is: a read-only open neither needs WAL nor switches the file.
+	t.Run("rollback journal", func(t *testing.T) {
+		cp := filepath.Join(dir, "copy.db")
+		execAll(t, path, `VACUUM INTO '`+cp+`'`)
+		mode := func() string {
+			t.Helper()
+			var m string
+			if err := raw(t, cp).QueryRow(`PRAGMA journal_mode`).Scan(&m); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		if m := mode(); m != "delete" {
+			t.Fatalf("journal mode of the copy = %q, want delete", m)
+		}
+		ro := openT(t, cp, WithReadOnly())
+		check(t, ro)
+		if m := mode(); m != "delete" {
+			t.Fatalf("journal mode after a read-only open = %q, want delete", m)
+		}
+	})
+}
+
+// LockStats counts the tries that found the write lock taken and the time
+// spent waiting for it, in total and longest.
+func TestLockStats(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	seed(t, s, "a")
+	if r, total, longest := s.LockStats(); r != 0 || total != 0 || longest != 0 {
+		t.Fatalf("LockStats before any wait = %d %s %s", r, total, longest)
+	}
+	conn, err := raw(t, path).Conn(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	hold := func(d time.Duration) {
+		t.Helper()
+		if _, err := conn.ExecContext(bg, `BEGIN IMMEDIATE`); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			time.Sleep(d)
+			conn.ExecContext(bg, `COMMIT`) //nolint:errcheck // the write below reports a lock never let go
+		}()
+	}
+	hold(30 * time.Millisecond)
+	if err := s.SetMeta(bg, "k", "1"); err != nil {
+		t.Fatal(err)
+	}
+	r1, total1, longest1 := s.LockStats()
+	if r1 == 0 || total1 < 20*time.Millisecond || longest1 != total1 {
+		t.Fatalf("LockStats after one wait of about 30ms = %d %s %s", r1, total1, longest1)
+	}
+	hold(120 * time.Millisecond)
+	if err := s.SetMeta(bg, "k", "2"); err != nil {
+		t.Fatal(err)
+	}
+	r2, total2, longest2 := s.LockStats()
+	if r2 <= r1 || total2 < total1+100*time.Millisecond || longest2 < 100*time.Millisecond || longest2 > total2 {
+		t.Fatalf("LockStats after a second wait of about 120ms = %d %s %s (first: %d %s %s)", r2, total2, longest2, r1, total1, longest1)
+	}
 }
 
 // TestDiskFull: the database cannot grow (max_page_count stands in for a
