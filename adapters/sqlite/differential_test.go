@@ -479,7 +479,8 @@ func (d *diff) checkState() {
 // without a retry or skip time does not wait, and a pending file whose
 // time is after every settling so far waits (only settleWaits clears the
 // flag of a file that has a time). A wrong flag costs discovery time, not
-// a file, so the comparison of results cannot see one.
+// a file, so the comparison of results cannot see one. (No time is stored
+// as 0, so a file waiting on a time at or before 0 waits on none.)
 func (d *diff) checkWaiting() {
 	d.t.Helper()
 	var settledMs int64 // as stored: 0 for none
@@ -487,7 +488,7 @@ func (d *diff) checkWaiting() {
 		settledMs = d.settled.UnixMilli()
 	}
 	rows, err := d.raw.QueryContext(bg, `SELECT key, waiting, next_retry_at, skip_until FROM library_files
-		WHERE (waiting = 1 AND max(next_retry_at, skip_until) = 0)
+		WHERE (waiting = 1 AND max(next_retry_at, skip_until) <= 0)
 			OR (waiting = 0 AND needs_tagging = 1 AND is_valid = 1 AND failed = 0 AND max(next_retry_at, skip_until) > ?)
 		ORDER BY key`, settledMs)
 	if err != nil {

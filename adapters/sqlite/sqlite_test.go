@@ -546,6 +546,25 @@ func TestLockStats(t *testing.T) {
 	if r2 <= r1 || total2 < total1+100*time.Millisecond || longest2 < 100*time.Millisecond || longest2 > total2 {
 		t.Fatalf("LockStats after a second wait of about 120ms = %d %s %s (first: %d %s %s)", r2, total2, longest2, r1, total1, longest1)
 	}
+	// The writes of one handle queue for its one writer connection, not
+	// for the file's lock: none of them finds the lock taken.
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				if err := s.SetMeta(bg, fmt.Sprintf("g%d", g), strconv.Itoa(i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if r3, _, _ := s.LockStats(); r3 != r2 {
+		t.Fatalf("concurrent writes of one handle found the lock taken %d times", r3-r2)
+	}
 }
 
 // TestDiskFull: the database cannot grow (max_page_count stands in for a
@@ -635,6 +654,30 @@ func TestTagWritesCounter(t *testing.T) {
 	// The row is the last completion's.
 	if want := t0.Add(time.Minute).UnixMilli(); version != "v1" || writtenAt != want {
 		t.Fatalf("version %q written_at %d, want v1 at %d", version, writtenAt, want)
+	}
+}
+
+// A COMMIT that fails may leave its transaction open on the writer
+// connection (a deferred constraint does: SQLite keeps the transaction for
+// the caller to fix or roll back). The write fails, and the handle's next
+// write starts afresh instead of finding a transaction already open.
+func TestFailedCommitRolledBack(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path, func(c *config) { c.pragmas = append(c.pragmas, "foreign_keys(1)") })
+	execAll(t, path,
+		`CREATE TABLE parent (id INTEGER PRIMARY KEY)`,
+		`CREATE TABLE child (p INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)`,
+		`CREATE TRIGGER boom AFTER INSERT ON meta WHEN NEW.key = 'boom' BEGIN INSERT INTO child VALUES (1); END`)
+	if err := s.SetMeta(bg, "boom", "x"); err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
+		t.Fatalf("SetMeta whose COMMIT fails = %v, want the constraint's error", err)
+	}
+	if err := s.SetMeta(bg, "k", "v"); err != nil {
+		t.Fatalf("the write after a failed COMMIT: %v", err)
+	}
+	for k, want := range map[string]bool{"boom": false, "k": true} {
+		if _, ok, err := s.GetMeta(bg, k); err != nil || ok != want {
+			t.Fatalf("GetMeta(%s) = %v %v, want %v", k, ok, err, want)
+		}
 	}
 }
 
