@@ -321,10 +321,28 @@ func TestCleanupTaggedAndGone(t *testing.T) {
 	if c, _ := s.Counts(bg); c.Claimed != 1 {
 		t.Fatalf("claims = %d, want 1 (live)", c.Claimed)
 	}
-	// ReleaseWorker over a vanished file reports crash count 0.
+	// Claims of vanished files: a Release of one drops the claim without
+	// an error; ReleaseWorker reports each with crash count 0.
+	seed(t, s, "x", "y", "z")
+	for k, w := range map[string]string{"x": "i/w0", "y": "i/w1", "z": "i/w0"} {
+		if _, err := s.Claim(bg, claim(k, w, t0, time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`DELETE FROM library_files WHERE key IN ('x', 'y', 'z')`); err != nil {
+		t.Fatal(err)
+	}
+	claimed := store.Stat{Size: mkf("z").Size, MtimeMs: mkf("z").MtimeMs}
+	if err := s.Release(bg, store.Ref{FileKey: "z", WorkerID: "i/w0"}, &store.FileUpdate{Attempts: 1, Claimed: &claimed}); err != nil {
+		t.Fatalf("Release of a vanished file = %v", err)
+	}
 	rel, err := s.ReleaseWorker(bg, "i/w0", store.Death{}, &store.Crash{QuarantineAt: 2})
-	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "live", CrashCount: 1}}) {
-		t.Fatalf("ReleaseWorker = %+v %v", rel, err)
+	if want := []store.Released{{FileKey: "live", CrashCount: 1}, {FileKey: "x"}}; err != nil || !slices.Equal(rel, want) {
+		t.Fatalf("ReleaseWorker = %+v %v, want %+v", rel, err, want)
+	}
+	rel, err = s.ReleaseWorker(bg, "i/w1", store.Death{}, nil)
+	if want := []store.Released{{FileKey: "y"}}; err != nil || !slices.Equal(rel, want) {
+		t.Fatalf("ReleaseWorker without a crash = %+v %v, want %+v", rel, err, want)
 	}
 }
 
@@ -654,6 +672,29 @@ func TestTagWritesCounter(t *testing.T) {
 	// The row is the last completion's.
 	if want := t0.Add(time.Minute).UnixMilli(); version != "v1" || writtenAt != want {
 		t.Fatalf("version %q written_at %d, want v1 at %d", version, writtenAt, want)
+	}
+}
+
+// RenewLeases takes any number of worker ids: more than SQLite binds in
+// one statement (32,766) are renewed in statements of renewChunk, all in
+// one transaction.
+func TestRenewLeasesManyWorkers(t *testing.T) {
+	s := openT(t, tempDB(t))
+	seed(t, s, "a", "b", "c")
+	ids := make([]string, 40000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("h%05d/worker:0", i)
+	}
+	for i, k := range map[int]string{0: "a", 20000: "b", 39999: "c"} {
+		if _, err := s.Claim(bg, claim(k, ids[i], t0, time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.RenewLeases(bg, ids, at(time.Hour)); err != nil || n != 3 {
+		t.Fatalf("RenewLeases of %d workers = %d %v, want 3", len(ids), n, err)
+	}
+	if removed, err := s.CleanupClaims(bg, at(time.Hour)); err != nil || len(removed) != 0 {
+		t.Fatalf("CleanupClaims before the renewed leases end = %+v %v", removed, err)
 	}
 }
 
