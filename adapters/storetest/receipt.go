@@ -77,11 +77,15 @@ func testReleaseWorkerRetry(h *h) {
 // receipts of deaths more than store.ReceiptKeep before its own; a retry
 // then answers only what it releases itself. Younger receipts stay.
 func testReleaseWorkerReceiptsPruned(h *h) {
-	h.upsertKeys("a", "b", "c")
+	h.upsertKeys("a", "b", "c", "d")
 	old := store.Death{ID: "1@0", At: T0}
 	young := store.Death{ID: "1@2h", At: At(2 * time.Hour)}
+	// edge is exactly ReceiptKeep before late (below): kept.
+	edge := store.Death{ID: "1@1ms", At: At(time.Millisecond)}
 	h.claim("a", "i/w0", T0, time.Minute)
 	h.wantReleased("i/w0", old, nil, store.Released{FileKey: "a"})
+	h.claim("d", "i/w3", At(time.Millisecond), time.Minute)
+	h.wantReleased("i/w3", edge, nil, store.Released{FileKey: "d"})
 	h.claim("b", "i/w1", At(2*time.Hour), time.Minute)
 	h.wantReleased("i/w1", young, nil, store.Released{FileKey: "b"})
 
@@ -98,4 +102,5 @@ func testReleaseWorkerReceiptsPruned(h *h) {
 	}
 	h.wantReleased("i/w1", young, nil, store.Released{FileKey: "b"})
 	h.wantReleased("i/w2", late, nil, store.Released{FileKey: "c"})
+	h.wantReleased("i/w3", edge, nil, store.Released{FileKey: "d"})
 }
