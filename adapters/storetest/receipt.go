@@ -94,8 +94,21 @@ func testReleaseWorkerReceiptsPruned(h *h) {
 	h.wantReleased("i/w2", late, nil)
 	h.wantReleased("i/w0", old, nil, store.Released{FileKey: "a"})
 
+	// Other meta keys, before and after the receipts' and holding an old
+	// at_ms as receipts do, are not receipts: the prune leaves them.
+	others := map[string]string{store.GPUHealthKey("h9"): `{"at_ms":0}`, "zz:note": `{"at_ms":0}`}
+	for k, v := range others {
+		if err := h.st.SetMeta(h.Context(), k, v); err != nil {
+			h.Fatal(err)
+		}
+	}
 	h.claim("c", "i/w2", At(store.ReceiptKeep), time.Minute)
 	h.wantReleased("i/w2", late, nil, store.Released{FileKey: "c"})
+	for k, want := range others {
+		if v, ok, err := h.st.GetMeta(h.Context(), k); err != nil || !ok || v != want {
+			h.Fatalf("meta %s after a receipts' prune = %q %v %v, want %q", k, v, ok, err, want)
+		}
+	}
 	h.wantReleased("i/w0", old, nil)
 	if _, ok, err := h.st.GetMeta(h.Context(), store.ReceiptKey("i/w0")); err != nil || ok {
 		h.Fatalf("receipt past ReceiptKeep still in meta: %v %v", ok, err)
