@@ -625,8 +625,30 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(notdb)
-	if err == nil || !strings.Contains(err.Error(), "not a database") {
-		t.Fatalf("Open of a non-database = %v", err)
+	if err == nil || !strings.Contains(err.Error(), "not a database") || !errors.Is(err, ErrWrongDatabase) {
+		t.Fatalf("Open of a non-database = %v, want ErrWrongDatabase", err)
+	}
+	t.Logf("%v", err)
+	// A new file that another connection reads in rollback-journal mode
+	// (its shared lock forbids the switch to WAL) the whole time: the
+	// open gives up after its busy timeout.
+	held := filepath.Join(t.TempDir(), "held.db")
+	rtx, err := raw(t, held).Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rtx.Rollback() //nolint:errcheck // read only
+	var n int
+	if err := rtx.QueryRow(`SELECT count(*) FROM sqlite_schema`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = Open(held, WithBusyTimeout(100*time.Millisecond))
+	if err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("Open of a file held locked = %v, want a lock error", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Open of a file held locked gave up after %s (busy timeout 100ms)", d)
 	}
 	t.Logf("%v", err)
 }
