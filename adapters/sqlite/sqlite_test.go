@@ -521,6 +521,11 @@ func TestReadOnly(t *testing.T) {
 		if m := mode(); m != "delete" {
 			t.Fatalf("journal mode after a read-only open = %q, want delete", m)
 		}
+		// Opened for writing (the copy given as --db), it is switched to WAL.
+		openT(t, cp)
+		if m := mode(); m != "wal" {
+			t.Fatalf("journal mode after an open for writing = %q, want wal", m)
+		}
 	})
 }
 
