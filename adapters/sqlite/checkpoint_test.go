@@ -174,3 +174,37 @@ func TestCheckpointRetry(t *testing.T) {
 		})
 	}
 }
+
+// A checkpoint that gets through starts the back-off over: the failures
+// in a row before it no longer count.
+func TestCheckpointSuccessResetsBackOff(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	rdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	rtx, err := rdb.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := rtx.QueryRow(`SELECT count(*) FROM library_files`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	growWAL(t, s)
+	if err := rtx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	s.walFails.Store(5) // five attempts in a row pinned at one frame
+	s.walRetryAt.Store(0)
+	before := s.WALTruncations()
+	if err := s.SetMeta(bg, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if s.WALTruncations() != before+1 || s.walFails.Load() != 0 {
+		t.Fatalf("after a checkpoint that got through: %d truncations (was %d), %d failures in a row, want 0",
+			s.WALTruncations(), before, s.walFails.Load())
+	}
+}

@@ -175,7 +175,9 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 		`UPDATE library_files SET next_retry_at = `+fmt.Sprint(ms(at(time.Hour)))+` WHERE key IN ('k06', 'k08')`,
 		`UPDATE library_files SET skip_until = `+fmt.Sprint(ms(at(time.Minute)))+` WHERE key = 'k09'`,
 		`UPDATE meta SET value = '1' WHERE key = '`+MetaSchemaVersion+`'`,
-		`UPDATE library_files SET failed = 1 WHERE key = 'k05'`)
+		`UPDATE library_files SET failed = 1 WHERE key = 'k05'`,
+		// A wait that ends after the upgrade, by the wall clock.
+		`UPDATE library_files SET skip_until = `+fmt.Sprint(ms(time.Now().Add(time.Hour)))+` WHERE key = 'k20'`)
 
 	if ro, err := Open(path, WithReadOnly()); err == nil {
 		ro.Close()
@@ -190,12 +192,18 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != strconv.Itoa(SchemaVersion) {
 		t.Fatalf("schema_version after the upgrade = %q %v %v, want %d", v, ok, err, SchemaVersion)
 	}
+	wantLayoutOfNew(t, path)
 	got, err := s.Counts(bg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != want || got.Tagged != 3 || got.Failed != 2 {
 		t.Fatalf("Counts after the upgrade = %+v, a recount gives %+v (3 tagged, 2 failed)", got, want)
+	}
+	// The upgrade puts the files whose wait has not ended in the waiting
+	// index (the others' times, T+1m and T+1h, are past by the wall clock).
+	if w := strings1(t, db, `SELECT key FROM library_files WHERE waiting = 1`); !slices.Equal(w, []string{"k20"}) {
+		t.Fatalf("waiting after the upgrade: %v, want [k20]", w)
 	}
 	if _, err := s.UpsertFiles(bg, []store.File{mkf("new")}); err != nil {
 		t.Fatal(err)
@@ -271,6 +279,21 @@ func TestOpenWaitsForAnUpgradeInProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := conn.ExecContext(bg, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	// The holder is another process upgrading the file: the open below
+	// read version 1 before the commit, and finds the file upgraded when
+	// it gets the lock.
+	for _, ddl := range slices.Concat(version2, version3, extrasDDL()) {
+		var args []any
+		if strings.Contains(ddl, "?1") {
+			args = append(args, ms(time.Now()))
+		}
+		if _, err := conn.ExecContext(bg, ddl, args...); err != nil {
+			t.Fatalf("%s: %v", ddl, err)
+		}
+	}
+	if _, err := conn.ExecContext(bg, `UPDATE meta SET value = ? WHERE key = ?`, strconv.Itoa(SchemaVersion), MetaSchemaVersion); err != nil {
 		t.Fatal(err)
 	}
 	released := make(chan struct{})

@@ -4,6 +4,7 @@ package sqlite
 
 import (
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,22 +55,28 @@ func execAll(t testing.TB, path string, stmts ...string) {
 // refused with a clear error and left untouched: not switched to WAL, not
 // given nomarr's tables beside the user's.
 func TestForeignDatabaseRefused(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "photos.db")
-	execAll(t, path,
-		`CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)`,
-		`INSERT INTO customers VALUES (1, 'alice')`)
-	before, jBefore := tablesOf(t, path)
+	for name, ddl := range map[string][]string{
+		"customers": {`CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)`, `INSERT INTO customers VALUES (1, 'alice')`},
+		// Another program's meta table, without nomarr's schema version.
+		"meta": {`CREATE TABLE meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)`, `INSERT INTO meta VALUES ('app', 'photos')`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "photos.db")
+			execAll(t, path, ddl...)
+			before, jBefore := tablesOf(t, path)
 
-	s, err := Open(path)
-	if err == nil {
-		s.Close()
-		t.Errorf("Open of a non-nomarr SQLite database succeeded; want an error saying it is not a nomarr database")
-	} else if !strings.Contains(strings.ToLower(err.Error()), "nomarr") {
-		t.Errorf("Open error %q does not say the file is not a nomarr database", err)
-	}
-	after, jAfter := tablesOf(t, path)
-	if !slices.Equal(before, after) || jBefore != jAfter {
-		t.Errorf("the foreign database was modified: tables %v -> %v, journal_mode %s -> %s", before, after, jBefore, jAfter)
+			s, err := Open(path)
+			if err == nil {
+				s.Close()
+				t.Errorf("Open of a non-nomarr SQLite database succeeded; want an error saying it is not a nomarr database")
+			} else if !strings.Contains(strings.ToLower(err.Error()), "nomarr") || !errors.Is(err, ErrWrongDatabase) {
+				t.Errorf("Open error %q does not say the file is not a nomarr database (ErrWrongDatabase)", err)
+			}
+			after, jAfter := tablesOf(t, path)
+			if !slices.Equal(before, after) || jBefore != jAfter {
+				t.Errorf("the foreign database was modified: tables %v -> %v, journal_mode %s -> %s", before, after, jBefore, jAfter)
+			}
+		})
 	}
 }
 

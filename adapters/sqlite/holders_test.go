@@ -78,6 +78,13 @@ func TestLockedErrorNamesAStoppedHolder(t *testing.T) {
 		t.Fatalf("error %q names this process", msg)
 	}
 	t.Logf("%s", msg)
+	// Counting this process too (it has the file open, running): the
+	// stopped holder comes first.
+	all := scanHolders(path, -1)
+	stopped, running := strings.Index(all, want), strings.Index(all, "pid "+strconv.Itoa(os.Getpid())+" (")
+	if stopped < 0 || running < 0 || stopped > running {
+		t.Fatalf("holders %q: want the stopped %d before the running %d", all, pid, os.Getpid())
+	}
 	_ = syscall.Kill(pid, syscall.SIGCONT)
 	stdin.Close()
 }

@@ -147,12 +147,18 @@ func TestSchemaAndPragmas(t *testing.T) {
 	if err := s2.r.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 1000 || s2.cfg.busyTimeout != time.Second {
 		t.Fatalf("configured busy_timeout = %d %v", busy, err)
 	}
-	// A newer schema is refused.
-	if err := s.SetMeta(bg, MetaSchemaVersion, "99"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "newer") {
-		t.Fatalf("Open of a newer schema = %v", err)
+	// A newer schema, the next version included, is refused and left as
+	// it is.
+	for _, v := range []int{SchemaVersion + 1, 99} {
+		if err := s.SetMeta(bg, MetaSchemaVersion, strconv.Itoa(v)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(path); err == nil || !errors.Is(err, ErrWrongDatabase) || !strings.Contains(err.Error(), "newer") {
+			t.Fatalf("Open of schema version %d = %v, want ErrWrongDatabase (newer)", v, err)
+		}
+		if got, _, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || got != strconv.Itoa(v) {
+			t.Fatalf("schema version after a refused open = %q %v, want %d", got, err, v)
+		}
 	}
 }
 
@@ -315,10 +321,28 @@ func TestCleanupTaggedAndGone(t *testing.T) {
 	if c, _ := s.Counts(bg); c.Claimed != 1 {
 		t.Fatalf("claims = %d, want 1 (live)", c.Claimed)
 	}
-	// ReleaseWorker over a vanished file reports crash count 0.
+	// Claims of vanished files: a Release of one drops the claim without
+	// an error; ReleaseWorker reports each with crash count 0.
+	seed(t, s, "x", "y", "z")
+	for k, w := range map[string]string{"x": "i/w0", "y": "i/w1", "z": "i/w0"} {
+		if _, err := s.Claim(bg, claim(k, w, t0, time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`DELETE FROM library_files WHERE key IN ('x', 'y', 'z')`); err != nil {
+		t.Fatal(err)
+	}
+	claimed := store.Stat{Size: mkf("z").Size, MtimeMs: mkf("z").MtimeMs}
+	if err := s.Release(bg, store.Ref{FileKey: "z", WorkerID: "i/w0"}, &store.FileUpdate{Attempts: 1, Claimed: &claimed}); err != nil {
+		t.Fatalf("Release of a vanished file = %v", err)
+	}
 	rel, err := s.ReleaseWorker(bg, "i/w0", store.Death{}, &store.Crash{QuarantineAt: 2})
-	if err != nil || !slices.Equal(rel, []store.Released{{FileKey: "live", CrashCount: 1}}) {
-		t.Fatalf("ReleaseWorker = %+v %v", rel, err)
+	if want := []store.Released{{FileKey: "live", CrashCount: 1}, {FileKey: "x"}}; err != nil || !slices.Equal(rel, want) {
+		t.Fatalf("ReleaseWorker = %+v %v, want %+v", rel, err, want)
+	}
+	rel, err = s.ReleaseWorker(bg, "i/w1", store.Death{}, nil)
+	if want := []store.Released{{FileKey: "y"}}; err != nil || !slices.Equal(rel, want) {
+		t.Fatalf("ReleaseWorker without a crash = %+v %v, want %+v", rel, err, want)
 	}
 }
 
@@ -466,12 +490,104 @@ func TestReadOnly(t *testing.T) {
 		check(t, ro)
 	})
 	t.Run("no schema", func(t *testing.T) {
-		_, err := Open(filepath.Join(dir, "missing.db"), WithReadOnly())
+		missing := filepath.Join(dir, "missing.db")
+		_, err := Open(missing, WithReadOnly())
 		if err == nil {
 			t.Fatal("read-only open of a missing database succeeded")
 		}
 		t.Logf("%v", err)
+		if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("a read-only open created %s (stat: %v)", missing, err)
+		}
 	})
+	// A copy in rollback-journal mode (VACUUM INTO makes one) is read as
+	// it is: a read-only open neither needs WAL nor switches the file.
+	t.Run("rollback journal", func(t *testing.T) {
+		cp := filepath.Join(dir, "copy.db")
+		execAll(t, path, `VACUUM INTO '`+cp+`'`)
+		mode := func() string {
+			t.Helper()
+			var m string
+			if err := raw(t, cp).QueryRow(`PRAGMA journal_mode`).Scan(&m); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		if m := mode(); m != "delete" {
+			t.Fatalf("journal mode of the copy = %q, want delete", m)
+		}
+		ro := openT(t, cp, WithReadOnly())
+		check(t, ro)
+		if m := mode(); m != "delete" {
+			t.Fatalf("journal mode after a read-only open = %q, want delete", m)
+		}
+		// Opened for writing (the copy given as --db), it is switched to WAL.
+		openT(t, cp)
+		if m := mode(); m != "wal" {
+			t.Fatalf("journal mode after an open for writing = %q, want wal", m)
+		}
+	})
+}
+
+// LockStats counts the tries that found the write lock taken and the time
+// spent waiting for it, in total and longest.
+func TestLockStats(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path)
+	seed(t, s, "a")
+	if r, total, longest := s.LockStats(); r != 0 || total != 0 || longest != 0 {
+		t.Fatalf("LockStats before any wait = %d %s %s", r, total, longest)
+	}
+	conn, err := raw(t, path).Conn(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	hold := func(d time.Duration) {
+		t.Helper()
+		if _, err := conn.ExecContext(bg, `BEGIN IMMEDIATE`); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			time.Sleep(d)
+			conn.ExecContext(bg, `COMMIT`) //nolint:errcheck // the write below reports a lock never let go
+		}()
+	}
+	hold(30 * time.Millisecond)
+	if err := s.SetMeta(bg, "k", "1"); err != nil {
+		t.Fatal(err)
+	}
+	r1, total1, longest1 := s.LockStats()
+	if r1 == 0 || total1 < 20*time.Millisecond || longest1 != total1 {
+		t.Fatalf("LockStats after one wait of about 30ms = %d %s %s", r1, total1, longest1)
+	}
+	hold(120 * time.Millisecond)
+	if err := s.SetMeta(bg, "k", "2"); err != nil {
+		t.Fatal(err)
+	}
+	r2, total2, longest2 := s.LockStats()
+	if r2 <= r1 || total2 < total1+100*time.Millisecond || longest2 < 100*time.Millisecond || longest2 > total2 {
+		t.Fatalf("LockStats after a second wait of about 120ms = %d %s %s (first: %d %s %s)", r2, total2, longest2, r1, total1, longest1)
+	}
+	// The writes of one handle queue for its one writer connection, not
+	// for the file's lock: none of them finds the lock taken.
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				if err := s.SetMeta(bg, fmt.Sprintf("g%d", g), strconv.Itoa(i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if r3, _, _ := s.LockStats(); r3 != r2 {
+		t.Fatalf("concurrent writes of one handle found the lock taken %d times", r3-r2)
+	}
 }
 
 // TestDiskFull: the database cannot grow (max_page_count stands in for a
@@ -514,8 +630,30 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(notdb)
-	if err == nil || !strings.Contains(err.Error(), "not a database") {
-		t.Fatalf("Open of a non-database = %v", err)
+	if err == nil || !strings.Contains(err.Error(), "not a database") || !errors.Is(err, ErrWrongDatabase) {
+		t.Fatalf("Open of a non-database = %v, want ErrWrongDatabase", err)
+	}
+	t.Logf("%v", err)
+	// A new file that another connection reads in rollback-journal mode
+	// (its shared lock forbids the switch to WAL) the whole time: the
+	// open gives up after its busy timeout.
+	held := filepath.Join(t.TempDir(), "held.db")
+	rtx, err := raw(t, held).Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rtx.Rollback() //nolint:errcheck // read only
+	var n int
+	if err := rtx.QueryRow(`SELECT count(*) FROM sqlite_schema`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = Open(held, WithBusyTimeout(100*time.Millisecond))
+	if err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("Open of a file held locked = %v, want a lock error", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Open of a file held locked gave up after %s (busy timeout 100ms)", d)
 	}
 	t.Logf("%v", err)
 }
@@ -541,7 +679,8 @@ func TestTagWritesCounter(t *testing.T) {
 		if _, err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, store.Completion{Tags: map[string]string{"n": fmt.Sprint(i)}}); err != nil {
+		c := store.Completion{Version: fmt.Sprintf("v%d", i), At: t0.Add(time.Duration(i) * time.Minute), Tags: map[string]string{"n": fmt.Sprint(i)}}
+		if err := s.Complete(bg, store.Ref{FileKey: "a", WorkerID: "i/w0"}, c); err != nil {
 			t.Fatal(err)
 		}
 		f := mkf("a")
@@ -551,8 +690,62 @@ func TestTagWritesCounter(t *testing.T) {
 		}
 	}
 	var writes int
-	if err := s.r.QueryRow(`SELECT writes FROM file_tags WHERE file_key = 'a'`).Scan(&writes); err != nil || writes != 2 {
+	var version string
+	var writtenAt int64
+	err := s.r.QueryRow(`SELECT writes, version, written_at FROM file_tags WHERE file_key = 'a'`).Scan(&writes, &version, &writtenAt)
+	if err != nil || writes != 2 {
 		t.Fatalf("writes = %d %v", writes, err)
+	}
+	// The row is the last completion's.
+	if want := t0.Add(time.Minute).UnixMilli(); version != "v1" || writtenAt != want {
+		t.Fatalf("version %q written_at %d, want v1 at %d", version, writtenAt, want)
+	}
+}
+
+// RenewLeases takes any number of worker ids: more than SQLite binds in
+// one statement (32,766) are renewed in statements of renewChunk, all in
+// one transaction.
+func TestRenewLeasesManyWorkers(t *testing.T) {
+	s := openT(t, tempDB(t))
+	seed(t, s, "a", "b", "c")
+	ids := make([]string, 40000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("h%05d/worker:0", i)
+	}
+	for i, k := range map[int]string{0: "a", 20000: "b", 39999: "c"} {
+		if _, err := s.Claim(bg, claim(k, ids[i], t0, time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.RenewLeases(bg, ids, at(time.Hour)); err != nil || n != 3 {
+		t.Fatalf("RenewLeases of %d workers = %d %v, want 3", len(ids), n, err)
+	}
+	if removed, err := s.CleanupClaims(bg, at(time.Hour)); err != nil || len(removed) != 0 {
+		t.Fatalf("CleanupClaims before the renewed leases end = %+v %v", removed, err)
+	}
+}
+
+// A COMMIT that fails may leave its transaction open on the writer
+// connection (a deferred constraint does: SQLite keeps the transaction for
+// the caller to fix or roll back). The write fails, and the handle's next
+// write starts afresh instead of finding a transaction already open.
+func TestFailedCommitRolledBack(t *testing.T) {
+	path := tempDB(t)
+	s := openT(t, path, func(c *config) { c.pragmas = append(c.pragmas, "foreign_keys(1)") })
+	execAll(t, path,
+		`CREATE TABLE parent (id INTEGER PRIMARY KEY)`,
+		`CREATE TABLE child (p INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)`,
+		`CREATE TRIGGER boom AFTER INSERT ON meta WHEN NEW.key = 'boom' BEGIN INSERT INTO child VALUES (1); END`)
+	if err := s.SetMeta(bg, "boom", "x"); err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
+		t.Fatalf("SetMeta whose COMMIT fails = %v, want the constraint's error", err)
+	}
+	if err := s.SetMeta(bg, "k", "v"); err != nil {
+		t.Fatalf("the write after a failed COMMIT: %v", err)
+	}
+	for k, want := range map[string]bool{"boom": false, "k": true} {
+		if _, ok, err := s.GetMeta(bg, k); err != nil || ok != want {
+			t.Fatalf("GetMeta(%s) = %v %v, want %v", k, ok, err, want)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,7 +30,8 @@ func TestSchemaVersion2IsUpgraded(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	execAll(t, path, `ALTER TABLE library_files DROP COLUMN stat_seq`,
+	// A version 2 file made before the extras (schema.go) has none.
+	execAll(t, path, `ALTER TABLE library_files DROP COLUMN stat_seq`, `DROP INDEX health_history_identity`,
 		`UPDATE meta SET value = '2' WHERE key = '`+MetaSchemaVersion+`'`)
 
 	if ro, err := Open(path, WithReadOnly()); err == nil {
@@ -42,6 +44,7 @@ func TestSchemaVersion2IsUpgraded(t *testing.T) {
 	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != strconv.Itoa(SchemaVersion) {
 		t.Fatalf("schema_version after the upgrade = %q %v %v, want %d", v, ok, err, SchemaVersion)
 	}
+	wantLayoutOfNew(t, path)
 	if f, err := s.File(bg, "b"); err != nil || !f.Tagged || f.StatSeq != 0 {
 		t.Fatalf("tagged file after the upgrade = %+v %v", f, err)
 	}
@@ -63,5 +66,20 @@ func TestSchemaVersion2IsUpgraded(t *testing.T) {
 	}
 	if f, err := s.File(bg, "a"); err != nil || !f.Tagged || f.Size != 2000 || f.StatSeq != seq {
 		t.Fatalf("after a stale scan on the upgraded file: %+v %v", f, err)
+	}
+}
+
+// wantLayoutOfNew fails unless the file at path has the tables, indexes
+// and triggers of a new database, each as a new database creates it: an
+// upgraded file is laid out as a new one.
+func wantLayoutOfNew(t *testing.T, path string) {
+	t.Helper()
+	fresh := tempDB(t)
+	openT(t, fresh)
+	const q = `SELECT type || ' ' || name || ': ' || coalesce(sql, '') FROM sqlite_schema
+		WHERE name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY type, name`
+	got, want := strings1(t, raw(t, path), q), strings1(t, raw(t, fresh), q)
+	if !slices.Equal(got, want) {
+		t.Fatalf("layout after the upgrade:\n%s\nwant (a new database):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

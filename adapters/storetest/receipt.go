@@ -77,11 +77,15 @@ func testReleaseWorkerRetry(h *h) {
 // receipts of deaths more than store.ReceiptKeep before its own; a retry
 // then answers only what it releases itself. Younger receipts stay.
 func testReleaseWorkerReceiptsPruned(h *h) {
-	h.upsertKeys("a", "b", "c")
+	h.upsertKeys("a", "b", "c", "d")
 	old := store.Death{ID: "1@0", At: T0}
 	young := store.Death{ID: "1@2h", At: At(2 * time.Hour)}
+	// edge is exactly ReceiptKeep before late (below): kept.
+	edge := store.Death{ID: "1@1ms", At: At(time.Millisecond)}
 	h.claim("a", "i/w0", T0, time.Minute)
 	h.wantReleased("i/w0", old, nil, store.Released{FileKey: "a"})
+	h.claim("d", "i/w3", At(time.Millisecond), time.Minute)
+	h.wantReleased("i/w3", edge, nil, store.Released{FileKey: "d"})
 	h.claim("b", "i/w1", At(2*time.Hour), time.Minute)
 	h.wantReleased("i/w1", young, nil, store.Released{FileKey: "b"})
 
@@ -90,12 +94,26 @@ func testReleaseWorkerReceiptsPruned(h *h) {
 	h.wantReleased("i/w2", late, nil)
 	h.wantReleased("i/w0", old, nil, store.Released{FileKey: "a"})
 
+	// Other meta keys, before and after the receipts' and holding an old
+	// at_ms as receipts do, are not receipts: the prune leaves them.
+	others := map[string]string{store.GPUHealthKey("h9"): `{"at_ms":0}`, "zz:note": `{"at_ms":0}`}
+	for k, v := range others {
+		if err := h.st.SetMeta(h.Context(), k, v); err != nil {
+			h.Fatal(err)
+		}
+	}
 	h.claim("c", "i/w2", At(store.ReceiptKeep), time.Minute)
 	h.wantReleased("i/w2", late, nil, store.Released{FileKey: "c"})
+	for k, want := range others {
+		if v, ok, err := h.st.GetMeta(h.Context(), k); err != nil || !ok || v != want {
+			h.Fatalf("meta %s after a receipts' prune = %q %v %v, want %q", k, v, ok, err, want)
+		}
+	}
 	h.wantReleased("i/w0", old, nil)
 	if _, ok, err := h.st.GetMeta(h.Context(), store.ReceiptKey("i/w0")); err != nil || ok {
 		h.Fatalf("receipt past ReceiptKeep still in meta: %v %v", ok, err)
 	}
 	h.wantReleased("i/w1", young, nil, store.Released{FileKey: "b"})
 	h.wantReleased("i/w2", late, nil, store.Released{FileKey: "c"})
+	h.wantReleased("i/w3", edge, nil, store.Released{FileKey: "d"})
 }

@@ -533,6 +533,11 @@ func testDiscoverExclusions(h *h) {
 	}
 	h.wantDiscover(At(2*time.Minute), "", 100, "a", "e-retry", "e-skip", "z")
 	h.wantDiscover(At(3*time.Hour), "", 100, "a", "e-retry", "e-skip", "p-retry", "p-skip", "z")
+	// A file claimed once its wait is over (stored with a time, or given
+	// one by a release) is excluded like any claimed file.
+	h.claim("e-skip", "i/w2", At(3*time.Hour), time.Hour)
+	h.claim("p-retry", "i/w2", At(3*time.Hour), time.Hour)
+	h.wantDiscover(At(3*time.Hour), "", 100, "a", "e-retry", "p-skip", "z")
 	// A released claim makes its file discoverable again.
 	h.release("b-claimed", "i/w0", nil)
 	h.wantDiscover(T0, "", 100, "a", "b-claimed", "z")
@@ -1432,8 +1437,8 @@ func testKeepClaim(h *h) {
 		}
 	}
 	keep("a", "i/w0", At(40*time.Second), nil)
-	keep("a", "i/w0", At(35*time.Second), nil) // held; the lease stays at 40 s
-	keep("a", "i/w0", At(40*time.Second), nil)
+	keep("a", "i/w0", At(40*time.Second), nil)           // an equal lease: still held
+	keep("a", "i/w0", At(35*time.Second), nil)           // held; the lease stays at 40 s (cleanup at 40 s below)
 	keep("a", "i/w1", At(time.Hour), store.ErrClaimLost) // another worker's claim
 	keep("b", "j/w1", At(time.Hour), store.ErrClaimLost) // same component, other host
 	keep("nosuch", "i/w0", At(time.Hour), store.ErrClaimLost)
