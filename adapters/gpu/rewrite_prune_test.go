@@ -9,6 +9,21 @@ import (
 	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
 )
 
+// backboneThrough is the backbone as exported, parsed, with the rewrites
+// steps applied in order (those before the one under test, in
+// rewriteBackbone's order).
+func backboneThrough(t *testing.T, steps ...func(*onnxgraph.Graph) int) *onnxgraph.Model {
+	t.Helper()
+	m, err := onnxgraph.Parse(readBackbone(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range steps {
+		step(m.Graph)
+	}
+	return m
+}
+
 // convRows is the number of filters of the Conv named name (its kernel's
 // first dimension), or -1 when there is none.
 func convRows(g *onnxgraph.Graph, name string) int64 {
@@ -26,14 +41,8 @@ func convRows(g *onnxgraph.Graph, name string) int64 {
 // (64 filters) keeps 20 plus a zero filter. Every channel is put back by a
 // Gather, so the graph's tensors keep their shapes.
 func TestPruneDeadFiltersStructure(t *testing.T) {
-	m, err := onnxgraph.Parse(readBackbone(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := backboneThrough(t, foldGatherConv, poolBeforeNorm, fullWidthToConv1D)
 	g := m.Graph
-	foldGatherConv(g)
-	poolBeforeNorm(g)
-	fullWidthToConv1D(g)
 	mid := "Conv__137:0/conv1d"
 	var w, bias []float32
 	for _, n := range g.Nodes {
@@ -151,15 +160,7 @@ func rewritesAgree(t *testing.T, what string, limit float64, set func(on bool)) 
 // banded matrix (temporalAsMatMul), the two shorter ones stay Convs; the
 // scores are those of the Conv within float32 rounding.
 func TestTemporalAsMatMul(t *testing.T) {
-	m, err := onnxgraph.Parse(readBackbone(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := m.Graph
-	foldGatherConv(g)
-	poolBeforeNorm(g)
-	fullWidthToConv1D(g)
-	pruneDeadFilters(g)
+	g := backboneThrough(t, foldGatherConv, poolBeforeNorm, fullWidthToConv1D, pruneDeadFilters).Graph
 	convs := opCount(g, "Conv")
 	if n := temporalAsMatMul(g, PatchFrames, MelBands); n != 1 {
 		t.Fatalf("rewrote %d temporal branches, want 1 (kernel 128)", n)

@@ -51,20 +51,7 @@ func TestCheckpointBackOffBehindAHeldSnapshot(t *testing.T) {
 	s := openT(t, path)
 	// A reader in another connection holds a snapshot (a long API listing,
 	// another process's scan) for the whole test.
-	rdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
-	rtx, err := rdb.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rtx.Rollback() //nolint:errcheck
-	var n int
-	if err := rtx.QueryRow(`SELECT count(*) FROM library_files`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	rtx := holdSnapshot(t, path)
 	growWAL(t, s)
 
 	// Another handle (another process's) writes too: its writes wait for
@@ -180,19 +167,7 @@ func TestCheckpointRetry(t *testing.T) {
 func TestCheckpointSuccessResetsBackOff(t *testing.T) {
 	path := tempDB(t)
 	s := openT(t, path)
-	rdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
-	rtx, err := rdb.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := rtx.QueryRow(`SELECT count(*) FROM library_files`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	rtx := holdSnapshot(t, path)
 	growWAL(t, s)
 	if err := rtx.Rollback(); err != nil {
 		t.Fatal(err)
@@ -207,4 +182,26 @@ func TestCheckpointSuccessResetsBackOff(t *testing.T) {
 		t.Fatalf("after a checkpoint that got through: %d truncations (was %d), %d failures in a row, want 0",
 			s.WALTruncations(), before, s.walFails.Load())
 	}
+}
+
+// holdSnapshot opens another connection to the database at path and reads
+// in a transaction, whose snapshot it holds until the test ends or the
+// caller rolls it back: a checkpoint cannot truncate the WAL past it.
+func holdSnapshot(t *testing.T, path string) *sql.Tx {
+	t.Helper()
+	rdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	rtx, err := rdb.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rtx.Rollback() }) //nolint:errcheck
+	var n int
+	if err := rtx.QueryRow(`SELECT count(*) FROM library_files`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return rtx
 }
