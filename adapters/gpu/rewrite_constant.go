@@ -29,7 +29,7 @@ var foldConstants = true
 // these), and returns how many it rewrote.
 func foldConstantInputs(g *onnxgraph.Graph, frames int64) int {
 	folded := 0
-	memo := map[string][]float64{}
+	memo := map[string]channels{}
 	for _, conv := range slices.Clone(g.Nodes) {
 		if conv.OpType != "Conv" || len(conv.Inputs) != 3 || len(conv.Outputs) != 1 {
 			continue
@@ -49,9 +49,10 @@ func foldConstantInputs(g *onnxgraph.Graph, frames int64) int {
 		if d := conv.Attr("dilations").Ints(); d != nil && !slices.Equal(d, []int64{1}) {
 			continue
 		}
-		k := channelConstants(g, conv.Inputs[0], memo)
+		known, ok := channelConstants(g, conv.Inputs[0], memo)
+		k := known.k
 		rows, in, taps := wt.Dims[0], wt.Dims[1], wt.Dims[2]
-		if int64(len(k)) != in {
+		if !ok || known.rank != 3 || int64(len(k)) != in {
 			continue
 		}
 		var live []int64
@@ -108,44 +109,47 @@ func foldConstantInputs(g *onnxgraph.Graph, frames int64) int {
 	return folded
 }
 
-// channelConstants returns, for each channel (axis 1) of value, the value
-// it has at every position for every input, or NaN when it is not known to
-// be constant; nil when not even the channels are known. Constants start
-// at dead filters (a Conv's output channel whose weights are all below
-// deadWeight is its bias) and go through the per-channel ops that follow
-// them: MaxPool, a Slice or Gather of channels, Add and Mul of per-channel
-// constants, Relu, BatchNormalization, Squeeze and Unsqueeze of other axes,
-// and Concat of channels. memo holds the answers by value.
-func channelConstants(g *onnxgraph.Graph, value string, memo map[string][]float64) []float64 {
-	if k, ok := memo[value]; ok {
-		return k
-	}
-	memo[value] = nil // a cycle, or an answer not known yet, is "unknown"
-	k := channelConstantsOf(g, g.Producer(value), memo)
-	memo[value] = k
-	return k
+// channels is what channelConstants knows of a tensor: its rank, and for
+// each channel (axis 1) the value it has at every position for every
+// input, or NaN when it is not known to be constant.
+type channels struct {
+	k    []float64
+	rank int
 }
 
-func channelConstantsOf(g *onnxgraph.Graph, n *onnxgraph.Node, memo map[string][]float64) []float64 {
+// channelConstants returns what is known of the channels of value; ok is
+// false when not even their number is known. Constants start at dead
+// filters (a Conv's output channel whose weights, an initializer, are all
+// below deadWeight is its bias) and go through the per-channel ops that
+// follow them: MaxPool, a Slice or Gather of channels, Add and Mul of
+// per-channel constants ([C,1,…,1]), Relu, BatchNormalization, Squeeze
+// and Unsqueeze of other axes, and Concat of channels. memo holds the
+// answers by value.
+func channelConstants(g *onnxgraph.Graph, value string, memo map[string]channels) (channels, bool) {
+	if c, ok := memo[value]; ok {
+		return c, c.k != nil
+	}
+	memo[value] = channels{} // a cycle, or an answer not known yet, is "unknown"
+	c := channelConstantsOf(g, g.Producer(value), memo)
+	memo[value] = c
+	return c, c.k != nil
+}
+
+func channelConstantsOf(g *onnxgraph.Graph, n *onnxgraph.Node, memo map[string]channels) channels {
+	var none channels
 	if n == nil || len(n.Outputs) != 1 || len(n.Inputs) == 0 {
-		return nil
+		return none
 	}
-	perChannel := func(name string, channels int) []float32 {
-		t := g.Initializer(name)
-		if t == nil || len(t.Dims) == 0 || t.Dims[0] != int64(channels) || t.Len() != channels {
-			return nil
-		}
-		return floats(g, name)
-	}
-	in := func() []float64 { return channelConstants(g, n.Inputs[0], memo) }
+	in, inOK := channelConstants(g, n.Inputs[0], memo)
 	switch n.OpType {
 	case "Conv":
+		wt := g.Initializer(n.Inputs[1])
 		w, bias := floats(g, n.Inputs[1]), []float32(nil)
 		if len(n.Inputs) == 3 {
 			bias = floats(g, n.Inputs[2])
 		}
-		if len(bias) == 0 || len(w)%len(bias) != 0 {
-			return nil
+		if wt == nil || len(wt.Dims) < 3 || len(w) == 0 || len(bias) == 0 || int64(len(bias)) != wt.Dims[0] || len(w)%len(bias) != 0 {
+			return none
 		}
 		live := liveFilters(w, len(bias))
 		k := make([]float64, len(bias))
@@ -155,9 +159,12 @@ func channelConstantsOf(g *onnxgraph.Graph, n *onnxgraph.Node, memo map[string][
 				k[c] = math.NaN()
 			}
 		}
-		return k
+		return channels{k, len(wt.Dims)}
 	case "MaxPool", "Relu":
-		k := slices.Clone(in())
+		if !inOK {
+			return none
+		}
+		k := slices.Clone(in.k)
 		if n.OpType == "Relu" {
 			for c, v := range k {
 				if v < 0 {
@@ -165,92 +172,98 @@ func channelConstantsOf(g *onnxgraph.Graph, n *onnxgraph.Node, memo map[string][
 				}
 			}
 		}
-		return k
+		return channels{k, in.rank}
 	case "Squeeze", "Unsqueeze":
 		axes := n.Attr("axes").Ints()
 		if len(n.Inputs) == 2 {
 			axes = ints(g, n.Inputs[1])
 		}
-		if len(axes) == 0 || slices.ContainsFunc(axes, func(a int64) bool { return a < 2 }) {
-			return nil
+		if !inOK || len(axes) == 0 || slices.ContainsFunc(axes, func(a int64) bool { return a < 2 }) {
+			return none
 		}
-		return in()
+		rank := in.rank - len(axes)
+		if n.OpType == "Unsqueeze" {
+			rank = in.rank + len(axes)
+		}
+		return channels{in.k, rank}
 	case "Slice":
-		k := in()
 		starts, ends, axes := ints(g, n.Inputs[1]), ints(g, n.Inputs[2]), []int64(nil)
 		if len(n.Inputs) >= 4 {
 			axes = ints(g, n.Inputs[3])
 		}
-		if k == nil || len(n.Inputs) > 4 || !slices.Equal(axes, []int64{1}) || !slices.Equal(starts, []int64{0}) ||
-			len(ends) != 1 || ends[0] < 0 || ends[0] > int64(len(k)) {
-			return nil
+		if !inOK || len(n.Inputs) > 4 || !slices.Equal(axes, []int64{1}) || !slices.Equal(starts, []int64{0}) ||
+			len(ends) != 1 || ends[0] < 0 || ends[0] > int64(len(in.k)) {
+			return none
 		}
-		return k[:ends[0]]
+		return channels{in.k[:ends[0]], in.rank}
 	case "Gather":
-		k := in()
-		idx := ints(g, n.Inputs[1])
-		if axis, _ := n.Attr("axis").Int(); k == nil || axis != 1 || len(idx) == 0 {
-			return nil
+		idx := channelIndex(g, n.Inputs[1])
+		if axis, _ := n.Attr("axis").Int(); !inOK || axis != 1 || len(idx) == 0 {
+			return none
 		}
-		out := make([]float64, len(idx))
+		k := make([]float64, len(idx))
 		for c, i := range idx {
-			if i < 0 || i >= int64(len(k)) {
+			if i < 0 || i >= int64(len(in.k)) {
+				return none
+			}
+			k[c] = in.k[i]
+		}
+		return channels{k, in.rank}
+	case "Add", "Mul":
+		if !inOK || len(n.Inputs) != 2 || !perChannelShape(g.Initializer(n.Inputs[1]), in.rank) ||
+			g.Initializer(n.Inputs[1]).Dims[0] != int64(len(in.k)) {
+			return none
+		}
+		b := floats(g, n.Inputs[1])
+		if len(b) != len(in.k) {
+			return none
+		}
+		k := make([]float64, len(in.k))
+		for c, v := range in.k {
+			if n.OpType == "Add" {
+				k[c] = float64(float32(v) + b[c])
+			} else {
+				k[c] = float64(float32(v) * b[c])
+			}
+		}
+		return channels{k, in.rank}
+	case "BatchNormalization":
+		if !inOK || len(n.Inputs) != 5 {
+			return none
+		}
+		param := func(name string) []float32 {
+			if t := g.Initializer(name); t == nil || len(t.Dims) != 1 || t.Dims[0] != int64(len(in.k)) {
 				return nil
 			}
-			out[c] = k[i]
+			return floats(g, name)
 		}
-		return out
-	case "Add", "Mul":
-		k := in()
-		if k == nil || len(n.Inputs) != 2 {
-			return nil
-		}
-		b := perChannel(n.Inputs[1], len(k))
-		if b == nil {
-			return nil
-		}
-		out := make([]float64, len(k))
-		for c, v := range k {
-			if n.OpType == "Add" {
-				out[c] = float64(float32(v) + b[c])
-			} else {
-				out[c] = float64(float32(v) * b[c])
-			}
-		}
-		return out
-	case "BatchNormalization":
-		k := in()
-		if k == nil || len(n.Inputs) != 5 {
-			return nil
-		}
-		gamma, beta, mean, vari := perChannel(n.Inputs[1], len(k)), perChannel(n.Inputs[2], len(k)),
-			perChannel(n.Inputs[3], len(k)), perChannel(n.Inputs[4], len(k))
+		gamma, beta, mean, vari := param(n.Inputs[1]), param(n.Inputs[2]), param(n.Inputs[3]), param(n.Inputs[4])
 		if gamma == nil || beta == nil || mean == nil || vari == nil {
-			return nil
+			return none
 		}
 		eps := float32(1e-5)
 		if e, ok := n.Attr("epsilon").Float(); ok {
 			eps = e
 		}
-		out := make([]float64, len(k))
-		for c, v := range k {
+		k := make([]float64, len(in.k))
+		for c, v := range in.k {
 			scale := gamma[c] / float32(math.Sqrt(float64(vari[c]+eps)))
-			out[c] = float64((float32(v)-mean[c])*scale + beta[c])
+			k[c] = float64((float32(v)-mean[c])*scale + beta[c])
 		}
-		return out
+		return channels{k, in.rank}
 	case "Concat":
 		if axis, _ := n.Attr("axis").Int(); axis != 1 {
-			return nil
+			return none
 		}
-		var out []float64
-		for _, v := range n.Inputs {
-			k := channelConstants(g, v, memo)
-			if k == nil {
-				return nil
+		var out channels
+		for i, v := range n.Inputs {
+			c, ok := channelConstants(g, v, memo)
+			if !ok || i > 0 && c.rank != out.rank {
+				return none
 			}
-			out = append(out, k...)
+			out.k, out.rank = append(out.k, c.k...), c.rank
 		}
 		return out
 	}
-	return nil
+	return none
 }

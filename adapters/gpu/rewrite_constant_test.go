@@ -134,3 +134,27 @@ func TestFoldConstantInputs(t *testing.T) {
 		}
 	}
 }
+
+// Channels are taken for constants only through ops known to act per
+// channel: an Add whose constant is [C] lines up with the frames, not the
+// channels, of a [n,C,T] tensor (with T = C it even broadcasts).
+func TestFoldConstantInputsRefusesOtherShapes(t *testing.T) {
+	const frames = 20 // = the 20 channels of A: a [20] Add broadcasts
+	for name, change := range map[string]func(g *onnxgraph.Graph){
+		"add of [C]": func(g *onnxgraph.Graph) {
+			g.Initializers = append(g.Initializers, onnxgraph.FloatTensor("c", []int64{20}, make([]float32, 20)))
+			g.Nodes[3].Inputs[0] = "nc"
+			g.Nodes = append(g.Nodes[:3], append([]*onnxgraph.Node{{Inputs: []string{"n", "c"}, Outputs: []string{"nc"}, Name: "nc", OpType: "Add"}}, g.Nodes[3:]...)...)
+		},
+	} {
+		m := constantInputsModel(t, frames)
+		if n := foldConstantInputs(m.Graph, frames); n != 1 {
+			t.Fatalf("%s: the model as built: folded %d, want 1", name, n)
+		}
+		m = constantInputsModel(t, frames)
+		change(m.Graph)
+		if n := foldConstantInputs(m.Graph, frames); n != 0 {
+			t.Errorf("%s: folded %d convolutions, want 0", name, n)
+		}
+	}
+}

@@ -190,3 +190,18 @@ func TestFoldedMatchesUnfolded(t *testing.T) {
 	t.Cleanup(func() { foldConstants = keep })
 	rewritesAgree(t, "folded vs all channels", 4e-6, func(on bool) { foldConstants = on })
 }
+
+// A temporal branch whose pool thins out the frames (a stride over time)
+// is not a banded product of the whole patch: it stays a Conv.
+func TestTemporalAsMatMulNeedsEveryFrame(t *testing.T) {
+	g := backboneThrough(t, foldGatherConv, poolBeforeNorm, fullWidthToConv1D, pruneDeadFilters).Graph
+	for _, n := range g.Nodes {
+		if n.OpType == "MaxPool" && n.Inputs[0] == "model/conv2d_2/BiasAdd:0" {
+			n.Attrs = slices.DeleteFunc(n.Attrs, func(a *onnxgraph.Attr) bool { return a.Name == "strides" })
+			n.Attrs = append(n.Attrs, onnxgraph.IntsAttr("strides", []int64{2, 1}))
+		}
+	}
+	if n := temporalAsMatMul(g, PatchFrames, MelBands); n != 0 {
+		t.Fatalf("rewrote %d temporal branches, want 0", n)
+	}
+}

@@ -29,7 +29,8 @@ var temporalProducts = true
 // (and zeros), and the bias is added after the max, exactly (rounding is
 // monotonic, so max(z+b) = max(z)+b). The product does T/K times the useful
 // work, at most twice with K ≥ T/2; shorter kernels stay Convs. It returns
-// how many branches it rewrote.
+// how many branches it rewrote. The ReduceMax it adds names its axes as an
+// attribute, as opsets before 18 have it (the backbone's is 13).
 func temporalAsMatMul(g *onnxgraph.Graph, frames, bands int64) int {
 	rewritten := 0
 	for _, conv := range slices.Clone(g.Nodes) {
@@ -48,6 +49,9 @@ func temporalAsMatMul(g *onnxgraph.Graph, frames, bands int64) int {
 			pool.Attr("auto_pad") != nil || pool.Attr("dilations") != nil ||
 			!slices.Equal(pool.Attr("kernel_shape").Ints(), []int64{1, bands}) {
 			continue
+		}
+		if st := pool.Attr("strides").Ints(); st != nil && (len(st) != 2 || st[0] != 1) {
+			continue // a pool that thins out the frames
 		}
 		w, bias := floats(g, conv.Inputs[1]), floats(g, conv.Inputs[2])
 		rows, k, before := int64(len(bias)), wt.Dims[2], pads[0]
@@ -99,7 +103,7 @@ func usedChannels(g *onnxgraph.Graph, value string, rows int64) int64 {
 	case c == nil:
 	case c.OpType == "Gather" && len(c.Inputs) == 2:
 		if axis, _ := c.Attr("axis").Int(); axis == 1 {
-			if idx := ints(g, c.Inputs[1]); len(idx) > 0 && !slices.ContainsFunc(idx, func(i int64) bool { return i < 0 || i >= rows }) {
+			if idx := channelIndex(g, c.Inputs[1]); len(idx) > 0 && !slices.ContainsFunc(idx, func(i int64) bool { return i < 0 || i >= rows }) {
 				return slices.Max(idx) + 1
 			}
 		}
