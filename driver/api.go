@@ -75,7 +75,8 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 	}
 	if r, ok := a.Main.ClockSkew(); ok { // the last reading stands while the store is down
 		off, unc := r.Offset.Milliseconds(), r.Uncertainty.Milliseconds()
-		info.ClockOffsetMs, info.ClockUncertaintyMs, info.ClockSkew = &off, &unc, string(r.State)
+		at := r.At.UTC()
+		info.ClockOffsetMs, info.ClockUncertaintyMs, info.ClockSkew, info.ClockMeasuredAt = &off, &unc, string(r.State), &at
 	}
 	return info, nil
 }

@@ -120,6 +120,9 @@ func TestWatchClockShowsSkew(t *testing.T) {
 		info.ClockSkew != "dangerous" {
 		t.Fatalf("info's clock: offset %v ± %v, %q; want 12000 ms ± 0, dangerous", info.ClockOffsetMs, info.ClockUncertaintyMs, info.ClockSkew)
 	}
+	if r, _ := m.ClockSkew(); info.ClockMeasuredAt == nil || !info.ClockMeasuredAt.Equal(r.At) {
+		t.Fatalf("info's clock measured at %v, want the reading's %v", info.ClockMeasuredAt, r.At)
+	}
 	srv, err := httpapi.New(api, httpapi.Options{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)

@@ -143,11 +143,14 @@ type Info struct {
 	// minus this host's, positive when this host's clock is behind;
 	// ClockUncertaintyMs how far off that may be (half the round trip),
 	// and ClockSkew the verdict: ok, warn, dangerous or unknown (the
-	// answer came too slowly to tell). All three are left out when the
-	// store has no server clock (SQLite) or has not answered yet.
-	ClockOffsetMs      *int64 `json:"clock_offset_ms,omitempty"`
-	ClockUncertaintyMs *int64 `json:"clock_uncertainty_ms,omitempty"`
-	ClockSkew          string `json:"clock_skew,omitempty"`
+	// answer came too slowly to tell); ClockMeasuredAt when, by this
+	// host's clock (the reading stands while the store does not answer).
+	// All four are left out when the store has no server clock (SQLite)
+	// or has not answered yet.
+	ClockOffsetMs      *int64     `json:"clock_offset_ms,omitempty"`
+	ClockUncertaintyMs *int64     `json:"clock_uncertainty_ms,omitempty"`
+	ClockSkew          string     `json:"clock_skew,omitempty"`
+	ClockMeasuredAt    *time.Time `json:"clock_measured_at,omitempty"`
 }
 
 // StoreWriteFailure is a run of failed store writes of the main process:

@@ -140,10 +140,11 @@ func writeStoreWritesLine(stdout io.Writer, f *httpapi.StoreWriteFailure, now ti
 }
 
 // writeClockLine says, when the daemon's last measurement of its clock
-// against the store server's is not ok, how far off it is and what to do;
-// nothing when it is ok or was not measured (a store without a server
-// clock).
-func writeClockLine(stdout io.Writer, info httpapi.Info) {
+// against the store server's is not ok, how far off it is and what to do,
+// and how old the measurement is once it is older than two measurement
+// periods (the store server has not answered since); nothing when it is
+// ok or was not measured (a store without a server clock).
+func writeClockLine(stdout io.Writer, info httpapi.Info, now time.Time) {
 	if info.ClockSkew == "" || info.ClockSkew == string(clockskew.OK) || info.ClockOffsetMs == nil {
 		return
 	}
@@ -152,13 +153,17 @@ func writeClockLine(stdout io.Writer, info httpapi.Info) {
 	if info.ClockUncertaintyMs != nil {
 		unc = time.Duration(*info.ClockUncertaintyMs) * time.Millisecond
 	}
+	age := ""
+	if at := info.ClockMeasuredAt; at != nil && now.Sub(*at) > 2*clockskew.Every {
+		age = fmt.Sprintf(" [measured %s ago: the store server has not answered since]", now.Sub(*at).Round(time.Minute))
+	}
 	if info.ClockSkew == string(clockskew.Unknown) {
-		fmt.Fprintf(stdout, "clock skew unknown: the store server answered too slowly to tell (the daemon's clock %s the server's, ±%s)\n",
-			clockskew.Words(off), unc)
+		fmt.Fprintf(stdout, "clock skew unknown: the store server answered too slowly to tell (the daemon's clock %s the server's, ±%s)%s\n",
+			clockskew.Words(off), unc, age)
 		return
 	}
-	fmt.Fprintf(stdout, "clock skew %s: the daemon's clock is %s the store server's (±%s); claim leases and node-name holds are judged "+
-		"by each host's clock: synchronise every host's clock with NTP\n", info.ClockSkew, clockskew.Words(off), unc)
+	fmt.Fprintf(stdout, "clock skew %s: the daemon's clock is %s the store server's (±%s)%s; claim leases and node-name holds are judged "+
+		"by each host's clock: synchronise every host's clock with NTP\n", info.ClockSkew, clockskew.Words(off), unc, age)
 }
 
 // failedWorkers counts the workers in status failed: the restart policy
@@ -270,7 +275,7 @@ func writeStatus(stdout io.Writer, info httpapi.Info, now time.Time, again func(
 	}
 	fmt.Fprintf(stdout, "; workers enabled: %s\n", enabled)
 	writeStoreWritesLine(stdout, info.StoreWritesFailing, now)
-	writeClockLine(stdout, info)
+	writeClockLine(stdout, info, now)
 	writeModelSetsLine(stdout, info.ModelSets, now, again)
 	if len(info.Workers) > 0 {
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)

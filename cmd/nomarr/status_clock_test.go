@@ -38,10 +38,16 @@ func TestStatusShowsClockSkew(t *testing.T) {
 		{"unknown", ms(300), ms(4000), "unknown", 0, "clock skew unknown: the store server answered too slowly to tell (the daemon's clock 300ms behind the server's, ±4s)\n"},
 		{"ok", ms(20), ms(1), "ok", 0, ""},
 		{"not measured", nil, nil, "", 0, ""},
+		{"dangerous, measured long ago", ms(12000), ms(1), "dangerous", 1, "12s behind the store server's (±1ms) [measured 17m0s ago: " +
+			"the store server has not answered since]; claim leases"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			at := time.Now().Add(-time.Minute)
+			if strings.Contains(c.name, "long ago") {
+				at = time.Now().Add(-17 * time.Minute)
+			}
 			rc, out := statusOf(t, httpapi.Info{Instance: "h:1:2", Store: "arangodb://h/db", WorkerEnabled: true,
-				Library: store.Counts{Total: 1, Tagged: 1}, ClockOffsetMs: c.off, ClockUncertaintyMs: c.unc, ClockSkew: c.skew})
+				Library: store.Counts{Total: 1, Tagged: 1}, ClockOffsetMs: c.off, ClockUncertaintyMs: c.unc, ClockSkew: c.skew, ClockMeasuredAt: &at})
 			if rc != c.rc || (c.line != "" && !strings.Contains(out, c.line)) || (c.line == "" && strings.Contains(out, "clock")) {
 				t.Errorf("exit %d, %q; want exit %d and %q", rc, out, c.rc, c.line)
 			}
