@@ -429,14 +429,7 @@ func BenchmarkInt8MatMul(b *testing.B) {
 // opset imports) and replaces its graph.
 func matMulModel(b *testing.B, quantized bool, m, k, n int) []byte {
 	b.Helper()
-	raw, err := os.ReadFile(filepath.Join(testModels, HeadFile(tags.Heads[0])))
-	if err != nil {
-		b.Fatal(err)
-	}
-	model, err := onnxgraph.Parse(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
+	model := headHeader(b)
 	g := model.Graph
 	g.DropValueInfo()
 	g.Inputs = []*onnxgraph.ValueInfo{onnxgraph.FloatInput("x", []int64{int64(m), int64(k)})}
@@ -464,4 +457,19 @@ func matMulModel(b *testing.B, quantized bool, m, k, n int) []byte {
 			Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("to", 1)}},
 	}
 	return model.Marshal()
+}
+
+// headHeader is a head model, parsed, for its header (IR version and
+// opset imports): tests replace its graph with their own.
+func headHeader(tb testing.TB) *onnxgraph.Model {
+	tb.Helper()
+	raw, err := os.ReadFile(filepath.Join(testModels, HeadFile(tags.Heads[0])))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	model, err := onnxgraph.Parse(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return model
 }

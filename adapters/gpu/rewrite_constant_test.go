@@ -5,12 +5,9 @@ package gpu
 import (
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
-	"github.com/nomarr/nomarr/core/tags"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -22,14 +19,7 @@ import (
 // header (IR version, opset imports).
 func constantInputsModel(t *testing.T, frames int64) *onnxgraph.Model {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(testModels, HeadFile(tags.Heads[0])))
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := onnxgraph.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := headHeader(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	uniform := func(n int, lo, hi float32) []float32 {
 		v := make([]float32, n)
