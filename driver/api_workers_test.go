@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/adapters/sqlite"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // frameLine is a frame of worker:discovery:0 working on file a, for a

@@ -13,11 +13,11 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/clockskew"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/internal/syncbuf"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // skewedStore is a store whose server clock is off the test's clock by

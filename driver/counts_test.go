@@ -11,9 +11,9 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // slowCounts is a store whose Counts takes cost on a mock clock (a count

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // lockedReleases fails every claim release after waiting out a busy

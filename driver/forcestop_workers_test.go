@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/node"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // A forced stop with workers still running (the usual case: they are

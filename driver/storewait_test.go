@@ -17,12 +17,12 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/adapters/process"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
 	"github.com/nomarr/nomarr/internal/syncbuf"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // waitingStop brings m's node, without its loop, to a stop that waits on

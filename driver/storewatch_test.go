@@ -13,8 +13,8 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/node"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // lockedMeta refuses meta writes while locked, as SQLite does while another

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // blockingHistory holds every AppendHistory call until released, as a

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/frame"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/worker"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // paused sets the cluster's pause flag before the worker starts.

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/frame"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/worker"
 	"github.com/nomarr/nomarr/internal/syncbuf"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 const frameEvery = 10 * time.Millisecond

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/event"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // checkedWorld parses a scenario and prepares a world with the safety

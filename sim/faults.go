@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/event"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // apply carries out one scheduled fault or operator action.

@@ -15,10 +15,10 @@ import (
 	"sort"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/config"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/store"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // Epoch is the simulated wall-clock time at t=0.

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/library"
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/adapters/tagwrite"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/worker"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // A file the job wrote its tags into stays tagged through the next rescan:

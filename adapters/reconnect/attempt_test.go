@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/store"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // fakeClock is a settable clock safe to read from the attempt goroutines.

@@ -1,7 +1,7 @@
 package sqlite_test
 
 // Differential, model-based property test: random sequences of store
-// operations are applied to the simulator's in-memory store (sim/memstore,
+// operations are applied to the simulator's in-memory store (adapters/memstore,
 // the reference the simulator runs on) and to the SQLite store, and the two
 // must agree on every result:
 //
@@ -71,11 +71,11 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/adapters/sqlite"
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/internal/rapidflags"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 const (

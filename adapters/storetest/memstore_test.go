@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/adapters/storetest"
 	"github.com/nomarr/nomarr/core/store"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // mem gives memstore's inspection helpers the shape of the suite's optional

@@ -22,6 +22,7 @@ import (
 	"github.com/nomarr/nomarr/core/tags"
 	"github.com/nomarr/nomarr/core/worker"
 	"github.com/nomarr/nomarr/driver"
+	"github.com/nomarr/nomarr/sim/scripted"
 )
 
 // workerEnv carries a worker's whole specification from its main process.
@@ -167,7 +168,7 @@ func newAnalyzer(spec workerSpec, log *slog.Logger) (worker.Analyzer, error) {
 	case spec.Analyzer == "" || spec.Analyzer == "noop":
 		return analyzer.Noop{}, nil
 	case strings.HasPrefix(spec.Analyzer, "script:"):
-		return analyzer.NewScript(strings.TrimPrefix(spec.Analyzer, "script:"), spec.StateDir)
+		return scripted.NewScript(strings.TrimPrefix(spec.Analyzer, "script:"), spec.StateDir)
 	case spec.Analyzer == "musicnn":
 		if err := gpu.Init(spec.OrtLib); err != nil {
 			return nil, err

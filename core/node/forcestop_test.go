@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/node"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // A stop that waits on a store that is down says so (WaitingOnStore); a

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/node"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 func TestDecideName(t *testing.T) {

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/frame"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/supervisor"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // loggedStore appends "store" to log on every call the node's tick makes

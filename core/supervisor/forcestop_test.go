@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // lockedStore refuses claim releases and restart-state saves while their

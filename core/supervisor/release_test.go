@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // lostReleaseAnswers is a store whose ReleaseWorker makes its write and

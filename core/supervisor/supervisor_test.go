@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/frame"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/worker"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // A worker backing off for a dependency other than the store (the GPU,

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/worker"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // An idle worker reads the pause flag at least every paused_poll (1 s)

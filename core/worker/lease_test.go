@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/adapters/memstore"
 	"github.com/nomarr/nomarr/core/worker"
-	"github.com/nomarr/nomarr/sim/memstore"
 )
 
 // After main death a worker with a running job keeps its own lease: at

@@ -1,4 +1,6 @@
-package analyzer
+// Package scripted is an analyzer that plays a scenario's library in a real
+// worker process, so that real-process drills reproduce simulated scenarios.
+package scripted
 
 import (
 	"context"
