@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/core/breaker"
+	"github.com/nomarr/nomarr/core/gpu"
 	"github.com/nomarr/nomarr/core/monitor"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/restart"
@@ -79,22 +80,34 @@ const MaxDuration = 365 * 24 * time.Hour
 // MaxWorkers bounds workers per instance.
 const MaxWorkers = 1024
 
-// Defaults returns DESIGN §13.
+// DefaultWorkers is the worker count of an instance: the one default the
+// core does not hold, since the core takes the count from its caller.
+const DefaultWorkers = 2
+
+// DefaultFrameInterval is how often a worker writes a health frame (DESIGN
+// §3): the drivers take it from the configuration, so it has no core
+// default.
+const DefaultFrameInterval = 5 * time.Second
+
+// Defaults returns DESIGN §13. Every value but DefaultWorkers and
+// DefaultFrameInterval is the core's own default, read from its
+// DefaultConfig functions and constants, so that a default is written once.
 func Defaults() Config {
-	r := restart.DefaultConfig()
-	b := breaker.DefaultConfig()
+	n := node.DefaultConfig("defaults", "defaults", DefaultWorkers)
+	s, m, r := n.Supervisor, n.Monitor, n.Supervisor.Restart
+	w := worker.DefaultConfig("defaults", "defaults")
 	return Config{
-		Workers:              2,
-		FrameInterval:        5 * time.Second,
-		StaleAfter:           10 * time.Second,
-		HangAfter:            30 * time.Second,
-		StartupTimeout:       60 * time.Second,
-		ColdStartMax:         15 * time.Minute,
-		StallAfter:           10 * time.Minute,
-		StopGrace:            10 * time.Second,
-		CheckInterval:        time.Second,
-		HistoryInterval:      30 * time.Second,
-		HistoryRetention:     node.DefaultHistoryRetention,
+		Workers:              s.Workers,
+		FrameInterval:        DefaultFrameInterval,
+		StaleAfter:           s.StaleAfter,
+		HangAfter:            s.HangAfter,
+		StartupTimeout:       s.StartupTimeout,
+		ColdStartMax:         s.ColdStartMax,
+		StallAfter:           s.StallAfter,
+		StopGrace:            s.StopGrace,
+		CheckInterval:        m.CheckInterval,
+		HistoryInterval:      m.HistoryInterval,
+		HistoryRetention:     n.HistoryRetention,
 		BackoffBase:          r.BackoffBase,
 		BackoffMax:           r.BackoffMax,
 		WindowLimit:          r.WindowLimit,
@@ -102,22 +115,22 @@ func Defaults() Config {
 		LifetimeLimit:        r.LifetimeLimit,
 		HealthyReset:         r.HealthyReset,
 		LifetimeReset:        r.LifetimeReset,
-		LeaseTTL:             30 * time.Second,
-		CleanupPeriod:        30 * time.Second,
-		DiscoverBatch:        8,
-		QuarantineAfter:      2,
-		IdlePollMin:          time.Second,
-		IdlePollMax:          30 * time.Second,
-		CacheIdleTimeout:     5 * time.Minute,
-		MaxConsecutiveErrors: 10,
-		TransientRetries:     5,
-		TransientBase:        60 * time.Second,
-		TransientMax:         30 * time.Minute,
-		BreakerThreshold:     b.Threshold,
-		BreakerCooldown:      b.Cooldown,
-		GPU:                  false,
-		GPUProbeInterval:     15 * time.Second,
-		GPUStaleAfter:        60 * time.Second,
+		LeaseTTL:             s.LeaseTTL,
+		CleanupPeriod:        n.CleanupPeriod,
+		DiscoverBatch:        w.DiscoverBatch,
+		QuarantineAfter:      s.QuarantineAfter,
+		IdlePollMin:          w.IdlePollMin,
+		IdlePollMax:          w.IdlePollMax,
+		CacheIdleTimeout:     w.CacheIdleTimeout,
+		MaxConsecutiveErrors: w.MaxConsecutiveErrors,
+		TransientRetries:     w.TransientRetries,
+		TransientBase:        w.TransientBase,
+		TransientMax:         w.TransientMax,
+		BreakerThreshold:     w.Breaker.Threshold,
+		BreakerCooldown:      w.Breaker.Cooldown,
+		GPU:                  w.UseGPU,
+		GPUProbeInterval:     gpu.ProbeInterval,
+		GPUStaleAfter:        w.GPUStaleAfter,
 	}
 }
 
