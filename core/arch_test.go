@@ -366,3 +366,282 @@ func TestCheckTreeNamesFiles(t *testing.T) {
 		t.Errorf("got %s and %s, want a/a.go:5 and a/b_linux.go:5", rel(got[0]), rel(got[1]))
 	}
 }
+
+// TestStorePortWrappedOnce holds the store port (core/store.Store) to one
+// hand-written forwarding layer, store.Wrap: a wrapper of the port
+// (reconnecting, watching, partitioning, locking) is an Around given to
+// Wrap, so that a new port method is spelled out in the port, its
+// implementations, Wrap and the contract suite, and nowhere else.
+//
+// The rule: it parses every Go file of the module, tests included (go/parser,
+// directories the go tool ignores skipped), and fails, naming the type, when
+// a type declares methods named as more than storePortMaxMethods of the
+// port's methods, except the implementations in storePortImplementations.
+// The port's method names come from parsing core/store (the Store
+// interface, its embedded interfaces expanded), so a new method counts at
+// once. It counts names, not bodies: a forwarding method is caught however
+// it calls through, and a stand-in store written from scratch outside the
+// adapters is refused as well. A type that embeds other types of its
+// package counts their methods too, so a forwarder cut into small embedded
+// pieces adds up. A test double that embeds the port and overrides a few
+// calls (the tests' usual way to inject a fault) stays within the bound.
+func TestStorePortWrappedOnce(t *testing.T) {
+	names, err := storePortMethods(filepath.Join("store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 20 {
+		t.Fatalf("found only %d methods of store.Store: is the test running in core/?", len(names))
+	}
+	over, types, err := storePortOverreach("..", names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if types < 100 {
+		t.Fatalf("saw only %d types with methods under the module root: is the test running in core/?", types)
+	}
+	for _, impl := range storePortImplementations {
+		if _, ok := over[impl]; !ok {
+			t.Errorf("%s no longer declares the port's methods: is the list of implementations stale?", impl)
+		}
+		delete(over, impl)
+	}
+	var offenders []string
+	for typ := range over {
+		offenders = append(offenders, typ)
+	}
+	slices.Sort(offenders)
+	for _, typ := range offenders {
+		t.Errorf("%s declares %d of the store port's methods (at most %d outside the implementations): wrap the port with store.Wrap instead",
+			typ, over[typ], storePortMaxMethods)
+	}
+}
+
+// storePortMaxMethods is how many of the port's methods a type outside
+// storePortImplementations may declare.
+const storePortMaxMethods = 3
+
+// storePortImplementations are the types, as directory.Type from the module
+// root, that spell out the port: the stores and Wrap's forwarder.
+var storePortImplementations = []string{
+	"adapters/sqlite.Store",
+	"adapters/arangodb.Store",
+	"adapters/memstore.Store",
+	"core/store.wrapped",
+}
+
+// storePortMethods parses the package in dir and returns the method names of
+// its Store interface, embedded interfaces of the package expanded.
+func storePortMethods(dir string) (map[string]bool, error) {
+	fset := token.NewFileSet()
+	ifaces := map[string]*ast.InterfaceType{}
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, s := range g.Specs {
+				if ts, ok := s.(*ast.TypeSpec); ok {
+					if it, ok := ts.Type.(*ast.InterfaceType); ok {
+						ifaces[ts.Name.Name] = it
+					}
+				}
+			}
+		}
+	}
+	names := map[string]bool{}
+	var add func(name string) error
+	add = func(name string) error {
+		it, ok := ifaces[name]
+		if !ok {
+			return fmt.Errorf("%s: no interface %s", dir, name)
+		}
+		for _, m := range it.Methods.List {
+			switch x := m.Type.(type) {
+			case *ast.FuncType:
+				for _, n := range m.Names {
+					names[n.Name] = true
+				}
+			case *ast.Ident:
+				if err := add(x.Name); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("%s: %s embeds %T, which this test cannot expand", dir, name, x)
+			}
+		}
+		return nil
+	}
+	return names, add("Store")
+}
+
+// storePortOverreach walks the Go files under root and returns the types
+// (directory.Type, the directory relative to root) that declare, themselves
+// or through embedded types of their package, more than
+// storePortMaxMethods methods named in names; and how many types with
+// methods it saw.
+func storePortOverreach(root string, names map[string]bool) (map[string]int, int, error) {
+	own := map[string]int{}           // dir.Type -> port methods it declares
+	embeds := map[string][]string{}   // dir.Type -> dir.Type of the local types it embeds
+	withMethods := map[string]bool{}  // dir.Type of every receiver seen
+	base := func(e ast.Expr) string { // a receiver's or embedded field's local type name, or ""
+		for {
+			switch x := e.(type) {
+			case *ast.StarExpr:
+				e = x.X
+			case *ast.IndexExpr:
+				e = x.X
+			case *ast.IndexListExpr:
+				e = x.X
+			case *ast.Ident:
+				return x.Name
+			default:
+				return ""
+			}
+		}
+	}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(rel) + "."
+		for _, decl := range f.Decls {
+			switch d := decl.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil || len(d.Recv.List) == 0 {
+					continue
+				}
+				typ := pkg + base(d.Recv.List[0].Type)
+				withMethods[typ] = true
+				if names[d.Name.Name] {
+					own[typ]++
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					ts, ok := s.(*ast.TypeSpec)
+					if !ok {
+						continue
+					}
+					st, ok := ts.Type.(*ast.StructType)
+					if !ok {
+						continue
+					}
+					for _, field := range st.Fields.List {
+						if len(field.Names) == 0 {
+							if b := base(field.Type); b != "" {
+								embeds[pkg+ts.Name.Name] = append(embeds[pkg+ts.Name.Name], pkg+b)
+							}
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	var total func(typ string, seen map[string]bool) int
+	total = func(typ string, seen map[string]bool) int {
+		if seen[typ] {
+			return 0
+		}
+		seen[typ] = true
+		n := own[typ]
+		for _, e := range embeds[typ] {
+			n += total(e, seen)
+		}
+		return n
+	}
+	over := map[string]int{}
+	for typ := range withMethods {
+		if n := total(typ, map[string]bool{}); n > storePortMaxMethods {
+			over[typ] = n
+		}
+	}
+	for typ := range embeds {
+		if n := total(typ, map[string]bool{}); n > storePortMaxMethods {
+			over[typ] = n
+		}
+	}
+	return over, len(withMethods), nil
+}
+
+// TestStorePortOverreachCounts proves the rule of TestStorePortWrappedOnce
+// on a small tree: a forwarder of four methods, and one cut into two
+// embedded pieces of two, are caught; an override of three, and methods
+// named as the port's on unrelated types of other packages, are not.
+func TestStorePortOverreachCounts(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, src string) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a/a.go", `package a
+type whole struct{ s S }
+func (w whole) A() { w.s.A() }
+func (w *whole) B() { w.s.B() }
+func (w whole) C() { w.s.C() }
+func (w whole) D() { w.s.D() }
+type few struct{ S }
+func (f few) A() {}
+func (f few) B() {}
+func (f few) C() {}
+`)
+	write("a/split_test.go", `package a
+type half1 struct{}
+func (half1) A() {}
+func (half1) B() {}
+type half2[T any] struct{}
+func (half2[T]) C() {}
+func (*half2[T]) D() {}
+type joined struct{ half1; *half2[int] }
+`)
+	write("b/b.go", "package b\ntype x struct{}\nfunc (x) A() {}\nfunc (x) B() {}\ntype y struct{}\nfunc (y) C() {}\nfunc (y) D() {}\n")
+	write("a/testdata/t.go", "package t\ntype z struct{}\nfunc (z) A() {}\nfunc (z) B() {}\nfunc (z) C() {}\nfunc (z) D() {}\n")
+	names := map[string]bool{"A": true, "B": true, "C": true, "D": true}
+	over, _, err := storePortOverreach(dir, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"a.whole": 4, "a.joined": 4}
+	if fmt.Sprint(over) != fmt.Sprint(want) { // fmt prints maps in key order
+		t.Fatalf("over the bound: %v, want %v", over, want)
+	}
+}

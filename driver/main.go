@@ -73,7 +73,7 @@ func NewMain(cfg node.Config, st store.Store, clk clock.Clock, log *slog.Logger,
 			sink.Emit(e)
 		}
 	})
-	n, err := node.New(cfg, m.Spawner, watchedStore{st: st, w: m.watch}, counted)
+	n, err := node.New(cfg, m.Spawner, m.watch.wrap(st), counted)
 	if err != nil {
 		return nil, err
 	}

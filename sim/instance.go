@@ -28,7 +28,7 @@ func newInstance(w *World, name string, incarnation int) (*Instance, error) {
 	in := &Instance{w: w, Name: name, ID: fmt.Sprintf("%s:%d", name, incarnation), incarnation: incarnation, procs: map[string]*Process{}}
 	cfg := w.cfg.Node(in.ID, name)
 	cfg.Liveness = w.liveness
-	n, err := node.New(cfg, in, hostStore{w: w, host: name, main: in}, event.SinkFunc(w.record))
+	n, err := node.New(cfg, in, w.storeOf(name, in), event.SinkFunc(w.record))
 	if err != nil {
 		return nil, fmt.Errorf("instance %s: %w", in.ID, err)
 	}

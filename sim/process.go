@@ -57,7 +57,7 @@ func (p *Process) boot() {
 		return
 	}
 	w := p.in.w
-	wk, err := worker.New(w.cfg.Worker(p.comp, p.in.node.Sup.WorkerID(p.comp), p.in.Name, p.pid), hostStore{w: w, host: p.in.Name}, event.SinkFunc(w.record))
+	wk, err := worker.New(w.cfg.Worker(p.comp, p.in.node.Sup.WorkerID(p.comp), p.in.Name, p.pid), w.storeOf(p.in.Name, nil), event.SinkFunc(w.record))
 	if err != nil {
 		p.exit(2, "invalid worker config: "+err.Error())
 		return

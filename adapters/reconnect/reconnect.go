@@ -11,12 +11,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 )
 
 // Opener opens the real store.
 type Opener func(ctx context.Context) (store.Store, error)
+
+// port is the store port, embedded unexported in Store.
+type port = store.Store
 
 // Store opens lazily. It is safe for concurrent use; how it opens is
 // attempt.go's.
@@ -25,6 +27,8 @@ type Opener func(ctx context.Context) (store.Store, error)
 // held during one, so no caller waits on the lock for a dial (see get for
 // how long a caller waits at most); st, once set, is never replaced.
 type Store struct {
+	port // every call of the port, through around
+
 	open     Opener
 	minRetry time.Duration
 	now      func() time.Time
@@ -40,7 +44,9 @@ type Store struct {
 // New returns a lazily opened store; a failed open is tried again no
 // sooner than minRetry after it ended.
 func New(open Opener, minRetry time.Duration) *Store {
-	return &Store{open: open, minRetry: minRetry, now: time.Now}
+	s := &Store{open: open, minRetry: minRetry, now: time.Now}
+	s.port = store.Wrap(s.around)
+	return s
 }
 
 // Underlying returns the open store, if any (for optional interfaces).
@@ -67,204 +73,14 @@ func (s *Store) Close() error {
 	return nil
 }
 
-func (s *Store) UpsertFiles(ctx context.Context, files []store.File) (store.Upserted, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return store.Upserted{}, err
-	}
-	return st.UpsertFiles(ctx, files)
-}
-
-func (s *Store) NextStatSeq(ctx context.Context) (int64, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return st.NextStatSeq(ctx)
-}
-
-func (s *Store) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return st.Discover(ctx, now, after, limit)
-}
-
-func (s *Store) Claim(ctx context.Context, c store.Claim) (store.File, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return store.File{}, err
-	}
-	return st.Claim(ctx, c)
-}
-
-func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion) error {
+// around makes one call of the port on the open store, or fails it as
+// get does while there is none.
+func (s *Store) around(ctx context.Context, _ store.Op, call store.Call) error {
 	st, err := s.get(ctx)
 	if err != nil {
 		return err
 	}
-	return st.Complete(ctx, ref, c)
-}
-
-func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdate) error {
-	st, err := s.get(ctx)
-	if err != nil {
-		return err
-	}
-	return st.Release(ctx, ref, upd)
-}
-
-func (s *Store) ReleaseWorker(ctx context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return st.ReleaseWorker(ctx, workerID, death, crash)
-}
-
-func (s *Store) Quarantine(ctx context.Context, fileKey, reason string) error {
-	st, err := s.get(ctx)
-	if err != nil {
-		return err
-	}
-	return st.Quarantine(ctx, fileKey, reason)
-}
-
-func (s *Store) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) error {
-	st, err := s.get(ctx)
-	if err != nil {
-		return err
-	}
-	return st.KeepClaim(ctx, ref, until)
-}
-
-func (s *Store) RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return st.RenewLeases(ctx, workerIDs, until)
-}
-
-func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return st.CleanupClaims(ctx, now)
-}
-
-func (s *Store) File(ctx context.Context, key string) (store.File, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return store.File{}, err
-	}
-	return st.File(ctx, key)
-}
-
-func (s *Store) ListFiles(ctx context.Context, after string, limit int) ([]store.File, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return st.ListFiles(ctx, after, limit)
-}
-
-func (s *Store) MarkMissing(ctx context.Context, keys []string) (int, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return st.MarkMissing(ctx, keys)
-}
-
-func (s *Store) ForgetMissing(ctx context.Context, keys []string) (int, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return st.ForgetMissing(ctx, keys)
-}
-
-func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return store.Counts{}, err
-	}
-	return st.Counts(ctx)
-}
-
-func (s *Store) GetMeta(ctx context.Context, key string) (string, bool, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return "", false, err
-	}
-	return st.GetMeta(ctx, key)
-}
-
-func (s *Store) SetMeta(ctx context.Context, key, value string) error {
-	st, err := s.get(ctx)
-	if err != nil {
-		return err
-	}
-	return st.SetMeta(ctx, key, value)
-}
-
-func (s *Store) SwapMeta(ctx context.Context, key, old, value string) (bool, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return false, err
-	}
-	return st.SwapMeta(ctx, key, old, value)
-}
-
-func (s *Store) RetryFailed(ctx context.Context, keys []string) (int, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return st.RetryFailed(ctx, keys)
-}
-
-func (s *Store) Retag(ctx context.Context, keys []string, version string) (int, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return st.Retag(ctx, keys, version)
-}
-
-func (s *Store) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return restart.State{}, false, err
-	}
-	return st.LoadRestart(ctx, key)
-}
-
-func (s *Store) SaveRestart(ctx context.Context, key string, rs restart.State) error {
-	st, err := s.get(ctx)
-	if err != nil {
-		return err
-	}
-	return st.SaveRestart(ctx, key, rs)
-}
-
-func (s *Store) AppendHistory(ctx context.Context, rows []store.HistoryRow) error {
-	st, err := s.get(ctx)
-	if err != nil {
-		return err
-	}
-	return st.AppendHistory(ctx, rows)
-}
-
-func (s *Store) PruneHistory(ctx context.Context, before time.Time) (int, error) {
-	st, err := s.get(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return st.PruneHistory(ctx, before)
+	return call(ctx, st)
 }
 
 // RecentHistory forwards to the underlying store when it can read history.

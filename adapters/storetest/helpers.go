@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -128,161 +127,22 @@ type HistoryReader interface {
 // Locked wraps s so that every call holds one mutex: it makes a store that is
 // not safe for concurrent use (memstore) usable by RunConcurrent. It forwards
 // TagReader and HistoryReader when s implements them.
-func Locked(s store.Store) store.Store { return &locked{s: s} }
+func Locked(s store.Store) store.Store {
+	l := &locked{s: s}
+	l.Store = store.Wrap(func(ctx context.Context, _ store.Op, call store.Call) error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return call(ctx, s)
+	})
+	return l
+}
 
+// locked is Locked's store: the port's calls through Wrap, and the
+// optional readers under the same mutex.
 type locked struct {
+	store.Store
 	mu sync.Mutex
 	s  store.Store
-}
-
-func (l *locked) UpsertFiles(ctx context.Context, files []store.File) (store.Upserted, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.UpsertFiles(ctx, files)
-}
-
-func (l *locked) NextStatSeq(ctx context.Context) (int64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.NextStatSeq(ctx)
-}
-
-func (l *locked) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.Discover(ctx, now, after, limit)
-}
-
-func (l *locked) Claim(ctx context.Context, c store.Claim) (store.File, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.Claim(ctx, c)
-}
-
-func (l *locked) Complete(ctx context.Context, ref store.Ref, c store.Completion) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.Complete(ctx, ref, c)
-}
-
-func (l *locked) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdate) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.Release(ctx, ref, upd)
-}
-
-func (l *locked) ReleaseWorker(ctx context.Context, workerID string, death store.Death, crash *store.Crash) ([]store.Released, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.ReleaseWorker(ctx, workerID, death, crash)
-}
-
-func (l *locked) Quarantine(ctx context.Context, fileKey, reason string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.Quarantine(ctx, fileKey, reason)
-}
-
-func (l *locked) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.KeepClaim(ctx, ref, until)
-}
-
-func (l *locked) RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.RenewLeases(ctx, workerIDs, until)
-}
-
-func (l *locked) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.CleanupClaims(ctx, now)
-}
-
-func (l *locked) File(ctx context.Context, key string) (store.File, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.File(ctx, key)
-}
-
-func (l *locked) ListFiles(ctx context.Context, after string, limit int) ([]store.File, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.ListFiles(ctx, after, limit)
-}
-
-func (l *locked) MarkMissing(ctx context.Context, keys []string) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.MarkMissing(ctx, keys)
-}
-
-func (l *locked) ForgetMissing(ctx context.Context, keys []string) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.ForgetMissing(ctx, keys)
-}
-
-func (l *locked) Counts(ctx context.Context) (store.Counts, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.Counts(ctx)
-}
-
-func (l *locked) GetMeta(ctx context.Context, key string) (string, bool, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.GetMeta(ctx, key)
-}
-
-func (l *locked) SetMeta(ctx context.Context, key, value string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.SetMeta(ctx, key, value)
-}
-
-func (l *locked) SwapMeta(ctx context.Context, key, old, value string) (bool, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.SwapMeta(ctx, key, old, value)
-}
-
-func (l *locked) RetryFailed(ctx context.Context, keys []string) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.RetryFailed(ctx, keys)
-}
-
-func (l *locked) Retag(ctx context.Context, keys []string, version string) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.Retag(ctx, keys, version)
-}
-
-func (l *locked) LoadRestart(ctx context.Context, key string) (restart.State, bool, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.LoadRestart(ctx, key)
-}
-
-func (l *locked) SaveRestart(ctx context.Context, key string, st restart.State) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.SaveRestart(ctx, key, st)
-}
-
-func (l *locked) AppendHistory(ctx context.Context, rows []store.HistoryRow) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.AppendHistory(ctx, rows)
-}
-
-func (l *locked) PruneHistory(ctx context.Context, before time.Time) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s.PruneHistory(ctx, before)
 }
 
 // Tags implements TagReader when the wrapped store does.
