@@ -38,6 +38,16 @@
 // ("ID3v2.3 frames RVAD, TSIZ would be lost …", "ID3v2.4 frames TIT2
 // (grouped) would be damaged …") and the file is left untouched.
 //
+// A Vorbis comment (FLAC, Ogg Vorbis, Opus, Ogg FLAC) is read a second
+// time before writing, by a strict parser of the raw block
+// (vorbiscomment.go), and TagLib must have read every field it finds:
+// TagLib skips a whole comment whose field count is larger than its block
+// and drops fields with an invalid name, and would save the file without
+// them. A damaged block, or any field TagLib did not read, fails the write
+// with an error wrapping ErrTagsAtRisk and ErrUnsupported, the file left
+// untouched; after the edit, the copy's raw comment must still hold every
+// other program's field, values unchanged.
+//
 // ErrUnsupported, a permanent failure, also covers anything but a regular
 // file (a FIFO, a device: refused before it is opened, never blocking) and a
 // file TagLib cannot handle although its first bytes look like one of our
@@ -421,6 +431,10 @@ func write(path string, t map[string]string, want *Stamp) (err error) {
 	if err := checkID3v2(orig); err != nil {
 		return wrap(err)
 	}
+	others, err := checkComment(orig, format)
+	if err != nil {
+		return wrap(err)
+	}
 
 	_, _ = tempcopy.RemoveIn(dir) // best effort: what is left waits for the next write or scan
 	tmp, err := tempcopy.Create(dir, tempcopy.Ext(real))
@@ -455,6 +469,9 @@ func write(path string, t map[string]string, want *Stamp) (err error) {
 	}
 	if !maps.Equal(back, wantRead) {
 		return wrap(fmt.Errorf("copy reads back %d tags of ours, not the %d written", len(back), len(wantRead)))
+	}
+	if err := keptOthers(tmp.File, format, others); err != nil {
+		return wrap(err)
 	}
 	if err := tmp.Sync(); err != nil {
 		return wrap(fmt.Errorf("fsync copy: %w", err))
