@@ -21,8 +21,11 @@
 //
 // Failures are *Error values carrying a worker.Class (DESIGN §8): the file's
 // fault is Permanent, a missing or broken ffmpeg is ServiceDown (dependency
-// worker.DepDecoder), a timeout, a cancellation or ffmpeg dying of a signal is
-// Transient. ffmpeg's messages are classified with the file's path taken out,
+// worker.DepDecoder), a timeout or ffmpeg dying of a signal other than a
+// stop's is Transient, and a decode stopped from outside (the context
+// canceled, ffmpeg stopped by SIGTERM, SIGINT, SIGHUP or SIGQUIT, or its
+// silent exit 255 after one) is interrupted: ServiceDown, never a verdict
+// on the file (interrupted.go). ffmpeg's messages are classified with the file's path taken out,
 // and a failure that looks like a broken ffmpeg is ServiceDown only when
 // ffmpeg also fails the preflight (Available's decode of a known-good file).
 package audio
@@ -331,8 +334,10 @@ func run(parent context.Context, opt Options, abs string, maxSamples int, confir
 		var ee *exec.ExitError
 		if errors.As(waitErr, &ee) {
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				return nil, &Error{Class: worker.Transient,
-					Reason: "ffmpeg killed by signal: " + ws.Signal().String(), Err: waitErr}
+				return nil, signalExit(ws.Signal(), waitErr)
+			}
+			if e := stopStatus(ee.ExitCode(), stderr.Bytes(), input, waitErr); e != nil {
+				return nil, e
 			}
 			checks := exitChecks{fileGone: func() bool {
 				_, err := os.Stat(abs)
@@ -356,7 +361,7 @@ func run(parent context.Context, opt Options, abs string, maxSamples int, confir
 // ctxError is the error for a decode whose context ended, or nil.
 func ctxError(parent, ctx context.Context, timeout time.Duration) error {
 	if err := parent.Err(); err != nil {
-		return &Error{Class: worker.Transient, Reason: "decode canceled", Err: err}
+		return interrupted("canceled", err)
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return &Error{Class: worker.Transient,

@@ -430,8 +430,8 @@ func TestCancelKillsFFmpeg(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		e := asError(t, err, worker.Transient)
-		if e.Reason != "decode canceled" || !errors.Is(err, context.Canceled) {
+		e := asError(t, err, worker.ServiceDown)
+		if e.Reason != "decode interrupted: canceled" || !e.Interrupted || !errors.Is(err, context.Canceled) {
 			t.Errorf("got %v", e)
 		}
 	case <-time.After(5 * time.Second):

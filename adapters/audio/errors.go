@@ -14,10 +14,11 @@ import (
 //
 // Reasons: "missing", "unreadable…", "empty", "too short: 0.5 s",
 // "not audio: <ffmpeg's first error line>", "corrupt: <…>" (Permanent);
-// "decode timed out after 5m0s", "decode canceled", "ffmpeg killed by
-// signal: …", "file temporarily unreadable" (reported by ffmpeg: followed
-// by its line), "ffmpeg out of resources: …" (Transient); "ffmpeg not
-// found or not executable …: install ffmpeg …", "ffmpeg is broken: …"
+// "decode timed out after 5m0s", "ffmpeg killed by signal: …" (a signal
+// other than a stop's), "ffmpeg exit status 255 (…)", "file temporarily
+// unreadable" (reported by ffmpeg: followed by its line), "ffmpeg out of
+// resources: …" (Transient); "ffmpeg not found or not executable …:
+// install ffmpeg …", "ffmpeg is broken: …", "decode interrupted: …"
 // (ServiceDown, dependency worker.DepDecoder).
 type Error struct {
 	Class  worker.Class
@@ -26,6 +27,10 @@ type Error struct {
 	// Missing: the file is not there (Reason "missing"); the worker marks
 	// it missing rather than failed (worker.Result.Missing).
 	Missing bool
+	// Interrupted: the decode was stopped from outside (the context
+	// canceled, a stop signal), which says nothing of the file (Reason
+	// "decode interrupted: …", Class ServiceDown).
+	Interrupted bool
 }
 
 func (e *Error) Error() string {

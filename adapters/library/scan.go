@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/nomarr/nomarr/adapters/tagwrite/tempcopy"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -98,6 +100,10 @@ func checkRoot(dir, root, walkRoot string) error {
 // files: the tag writer's temporary copies (".nomarr-tmp-*.flac", which
 // keep the audio extension), macOS's "._*" resource forks beside each
 // track on shared drives, ".Trash" folders. dir itself may be hidden.
+//
+// The walk removes the tag writer's temporary copies that no live write
+// holds (left by a writer killed or crashed mid-write: full-size copies of
+// the audio) as it meets them, and nothing else (removeStaleCopy).
 func Walk(ctx context.Context, dir string, visit func(store.File) error) (unread []Unread, err error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
@@ -134,6 +140,7 @@ func Walk(ctx context.Context, dir string, visit func(store.File) error) (unread
 			if d.IsDir() {
 				return fs.SkipDir
 			}
+			removeStaleCopy(walked, path, d)
 			return nil
 		}
 		if d.IsDir() || !Extensions[strings.ToLower(filepath.Ext(path))] {
@@ -151,4 +158,23 @@ func Walk(ctx context.Context, dir string, visit func(store.File) error) (unread
 			NeedsTagging: true, IsValid: info.Size() > 0})
 	})
 	return unread, err
+}
+
+// removeStaleCopy removes the entry d, at walked (named path under the
+// root), when it is a temporary copy of the tag writer's naming that no
+// live write holds (tempcopy.Remove: a write holds a lock on its copy for
+// as long as it uses it, and the kernel drops it when the writer dies).
+// A copy it cannot check or remove is logged and left for the next scan
+// or write in the folder.
+func removeStaleCopy(walked, path string, d fs.DirEntry) {
+	if !tempcopy.Is(d.Name()) || !d.Type().IsRegular() {
+		return
+	}
+	removed, err := tempcopy.Remove(walked)
+	switch {
+	case err != nil:
+		slog.Warn("library: stale temporary copy left in place", "path", path, "err", err)
+	case removed:
+		slog.Info("library: removed a stale temporary copy of an interrupted tag write", "path", path)
+	}
 }

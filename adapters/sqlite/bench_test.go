@@ -502,3 +502,32 @@ func BenchmarkUpgrade(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkQuickCheck: PRAGMA quick_check on the 100,000-file library, the
+// cost an integrity check at every Open would add (BenchmarkOpen: the open
+// without it).
+func BenchmarkQuickCheck(b *testing.B) {
+	s, err := Open(libraryDB(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for b.Loop() {
+		var res string
+		if err := s.r.QueryRowContext(bg, `PRAGMA quick_check`).Scan(&res); err != nil || res != "ok" {
+			b.Fatalf("quick_check = %q, %v", res, err)
+		}
+	}
+}
+
+// BenchmarkOpen: Open and Close of the 100,000-file library.
+func BenchmarkOpen(b *testing.B) {
+	path := libraryDB(b)
+	for b.Loop() {
+		s, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}

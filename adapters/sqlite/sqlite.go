@@ -18,7 +18,11 @@
 // Errors: the port's semantic errors come back wrapped (errors.Is works)
 // with the operation and key as context; anything else (busy beyond the
 // timeout, read-only file, disk full, I/O error) is a fault with a message
-// that says which.
+// that says which. A damaged file (SQLITE_CORRUPT; SQLITE_NOTADB for a
+// file that starts as a SQLite database, its header cut or overwritten)
+// is a fault that matches store.ErrCorrupt, at Open as at any operation,
+// and says how to repair it (corrupt.go); SQLITE_NOTADB for any other
+// file is ErrWrongDatabase.
 //
 // It has no server clock (store.ServerClock): the processes sharing the
 // file run on one machine (never over a network file system), so they
@@ -68,6 +72,8 @@ type config struct {
 	readers     int
 	pragmas     []string      // extra per-connection pragmas (tests)
 	fileCheck   time.Duration // how often the path is compared with the opened file (fileid.go)
+	// integrityCheck: Open runs PRAGMA quick_check (WithIntegrityCheck).
+	integrityCheck bool
 }
 
 // WithBusyTimeout sets how long an operation waits for a lock held by another
@@ -220,6 +226,11 @@ func (s *Store) open() error {
 	ctx := context.Background()
 	if err := s.bootstrap(ctx); err != nil {
 		return err
+	}
+	if s.cfg.integrityCheck {
+		if err := s.quickCheck(ctx); err != nil {
+			return err
+		}
 	}
 	if err := s.ws.prepare(ctx, s.w, writeSQL); err != nil {
 		return err
@@ -697,9 +708,12 @@ func (s *Store) describe(err error) error {
 	case sqlite3.SQLITE_IOERR:
 		return fmt.Errorf("I/O error: %w", err)
 	case sqlite3.SQLITE_NOTADB:
+		if looksLikeSQLite(s.path) {
+			return corrupt{path: s.path, err: err}
+		}
 		return wrongDatabase{fmt.Errorf("the file is not a SQLite database: %w", err)}
 	case sqlite3.SQLITE_CORRUPT:
-		return fmt.Errorf("database file is corrupt or not a database: %w", err)
+		return corrupt{path: s.path, err: err}
 	}
 	return err
 }

@@ -38,6 +38,16 @@
 // ("ID3v2.3 frames RVAD, TSIZ would be lost …", "ID3v2.4 frames TIT2
 // (grouped) would be damaged …") and the file is left untouched.
 //
+// A Vorbis comment (FLAC, Ogg Vorbis, Opus, Ogg FLAC) is read a second
+// time before writing, by a strict parser of the raw block
+// (vorbiscomment.go), and TagLib must have read every field it finds:
+// TagLib skips a whole comment whose field count is larger than its block
+// and drops fields with an invalid name, and would save the file without
+// them. A damaged block, or any field TagLib did not read, fails the write
+// with an error wrapping ErrTagsAtRisk and ErrUnsupported, the file left
+// untouched; after the edit, the copy's raw comment must still hold every
+// other program's field, values unchanged.
+//
 // ErrUnsupported, a permanent failure, also covers anything but a regular
 // file (a FIFO, a device: refused before it is opened, never blocking) and a
 // file TagLib cannot handle although its first bytes look like one of our
@@ -69,8 +79,10 @@
 // to another user or to a group the process is not in) gets ErrOwner, a
 // kind of ErrReadOnly, before anything is copied. On any error
 // the copy is removed and the original is untouched; a crash (or kill) leaves
-// the original intact plus at most one stale copy. Write removes stale copies
-// (our prefix, older than StaleAfter) from the directory before it writes.
+// the original intact plus at most one stale copy. The write holds a lock
+// on its copy until the copy is renamed or removed (package tempcopy); a
+// copy whose lock can be taken belongs to no live write, and Write removes
+// such copies from the directory before it writes (as a library scan does).
 //
 // TagLib's own file stream ignores write errors (TagLib 1.x), so the shim
 // gives TagLib a stream of its own that reports every failed read or write
@@ -100,9 +112,9 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 	"unicode/utf8"
 
+	"github.com/nomarr/nomarr/adapters/tagwrite/tempcopy"
 	"github.com/nomarr/nomarr/core/tags"
 )
 
@@ -167,13 +179,9 @@ const (
 	vorbisPrefix = "NOM_"
 )
 
-// TempPrefix starts the name of Write's temporary copies.
-const TempPrefix = ".nomarr-tmp-"
-
-// StaleAfter is the age from which Write removes a temporary copy left in a
-// directory (by a crash or a kill). A live write keeps its copy for
-// seconds; 15 minutes leaves a wide margin for slow disks and big files.
-var StaleAfter = 15 * time.Minute
+// TempPrefix starts the name of Write's temporary copies (tempcopy.Is
+// gives their whole naming).
+const TempPrefix = tempcopy.Prefix
 
 // testHookAfterCopy, when set (tests only), runs once the original has been
 // copied to tmp and before TagLib edits the copy.
@@ -423,9 +431,13 @@ func write(path string, t map[string]string, want *Stamp) (err error) {
 	if err := checkID3v2(orig); err != nil {
 		return wrap(err)
 	}
+	others, err := checkComment(orig, format)
+	if err != nil {
+		return wrap(err)
+	}
 
-	cleanStale(dir)
-	tmp, err := os.CreateTemp(dir, TempPrefix+"*"+tempExt(real))
+	_, _ = tempcopy.RemoveIn(dir) // best effort: what is left waits for the next write or scan
+	tmp, err := tempcopy.Create(dir, tempcopy.Ext(real))
 	if err != nil {
 		return wrap(fmt.Errorf("create temporary copy: %w", err))
 	}
@@ -435,8 +447,9 @@ func write(path string, t map[string]string, want *Stamp) (err error) {
 			tmp.Close()
 			os.Remove(tmpName)
 		}
+		tmp.Release() // once the copy is renamed or removed
 	}()
-	if err := copyInto(tmp, orig, st); err != nil {
+	if err := copyInto(tmp.File, orig, st); err != nil {
 		return wrap(fmt.Errorf("copy to %s: %w", filepath.Base(tmpName), err))
 	}
 	if testHookAfterCopy != nil {
@@ -447,15 +460,18 @@ func write(path string, t map[string]string, want *Stamp) (err error) {
 	for _, k := range slices.Sorted(maps.Keys(t)) { // a deterministic layout
 		recs = append(recs, [2]string{FileName(format, k), t[k]})
 	}
-	if err := taglibWrite(tmp, format, prefix(format), recs); err != nil {
+	if err := taglibWrite(tmp.File, format, prefix(format), recs); err != nil {
 		return wrap(fmt.Errorf("edit copy (%s): %w", format, err))
 	}
-	back, err := readOpen(tmp, format)
+	back, err := readOpen(tmp.File, format)
 	if err != nil {
 		return wrap(fmt.Errorf("read back copy (%s): %w", format, err))
 	}
 	if !maps.Equal(back, wantRead) {
 		return wrap(fmt.Errorf("copy reads back %d tags of ours, not the %d written", len(back), len(wantRead)))
+	}
+	if err := keptOthers(tmp.File, format, others); err != nil {
+		return wrap(err)
 	}
 	if err := tmp.Sync(); err != nil {
 		return wrap(fmt.Errorf("fsync copy: %w", err))
@@ -479,16 +495,6 @@ func write(path string, t map[string]string, want *Stamp) (err error) {
 		return wrap(fmt.Errorf("fsync directory (the file is written): %w", err))
 	}
 	return nil
-}
-
-// tempExt keeps the original's extension (at most 16 bytes) on the copy, for
-// whoever looks at a stale one.
-func tempExt(path string) string {
-	ext := filepath.Ext(path)
-	if len(ext) > 16 {
-		return ""
-	}
-	return ext
 }
 
 const wOK = 2 // access(2) W_OK
@@ -580,23 +586,4 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// cleanStale removes our temporary copies in dir older than StaleAfter. It is
-// best effort: a copy it cannot remove stays for the next write.
-func cleanStale(dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), TempPrefix) || !e.Type().IsRegular() {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil || time.Since(info.ModTime()) < StaleAfter {
-			continue
-		}
-		os.Remove(filepath.Join(dir, e.Name()))
-	}
 }
