@@ -473,9 +473,13 @@ func TestExitClassesFromFakeFFmpeg(t *testing.T) {
 		// More stderr than the limit: ffmpeg is never blocked on it.
 		{`head -c 1000000 /dev/zero | tr '\0' x >&2; echo >&2; exit 1`, worker.Permanent, "corrupt: xxx"},
 	} {
+		// The script is written before any subtest runs: a child forked
+		// while another subtest still held it open for writing would fail
+		// to exec it ("text file busy").
+		ffmpeg := script(t, c.body)
 		t.Run(c.reason, func(t *testing.T) {
 			t.Parallel()
-			_, err := Decode(context.Background(), anyFile(t), Options{FFmpeg: script(t, c.body)})
+			_, err := Decode(context.Background(), anyFile(t), Options{FFmpeg: ffmpeg})
 			e := asError(t, err, c.class)
 			if !strings.HasPrefix(e.Reason, c.reason) {
 				t.Errorf("reason %q, want %q", e.Reason, c.reason)
