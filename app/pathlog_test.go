@@ -1,11 +1,9 @@
-package main
+package app
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -199,12 +197,7 @@ func TestPathLookupPausesAfterAFailure(t *testing.T) {
 // model set's version, the library and the write mode (and, for musicnn,
 // the models' folder).
 func TestServingLineSaysWhatRuns(t *testing.T) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	s, _, err := loadSettings(fs, []string{"--data-dir", t.TempDir(), "--analyzer", "noop", "--library-root", "/srv/music", "--write-mode", "none", "--node", "n1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testSettings(t, "--data-dir", t.TempDir(), "--analyzer", "noop", "--library-root", "/srv/music", "--write-mode", "none", "--node", "n1")
 	var buf bytes.Buffer
 	slog.New(slog.NewTextHandler(&buf, nil)).Info("serving", servingAttrs(s, "127.0.0.1:8356")...)
 	for _, want := range []string{"http=127.0.0.1:8356", "node=n1", "analyzer=noop", "model_set=", "library_root=/srv/music", "write_mode=none"} {
@@ -223,7 +216,7 @@ func TestServingLineSaysWhatRuns(t *testing.T) {
 // stop, or a non-zero exit during one, still is.
 func TestCleanStopNotLoggedAsUnhealthy(t *testing.T) {
 	var buf bytes.Buffer
-	sink := logSink(slog.New(slog.NewTextHandler(&buf, nil)))
+	sink := LogSink(slog.New(slog.NewTextHandler(&buf, nil)))
 	sink.Emit(event.Event{Event: event.Exit, Component: "worker:discovery:0", Code: event.IntPtr(0), Reason: "exited with code 0"})
 	sink.Emit(event.Event{Event: event.Status, Component: "worker:discovery:0", From: "healthy", To: "unhealthy"})
 	sink.Emit(event.Event{Event: event.Stop, Reason: "signal"})
