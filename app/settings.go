@@ -35,7 +35,7 @@ type Settings struct {
 	from map[string]string
 }
 
-// The sources a key's value can come from (settings.from).
+// The sources a key's value can come from (Settings.from).
 const (
 	fromFile = "config file"
 	fromEnv  = "environment"

@@ -252,7 +252,7 @@ func writeFailedWorkers(stdout io.Writer, ws []httpapi.WorkerInfo, reset func() 
 // store's error is printed in their place. The hosts' model-set records
 // follow, in one line, with one more when they hold the re-tagging back
 // (writeModelSetsLine). again names the commands a line points to
-// (settings.Again).
+// (app.Settings.Again).
 func writeStatus(stdout io.Writer, info httpapi.Info, now time.Time, again func(...string) string) {
 	if info.StoreError != "" {
 		msg := info.StoreError // often says it already

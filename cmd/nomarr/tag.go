@@ -176,7 +176,7 @@ func printSummary(w io.Writer, before, now store.Counts, took time.Duration) {
 const pauseAdvice = "the workers are paused (nomarr workers pause, the API, or the dashboard of a serve on this store)"
 
 // pauseHint is what to run to go on after a pause, with the store flags
-// this run was given (settings.again).
+// this run was given (app.Settings.Again).
 func pauseHint(s *app.Settings, dir string) string {
 	return fmt.Sprintf("; run `%s`, then `%s` again", s.Again("workers", "resume"), s.Again("tag", dir))
 }
