@@ -645,3 +645,118 @@ type joined struct{ half1; *half2[int] }
 		t.Fatalf("over the bound: %v, want %v", over, want)
 	}
 }
+
+// The application layer's rules (DESIGN §1: cmd/ parses flags and prints,
+// app/ composes): every goroutine of a run is started, stopped and
+// supervised in app/ (app/service), so no non-test file under cmd/ holds a
+// go statement; and the application never depends on the simulator, so no
+// file under app/ imports sim or a package under it. Both are checked on
+// the parsed files (go/parser), naming file:line.
+
+// layerOffences parses the Go files under root (test files too when
+// withTests; testdata skipped) and returns, as "path:line: what", what
+// check reports of each.
+func layerOffences(t *testing.T, root string, withTests bool, check func(fset *token.FileSet, f *ast.File) []string) (files int, offences []string) {
+	t.Helper()
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || (!withTests && strings.HasSuffix(path, "_test.go")) {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		files++
+		offences = append(offences, check(fset, f)...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files, offences
+}
+
+// goStatements reports every go statement of f.
+func goStatements(fset *token.FileSet, f *ast.File) (out []string) {
+	ast.Inspect(f, func(n ast.Node) bool {
+		if g, ok := n.(*ast.GoStmt); ok {
+			out = append(out, fmt.Sprintf("%s: go statement", fset.Position(g.Go)))
+		}
+		return true
+	})
+	return out
+}
+
+// simImports reports every import of sim or of a package under it.
+func simImports(fset *token.FileSet, f *ast.File) (out []string) {
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if p == module+"/sim" || strings.HasPrefix(p, module+"/sim/") {
+			out = append(out, fmt.Sprintf("%s: imports %s", fset.Position(imp.Pos()), p))
+		}
+	}
+	return out
+}
+
+func TestCmdStartsNoGoroutine(t *testing.T) {
+	files, offences := layerOffences(t, filepath.Join("..", "cmd"), false, goStatements)
+	if files < 10 {
+		t.Fatalf("walked only %d non-test files under cmd/: is the test running in core/?", files)
+	}
+	if len(offences) > 0 {
+		t.Fatalf("cmd/ parses flags and prints; its goroutines belong to app/ (app/service):\n  %s", strings.Join(offences, "\n  "))
+	}
+}
+
+func TestAppNeverImportsSim(t *testing.T) {
+	files, offences := layerOffences(t, filepath.Join("..", "app"), true, simImports)
+	if files < 10 {
+		t.Fatalf("walked only %d files under app/: is the test running in core/?", files)
+	}
+	if len(offences) > 0 {
+		t.Fatalf("the application must not depend on the simulator:\n  %s", strings.Join(offences, "\n  "))
+	}
+}
+
+// TestLayerChecksFire proves that both checks see what they look for, and
+// nothing else.
+func TestLayerChecksFire(t *testing.T) {
+	dir := t.TempDir()
+	src := map[string]string{
+		"a.go":          "package a\n\nimport (\n\t\"fmt\"\n\t\"github.com/nomarr/nomarr/sim/scripted\"\n)\n\nfunc F() {\n\tgo fmt.Println()\n\tgo func() {}()\n}\n\nvar _ = scripted.NewScript\n",
+		"b.go":          "package a\n\nimport s \"github.com/nomarr/nomarr/sim\"\n\nvar _ = s.Load\n",
+		"c.go":          "package a\n\nimport \"github.com/nomarr/nomarr/simulated\"\n\n// go f() in a comment\nvar _ = simulated.X\n",
+		"a_test.go":     "package a\n\nfunc g() { go g() }\n",
+		"testdata/x.go": "package x\n\nfunc f() { go f() }\n",
+	}
+	for name, body := range src {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files, got := layerOffences(t, dir, false, goStatements); files != 3 || len(got) != 2 ||
+		!strings.HasSuffix(got[0], "a.go:9:2: go statement") || !strings.HasSuffix(got[1], "a.go:10:2: go statement") {
+		t.Errorf("go statements: %d files, %q; want 3 files and a.go:9 and a.go:10", files, got)
+	}
+	if files, got := layerOffences(t, dir, true, goStatements); files != 4 || len(got) != 3 {
+		t.Errorf("go statements with the tests: %d files, %q; want 4 files and 3 offences", files, got)
+	}
+	if _, got := layerOffences(t, dir, true, simImports); len(got) != 2 ||
+		!strings.Contains(got[0], "imports github.com/nomarr/nomarr/sim/scripted") || !strings.Contains(got[1], "imports github.com/nomarr/nomarr/sim") {
+		t.Errorf("sim imports: %q; want a.go's sim/scripted and b.go's sim", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/nomarr/nomarr/adapters/library"
+	"github.com/nomarr/nomarr/app"
 	"io"
 	"net/http"
 	"strings"
@@ -23,7 +24,7 @@ import (
 // behind it. Pause and resume then write the cluster-wide flag, which the
 // workers of any running main process read. Reset clears the persisted
 // restart state so the next start spawns the worker, unless a main
-// process may be running under this node name (nodeInUse): it keeps the
+// process may be running under this node name (app.NodeInUse): it keeps the
 // restart state in memory and would write over the reset. An ID that
 // names no worker is refused either way (exit 1).
 func runWorkers(args []string, stdout, stderr io.Writer) int {
@@ -54,7 +55,7 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr workers:", apiErr)
 		return 1
 	}
-	st, err := openExisting(s)
+	st, err := app.OpenExisting(s)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr workers:", err)
 		return 1
@@ -68,7 +69,7 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	case "reset":
-		why, err := nodeInUse(ctx, st, s.get("node"), s.core.LeaseTTL)
+		why, err := app.NodeInUse(ctx, st, s.Get("node"), s.Core.LeaseTTL)
 		if err == nil && why != "" {
 			err = fmt.Errorf("%s; it would overwrite a reset written in the store: "+
 				"reset through its API (--http-addr, the address it serves), or once it has stopped", why)
@@ -77,7 +78,7 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "nomarr workers:", err)
 			return 1
 		}
-		ids, err := offlineResetIDs(ctx, st, s.get("node"), s.core.Workers, id)
+		ids, err := offlineResetIDs(ctx, st, s.Get("node"), s.Core.Workers, id)
 		if err != nil {
 			fmt.Fprintln(stderr, "nomarr workers:", err)
 			return 1
@@ -93,7 +94,7 @@ func runWorkers(args []string, stdout, stderr io.Writer) int {
 		id = strings.Join(ids, ", ")
 		now := time.Now().UnixMilli()
 		for _, c := range ids {
-			key := supervisor.RestartKey(s.get("node"), c)
+			key := supervisor.RestartKey(s.Get("node"), c)
 			if err := st.SaveRestart(ctx, key, restart.Reset(restart.State{Component: key}, now)); err != nil {
 				fmt.Fprintln(stderr, "nomarr workers:", err)
 				return 1
@@ -119,17 +120,17 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr scan:", err)
 		return 1
 	}
-	st, err := openForSettings(s)
+	st, err := app.OpenForSettings(s)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr scan:", err)
 		return 1
 	}
 	defer st.Close()
-	r, err := scanLibrary(context.Background(), st, rest[0], modelScan{}, newLogger(s, stderr)) // indexes only: re-tagging is for the processes whose workers tag
+	r, err := app.ScanLibrary(context.Background(), st, rest[0], app.ModelScan{}, app.NewLogger(s, stderr)) // indexes only: re-tagging is for the processes whose workers tag
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr scan:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "scanned %s: %s\n", rest[0], r.summary())
+	fmt.Fprintf(stdout, "scanned %s: %s\n", rest[0], scanSummary(r))
 	return 0
 }

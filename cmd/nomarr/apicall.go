@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"syscall"
 	"time"
+
+	"github.com/nomarr/nomarr/app"
 )
 
 // apiTimeout is how long an admin command waits for the daemon's answer
@@ -40,15 +42,15 @@ var errNoDaemon = errors.New("no nomarr daemon")
 // call, or the process stopped) and every other transport error are
 // other errors, so that no command writes behind a running daemon. Such a
 // request may still be carried out later by the daemon.
-func apiCall(s *settings, method, path string, out any) error {
-	addr := s.get("http_addr")
+func apiCall(s *app.Settings, method, path string, out any) error {
+	addr := s.Get("http_addr")
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, nil)
 	if err != nil {
 		return fmt.Errorf("request to %s: %w", addr, err)
 	}
-	if tok := s.get("api_token"); tok != "" {
+	if tok := s.Get("api_token"); tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := apiClient.Do(req)

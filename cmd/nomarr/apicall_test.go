@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/process"
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/supervisor"
@@ -30,14 +31,14 @@ func offlineStore(t *testing.T, addr string) (base []string, failed func() bool)
 		t.Fatal(err)
 	}
 	key := supervisor.RestartKey("n1", "worker:discovery:0")
-	withStore(t, s, func(st closer) {
+	withStore(t, s, func(st app.Store) {
 		if err := st.SaveRestart(context.Background(), key, restart.State{Component: key, FailedAtWallMs: 1, FailureReason: "window limit"}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	return base, func() bool {
 		var f bool
-		withStore(t, s, func(st closer) {
+		withStore(t, s, func(st app.Store) {
 			rs, _, err := st.LoadRestart(context.Background(), key)
 			if err != nil {
 				t.Fatal(err)
@@ -48,9 +49,9 @@ func offlineStore(t *testing.T, addr string) (base []string, failed func() bool)
 	}
 }
 
-func withStore(t *testing.T, s *settings, f func(closer)) {
+func withStore(t *testing.T, s *app.Settings, f func(app.Store)) {
 	t.Helper()
-	st, err := openForSettings(s)
+	st, err := app.OpenForSettings(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestOfflineResetRefusedUnderALiveHold(t *testing.T) {
 	hold := func(h node.NameHolder) {
 		t.Helper()
 		b, _ := json.Marshal(h)
-		withStore(t, s, func(st closer) {
+		withStore(t, s, func(st app.Store) {
 			if err := st.SetMeta(context.Background(), node.NameKeyPrefix+"n1", string(b)); err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +170,7 @@ func TestOfflineResetRefusedUnderALiveHold(t *testing.T) {
 	for _, h := range []node.NameHolder{released, gone, longLapsed} {
 		hold(h)
 		key := supervisor.RestartKey("n1", "worker:discovery:0")
-		withStore(t, s, func(st closer) {
+		withStore(t, s, func(st app.Store) {
 			_ = st.SaveRestart(context.Background(), key, restart.State{Component: key, FailedAtWallMs: 1, FailureReason: "window limit"})
 		})
 		if rc, msg := reset(); rc != 0 || failed() {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nomarr/nomarr/app"
 )
 
 // TestMusicNNRefusedWithoutCgo: a binary built without cgo (no C compiler
@@ -15,8 +17,8 @@ import (
 // failure, persisted, outlived the rebuild. The noop and script analyzers
 // need no cgo.
 func TestMusicNNRefusedWithoutCgo(t *testing.T) {
-	defer func(v bool) { haveCgo = v }(haveCgo)
-	haveCgo = false
+	defer func(v bool) { app.HaveCgo = v }(app.HaveCgo)
+	app.HaveCgo = false
 	lib := t.TempDir()
 	audioFiles(t, lib, "a.mp3")
 	data := filepath.Join(t.TempDir(), "data")
@@ -42,7 +44,7 @@ func TestMusicNNRefusedWithoutCgo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := checkAnalyzer(s); err != nil {
+		if err := app.CheckAnalyzer(s); err != nil {
 			t.Errorf("analyzer %s refused without cgo: %v", analyzer, err)
 		}
 	}

@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/app"
 )
 
 // loadWithFile runs loadSettings on a config.yaml holding body, with a
 // temporary data_dir and the extra command-line args.
-func loadWithFile(t *testing.T, body string, args ...string) (*settings, error) {
+func loadWithFile(t *testing.T, body string, args ...string) (*app.Settings, error) {
 	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "config.yaml")
@@ -38,7 +39,7 @@ func TestConfigFileNullLeavesKeyUnset(t *testing.T) {
 			t.Fatalf("%q: %v", body, err)
 		}
 		for _, k := range []string{"api_token", "library_root"} {
-			if v := s.get(k); v != "" {
+			if v := s.Get(k); v != "" {
 				t.Errorf("config.yaml %q: %s = %q, want empty (unset)", strings.TrimSpace(body), k, v)
 			}
 		}
@@ -47,16 +48,16 @@ func TestConfigFileNullLeavesKeyUnset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.get("http_addr") != appKeys["http_addr"] || s.get("write_mode") != appKeys["write_mode"] {
-		t.Errorf("null http_addr / write_mode: got %q / %q, want the defaults", s.get("http_addr"), s.get("write_mode"))
+	if s.Get("http_addr") != app.Default("http_addr") || s.Get("write_mode") != app.Default("write_mode") {
+		t.Errorf("null http_addr / write_mode: got %q / %q, want the defaults", s.Get("http_addr"), s.Get("write_mode"))
 	}
 	s, err = loadWithFile(t, "api_token:\nhttp_addr: 0.0.0.0:8356\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := httpapi.New(nopBackend{}, httpapi.Options{Addr: s.get("http_addr"), Token: s.get("api_token")}); err == nil {
+	if _, err := httpapi.New(nopBackend{}, httpapi.Options{Addr: s.Get("http_addr"), Token: s.Get("api_token")}); err == nil {
 		t.Errorf("an empty api_token with http_addr 0.0.0.0:8356: the API starts with token %q instead of refusing",
-			s.get("api_token"))
+			s.Get("api_token"))
 	}
 }
 
@@ -79,12 +80,12 @@ func TestConfigFileKeepsScalarSourceText(t *testing.T) {
 			t.Errorf("%s: %s: %v", c.key, c.val, err)
 			continue
 		}
-		if got := s.get(c.key); got != c.want {
+		if got := s.Get(c.key); got != c.want {
 			t.Errorf("config.yaml `%s: %s` read as %q, want %q", c.key, c.val, got, c.want)
 		}
 	}
 	s, err := loadWithFile(t, "workers: 3\ngpu: true\nhang_after: 45s\n")
-	if err != nil || s.core.Workers != 3 || !s.core.GPU || s.core.HangAfter.String() != "45s" {
+	if err != nil || s.Core.Workers != 3 || !s.Core.GPU || s.Core.HangAfter.String() != "45s" {
 		t.Errorf("workers: 3, gpu: true, hang_after: 45s read as %+v, %v", s, err)
 	}
 }
@@ -113,19 +114,19 @@ func TestConfigFileRejectsNonScalarValues(t *testing.T) {
 // environment and flags, not only config.yaml), with invalid values
 // refused, and that workers wins when one source sets both.
 func TestTaggerWorkerCountEverywhere(t *testing.T) {
-	workers := func(s *settings) int {
+	workers := func(s *app.Settings) int {
 		if s == nil {
 			return -1
 		}
-		return s.core.Workers
+		return s.Core.Workers
 	}
 	t.Setenv("NOMARR_TAGGER_WORKER_COUNT", "6")
 	s, err := loadWithFile(t, "workers: 3\n")
-	if err != nil || s.core.Workers != 6 {
+	if err != nil || s.Core.Workers != 6 {
 		t.Errorf("NOMARR_TAGGER_WORKER_COUNT=6 over the file's workers 3: workers = %d, err %v; want 6", workers(s), err)
 	}
 	t.Setenv("NOMARR_WORKERS", "4")
-	if s, err = loadWithFile(t, ""); err != nil || s.core.Workers != 4 {
+	if s, err = loadWithFile(t, ""); err != nil || s.Core.Workers != 4 {
 		t.Errorf("NOMARR_WORKERS=4 and NOMARR_TAGGER_WORKER_COUNT=6: workers = %d, err %v; want 4", workers(s), err)
 	}
 	os.Unsetenv("NOMARR_WORKERS")
@@ -136,16 +137,16 @@ func TestTaggerWorkerCountEverywhere(t *testing.T) {
 	os.Unsetenv("NOMARR_TAGGER_WORKER_COUNT")
 	for _, flagName := range []string{"--tagger-worker-count", "--tagger_worker_count"} {
 		s, err = loadWithFile(t, "", flagName, "5")
-		if err != nil || s.core.Workers != 5 {
+		if err != nil || s.Core.Workers != 5 {
 			t.Errorf("%s 5: workers %d, err %v", flagName, workers(s), err)
 		}
 	}
 	s, err = loadWithFile(t, "", "--workers", "2", "--tagger-worker-count", "5")
-	if err != nil || s.core.Workers != 2 {
+	if err != nil || s.Core.Workers != 2 {
 		t.Errorf("--workers 2 --tagger-worker-count 5: workers %d, err %v; want 2", workers(s), err)
 	}
 	s, err = loadWithFile(t, "tagger_worker_count: 7\nworkers: 3\n")
-	if err != nil || s.core.Workers != 3 {
+	if err != nil || s.Core.Workers != 3 {
 		t.Errorf("config.yaml workers 3 and tagger_worker_count 7: workers %d, err %v; want 3", workers(s), err)
 	}
 }

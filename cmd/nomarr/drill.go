@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/driver"
@@ -79,7 +80,7 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 		*stateDir = filepath.Join(filepath.Dir(trimScheme(*db)), "drill-state")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := openStore(context.Background(), *db)
+	st, err := app.OpenStore(context.Background(), *db)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr drill:", err)
 		return 2
@@ -122,7 +123,7 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 		tw.Flush() // a SIGKILL of this process must not lose the trace
 		tmu.Unlock()
 	})
-	self, argv0, err := selfBinary()
+	self, argv0, err := app.SelfBinary()
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr drill:", err)
 		return 2
@@ -130,18 +131,18 @@ func runDrill(args []string, stdout, stderr io.Writer) int {
 	name := sc.Instances[0]
 	instance := fmt.Sprintf("%s:%d", name, os.Getpid())
 	values := cfg.Values()
-	keepInherited(log)
+	app.KeepInherited(log)
 	var m *driver.Main
 	command := func(component string, gen uint64) (string, []string) { // called once m is running
 		return self, []string{"worker", "--component", component, "--worker-id", m.Node.Sup.WorkerID(component), "--node", name}
 	}
-	m, err = driver.NewMain(holdingName(cfg.Node(instance, name)), st, nil, log, sink, command, stderr)
+	m, err = driver.NewMain(app.HoldingName(cfg.Node(instance, name)), st, nil, log, sink, command, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr drill:", err)
 		return 2
 	}
 	m.Spawner.Name = argv0
-	m.Spawner.Env = workerEnvironment(workerSpec{DB: *db, Config: values, Analyzer: "script:" + files[0],
+	m.Spawner.Env = app.WorkerEnvironment(app.WorkerSpec{DB: *db, Config: values, Analyzer: "script:" + files[0],
 		StateDir: *stateDir, ModelLoad: sc.ModelLoad()})
 
 	// A stop fault is a SIGTERM to this process, handled as `nomarr serve`

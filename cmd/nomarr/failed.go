@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -49,12 +50,12 @@ func runRetry(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
-// inBatches runs op over the keys of files, listBatch at a time, and
+// inBatches runs op over the keys of files, app.ListBatch at a time, and
 // returns the sum of its counts (up to a failure, with its error).
 func inBatches(ctx context.Context, files []store.File, op func(context.Context, []string) (int, error)) (int, error) {
 	n := 0
-	for start := 0; start < len(files); start += listBatch {
-		page := files[start:min(start+listBatch, len(files))]
+	for start := 0; start < len(files); start += app.ListBatch {
+		page := files[start:min(start+app.ListBatch, len(files))]
 		keys := make([]string, len(page))
 		for i, f := range page {
 			keys[i] = f.Key
@@ -102,20 +103,20 @@ func withFailed(name string, args []string, stdout, stderr io.Writer,
 // next on the same files and store.
 type scope struct {
 	where string
-	s     *settings
+	s     *app.Settings
 	dir   []string // DIR as given, when given
 }
 
 // again is `nomarr CMD [DIR]` with the store flags this command was given.
 func (sc scope) again(cmd string) string {
-	return sc.s.again(append([]string{cmd}, sc.dir...)...)
+	return sc.s.Again(append([]string{cmd}, sc.dir...)...)
 }
 
 // tag is `nomarr tag DIR` with those flags, DIR left for the user to fill
 // when none was given (tag tags the whole store whatever DIR it scans).
 func (sc scope) tag() string {
 	if len(sc.dir) == 0 {
-		return sc.s.again("tag", "DIR")
+		return sc.s.Again("tag", "DIR")
 	}
 	return sc.again("tag")
 }
@@ -150,7 +151,7 @@ func withFiles(name string, pick func(page []store.File) []store.File, args []st
 			gone = abs
 		}
 	}
-	st, err := openExisting(s)
+	st, err := app.OpenExisting(s)
 	if err != nil {
 		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
 		return 1
@@ -159,7 +160,7 @@ func withFiles(name string, pick func(page []store.File) []store.File, args []st
 	ctx := context.Background()
 	var picked []store.File
 	for after := ""; ; {
-		page, err := st.ListFiles(ctx, after, listBatch)
+		page, err := st.ListFiles(ctx, after, app.ListBatch)
 		if err != nil {
 			fmt.Fprintf(stderr, "nomarr %s: store: %v\n", name, err)
 			return 1
@@ -172,7 +173,7 @@ func withFiles(name string, pick func(page []store.File) []store.File, args []st
 		for _, f := range page {
 			known = known || (gone != "" && (f.Path == gone || inventory.Under(gone, f.Path)))
 		}
-		if len(page) < listBatch {
+		if len(page) < app.ListBatch {
 			break
 		}
 		after = page[len(page)-1].Key

@@ -5,10 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
-	"sort"
 	"strings"
 
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/config"
 )
 
@@ -53,7 +52,7 @@ func reportFlagError(stderr io.Writer, name string, fs *flag.FlagSet, err error)
 		msg = "unknown flag --" + flagName
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, strings.ReplaceAll(f.Name, "_", "-")) })
-		if k := closest(strings.ReplaceAll(flagName, "_", "-"), names); k != "" {
+		if k := app.Closest(strings.ReplaceAll(flagName, "_", "-"), names); k != "" {
 			msg += " (did you mean --" + k + "?)"
 		}
 	} else if strings.HasPrefix(msg, "flag needs an argument: -") || strings.HasPrefix(msg, "invalid ") {
@@ -69,7 +68,7 @@ func reportFlagError(stderr io.Writer, name string, fs *flag.FlagSet, err error)
 // -h or --help prints the command's help on stdout (exit 0); a bad flag
 // or configuration is one line on stderr (exit 2). When ok is false the
 // command exits with code.
-func commandSettings(name string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (s *settings, rest []string, code int, ok bool) {
+func commandSettings(name string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (s *app.Settings, rest []string, code int, ok bool) {
 	s, rest, err := loadSettings(fs, args)
 	var fe *flagError
 	switch {
@@ -107,7 +106,7 @@ func printHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	c, _ := findCommand(name)
 	fmt.Fprintf(w, "%s\n\n%s", usageLine(name), c.about)
 	keyFlags := map[string]bool{}
-	for _, k := range allKeys() {
+	for _, k := range app.Keys() {
 		keyFlags[k], keyFlags[strings.ReplaceAll(k, "_", "-")] = true, true
 	}
 	var own []*flag.Flag
@@ -128,12 +127,7 @@ func printHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	}
 	fmt.Fprintln(w, "\nconfiguration keys with their defaults; each is also NOMARR_<KEY> in the\n"+
 		"environment and <key> (snake_case) in config.yaml:")
-	appNames := make([]string, 0, len(appKeys))
-	for k := range appKeys {
-		appNames = append(appNames, k)
-	}
-	sort.Strings(appNames)
-	for _, k := range appNames {
+	for _, k := range app.AppKeys() {
 		writeKey(w, k, appDefault(k))
 	}
 	fmt.Fprintln(w, "worker system:")
@@ -171,7 +165,7 @@ func appDefault(key string) string {
 	if d, ok := appDefaults[key]; ok {
 		return d
 	}
-	return appKeys[key]
+	return app.Default(key)
 }
 
 // shortDuration writes a duration's text without its zero tail: 1m, not
@@ -186,96 +180,22 @@ func shortDuration(v string) string {
 	return v
 }
 
-// ownEnv are the NOMARR_* variables the project sets or reads for other
-// purposes than configuration: the configuration file, the worker
-// specification a main process hands its workers, and test switches
-// (besides every name with a TEST word, such as NOMARR_TEST_ARANGO_URL).
-var ownEnv = []string{"NOMARR_CONFIG", workerEnv, "NOMARR_PROPERTY_CHECKS", "NOMARR_SCAN_FILES", "NOMARR_WRITE_TRACES",
-	"NOMARR_SQLITE_HELPER", "NOMARR_SQLITE_DB", "NOMARR_SQLITE_WORKER", "NOMARR_TAGWRITE_CHILD"}
-
-// envWarnings returns a line for each NOMARR_* variable of environ (KEY=VALUE
-// entries) that no configuration key reads, naming the closest key when
-// one is an obvious typo. A worker never calls it: its environment is its
-// main process's, already warned about.
-func envWarnings(environ []string) []string {
-	known := map[string]bool{}
-	for _, k := range allKeys() {
-		known["NOMARR_"+strings.ToUpper(k)] = true
+// loadSettings defines the configuration's flags on fs, parses args (flags
+// and positional arguments in any order) and resolves the settings
+// (app.Sources.Resolve). -h or --help returns flag.ErrHelp, and a flag the
+// command does not know a *flagError, for the caller to report
+// (commandSettings). NOMARR_* variables that no key reads are warned about
+// on fs's output.
+func loadSettings(fs *flag.FlagSet, args []string) (*app.Settings, []string, error) {
+	src := app.DefineFlags(fs)
+	warnings := fs.Output()
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, nil, err
 	}
-	var names []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		rest, ok := strings.CutPrefix(name, "NOMARR_")
-		if !ok || known[name] || slices.Contains(ownEnv, name) || slices.Contains(strings.Split(rest, "_"), "TEST") {
-			continue
-		}
-		names = append(names, name)
+	s, err := src.Resolve(warnings)
+	if err != nil {
+		return nil, nil, err
 	}
-	sort.Strings(names)
-	var out []string
-	for _, name := range slices.Compact(names) {
-		line := "nomarr: ignoring " + name + ": not a configuration key"
-		if k := closestKey(strings.TrimPrefix(name, "NOMARR_")); k != "" {
-			line += " (did you mean NOMARR_" + strings.ToUpper(k) + "?)"
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
-// closestKey returns the configuration key that name (any case, dashes or
-// underscores) most likely misspells, or "" (closest).
-func closestKey(name string) string {
-	return closest(strings.ReplaceAll(strings.ToLower(name), "-", "_"), allKeys())
-}
-
-// closest returns the candidate that name most likely misspells: the only
-// one within two edits (a swap of neighbours is one) and fewer edits than
-// a third of its length; "" when there is none or more than one. An alias
-// and its key count as one.
-func closest(name string, candidates []string) string {
-	best, bestD, tie := "", 3, false
-	for _, k := range candidates {
-		d := editDistance(name, k)
-		if d > 2 || 3*d > len(k) {
-			continue
-		}
-		canon := func(s string) string { return config.Canonical(strings.ReplaceAll(s, "-", "_")) }
-		switch {
-		case d < bestD:
-			best, bestD, tie = k, d, false
-		case d == bestD && canon(k) != canon(best):
-			tie = true
-		}
-	}
-	if tie {
-		return ""
-	}
-	return best
-}
-
-// editDistance is the optimal string alignment distance of a and b:
-// insertions, deletions, substitutions and swaps of neighbours, one each.
-func editDistance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
+	return s, rest, nil
 }

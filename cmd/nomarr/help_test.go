@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/config"
 )
 
@@ -173,17 +174,6 @@ func TestUnknownEnvironmentWarned(t *testing.T) {
 	}
 }
 
-func TestClosestKey(t *testing.T) {
-	for name, want := range map[string]string{
-		"WROKERS": "workers", "wrkers": "workers", "LOGLEVEL": "log_level", "log-levle": "log_level",
-		"workers": "workers", "STOP_GRACE": "stop_grace", "FROBNICATE": "", "DB_PATH": "", "X": "",
-	} {
-		if got := closestKey(name); got != want {
-			t.Errorf("closestKey(%q) = %q, want %q", name, got, want)
-		}
-	}
-}
-
 // TestUnauthorizedSaysHowToPassTheToken: a daemon that answers 401 (it has
 // an api_token) gets a message that says how to give one.
 func TestUnauthorizedSaysHowToPassTheToken(t *testing.T) {
@@ -215,7 +205,7 @@ func TestEmptySQLitePath(t *testing.T) {
 			t.Errorf("--db %q: %q", db, errb.String())
 		}
 	}
-	if _, err := openStore(context.Background(), "sqlite:"); err == nil || !strings.Contains(err.Error(), "empty path") {
-		t.Errorf("openStore(sqlite:) = %v", err)
+	if _, err := app.OpenStore(context.Background(), "sqlite:"); err == nil || !strings.Contains(err.Error(), "empty path") {
+		t.Errorf("app.OpenStore(sqlite:) = %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -33,7 +34,7 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 	if !(len(rest) == 0 || len(rest) == 2 && rest[0] == "forget" && rest[1] != "") {
 		return usageError(stderr, "models")
 	}
-	st, err := openExisting(s)
+	st, err := app.OpenExisting(s)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr models:", err)
 		return 1
@@ -46,7 +47,7 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 }
 
 // errModelSetsDamaged: the stored value does not decode. A host's next
-// record writes it anew (modelScan.record), so nothing is done to it here.
+// record writes it anew (app.ModelScan.record), so nothing is done to it here.
 var errModelSetsDamaged = errors.New("the hosts' model-set records are damaged; the next record a running host writes replaces them")
 
 // readModelSets reads and decodes the hosts' records, returning the raw
@@ -65,14 +66,14 @@ func readModelSets(ctx context.Context, st store.Store) (string, inventory.Model
 
 // listModelSets prints every host's record as a table, then whether the
 // re-tagging is held back (writeHeldBack).
-func listModelSets(ctx context.Context, st store.Store, s *settings, stdout, stderr io.Writer) int {
+func listModelSets(ctx context.Context, st store.Store, s *app.Settings, stdout, stderr io.Writer) int {
 	_, sets, err := readModelSets(ctx, st)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr models:", err)
 		return 1
 	}
 	now := time.Now()
-	ms := httpapi.NewModelSetsInfo(sets.Report(s.get("node"), now))
+	ms := httpapi.NewModelSetsInfo(sets.Report(s.Get("node"), now))
 	if ms == nil {
 		fmt.Fprintln(stdout, "no model set recorded in this store (nomarr serve and tag record their host's)")
 		return 0
@@ -99,18 +100,18 @@ func listModelSets(ctx context.Context, st store.Store, s *settings, stdout, std
 	for line := range strings.Lines(table.String()) { // the padding of an empty last column
 		fmt.Fprintln(stdout, strings.TrimRight(line, " \n"))
 	}
-	if !writeHeldBack(stdout, ms, now, s.again, false) {
+	if !writeHeldBack(stdout, ms, now, s.Again, false) {
 		fmt.Fprintln(stdout, "nothing holds the re-tagging back: the records that count name one model set at most")
 	}
 	return 0
 }
 
 // forgetModelSet deletes node's record by compare-and-set (read again
-// when a host wrote meanwhile, as modelScan.record does, so its write is
+// when a host wrote meanwhile, as app.ModelScan.record does, so its write is
 // not lost), and says what that does (inventory.ModelSets.Forget): a
 // record being renewed is forgotten too, with a warning that its host, if
 // it still runs, writes it again. A node without a record exits 1.
-func forgetModelSet(ctx context.Context, st store.Store, s *settings, node string, stdout, stderr io.Writer) int {
+func forgetModelSet(ctx context.Context, st store.Store, s *app.Settings, node string, stdout, stderr io.Writer) int {
 	for range 5 {
 		raw, sets, err := readModelSets(ctx, st)
 		if err != nil {
@@ -149,7 +150,7 @@ func forgetModelSet(ctx context.Context, st store.Store, s *settings, node strin
 		case f.Released:
 			fmt.Fprintln(stdout, "the re-tagging is no longer held back: each host's next scan sends the files tagged by other models back to work")
 		case f.StillHeldBack:
-			fmt.Fprintf(stdout, "the re-tagging is still held back: the records left name more than one model set (`%s` lists them)\n", s.again("models"))
+			fmt.Fprintf(stdout, "the re-tagging is still held back: the records left name more than one model set (`%s` lists them)\n", s.Again("models"))
 		}
 		if h.Renewing {
 			fmt.Fprintf(stderr, "warning: %s wrote its record %s: if it still runs nomarr serve or tag, it records its model set again within %s, "+

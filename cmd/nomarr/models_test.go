@@ -13,6 +13,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/analyzer"
 	"github.com/nomarr/nomarr/adapters/httpapi"
 	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/internal/syncbuf"
@@ -259,7 +260,7 @@ func TestModelsForgetKeepsAConcurrentRecord(t *testing.T) {
 	}
 	r := &racingStore{Store: st, other: inventory.ModelSet{Version: "0123456789ab", AtMs: now.UnixMilli()}}
 	var out, errb bytes.Buffer
-	if rc := forgetModelSet(context.Background(), r, &settings{}, "n2", &out, &errb); rc != 0 {
+	if rc := forgetModelSet(context.Background(), r, &app.Settings{}, "n2", &out, &errb); rc != 0 {
 		t.Fatalf("forget: exit %d, %s", rc, errb.String())
 	}
 	raw, _, _ := st.GetMeta(context.Background(), inventory.ModelSetsKey)

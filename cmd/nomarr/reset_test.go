@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/core/restart"
 	"github.com/nomarr/nomarr/core/supervisor"
 )
@@ -49,7 +50,7 @@ func TestOfflineResetRefusesUnknownID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := openForSettings(s)
+	st, err := app.OpenForSettings(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestOfflineResetAllTakesOnlyFailed(t *testing.T) {
 	}
 	looping := supervisor.RestartKey("n1", "worker:discovery:1")
 	counts := func() (n int) {
-		withStore(t, s, func(st closer) {
+		withStore(t, s, func(st app.Store) {
 			rs, _, err := st.LoadRestart(context.Background(), looping)
 			if err != nil {
 				t.Fatal(err)
@@ -155,7 +156,7 @@ func TestOfflineResetAllTakesOnlyFailed(t *testing.T) {
 		})
 		return n
 	}
-	withStore(t, s, func(st closer) {
+	withStore(t, s, func(st app.Store) {
 		if err := st.SaveRestart(context.Background(), looping, restart.State{Component: looping, RestartCount: 7, Consecutive: 3,
 			Recent: []int64{1, 2, 3}, LastRestartWallMs: 3}); err != nil {
 			t.Fatal(err)
@@ -198,7 +199,7 @@ func TestOfflineResetCreatesNoState(t *testing.T) {
 	}
 	key := supervisor.RestartKey("n1", "worker:discovery:5")
 	stored := func() (rs restart.State, found bool) {
-		withStore(t, s, func(st closer) {
+		withStore(t, s, func(st app.Store) {
 			if rs, found, err = st.LoadRestart(context.Background(), key); err != nil {
 				t.Fatal(err)
 			}
@@ -219,7 +220,7 @@ func TestOfflineResetCreatesNoState(t *testing.T) {
 	if rc, msg := reset("2"); rc != 1 || !strings.Contains(msg, `no worker "worker:discovery:5"`) {
 		t.Errorf("reset of an unconfigured worker without state: exit %d, %q", rc, msg)
 	}
-	withStore(t, s, func(st closer) {
+	withStore(t, s, func(st app.Store) {
 		if err := st.SaveRestart(context.Background(), key, restart.State{Component: key, RestartCount: 20,
 			FailedAtWallMs: 1, FailureReason: "lifetime limit"}); err != nil {
 			t.Fatal(err)

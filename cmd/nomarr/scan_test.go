@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +12,8 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/core/inventory"
-	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/internal/unprivileged"
 )
 
@@ -131,30 +130,23 @@ func TestScanMarksMissingAndBack(t *testing.T) {
 	}
 }
 
-// scanInto is scanLibrary answering only how many audio files the scan
-// found and how many it marked missing.
-func scanInto(ctx context.Context, st store.Store, dir string, ms modelScan, log *slog.Logger) (found, missing int, err error) {
-	r, err := scanLibrary(ctx, st, dir, ms, log)
-	return r.found(), r.missing, err
-}
-
 // A scan's summary (`nomarr scan`; `tag` says the same after "found N
 // audio files in DIR") names the kinds of files found that occurred, and
 // the `scanned library` log line of serve carries every count.
 func TestScanSummary(t *testing.T) {
-	r := scanResult{missing: 2, kinds: inventory.Found{New: 12, Changed: 3, Back: 1, Unchanged: 1188}}
+	r := app.ScanResult{Missing: 2, Kinds: inventory.Found{New: 12, Changed: 3, Back: 1, Unchanged: 1188}}
 	for _, c := range []struct{ got, want string }{
-		{r.summary(), "1204 audio files (12 new, 3 changed, 1 back from missing, 1188 unchanged), 2 known files no longer there (marked missing)"},
-		{scanResult{kinds: inventory.Found{Back: 1}}.summary(), "1 audio file (1 back from missing)"},
-		{scanResult{missing: 1, kinds: inventory.Found{Changed: 2}}.summary(), "2 audio files (2 changed), 1 known file no longer there (marked missing)"},
-		{scanResult{}.summary(), "0 audio files"},
+		{scanSummary(r), "1204 audio files (12 new, 3 changed, 1 back from missing, 1188 unchanged), 2 known files no longer there (marked missing)"},
+		{scanSummary(app.ScanResult{Kinds: inventory.Found{Back: 1}}), "1 audio file (1 back from missing)"},
+		{scanSummary(app.ScanResult{Missing: 1, Kinds: inventory.Found{Changed: 2}}), "2 audio files (2 changed), 1 known file no longer there (marked missing)"},
+		{scanSummary(app.ScanResult{}), "0 audio files"},
 	} {
 		if c.got != c.want {
 			t.Errorf("summary %q, want %q", c.got, c.want)
 		}
 	}
 	want := []any{"files", 1204, "new", 12, "changed", 3, "back", 1, "unchanged", 1188, "marked_missing", 2}
-	if got := r.logAttrs(); !slices.Equal(got, want) {
+	if got := r.LogAttrs(); !slices.Equal(got, want) {
 		t.Errorf("log attributes %v, want %v", got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/process"
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
@@ -29,7 +30,7 @@ func TestServeRefusesANodeInUseBeforeServing(t *testing.T) {
 	h.Instance = fmt.Sprintf("n1:%d:1", os.Getpid())
 	h.UntilMs = time.Now().Add(time.Hour).UnixMilli()
 	b, _ := json.Marshal(h)
-	withStore(t, s, func(st closer) {
+	withStore(t, s, func(st app.Store) {
 		if err := st.SetMeta(context.Background(), node.NameKeyPrefix+"n1", string(b)); err != nil {
 			t.Fatal(err)
 		}

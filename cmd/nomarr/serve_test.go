@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
@@ -143,42 +142,6 @@ func TestServeRefusesAForeignDatabase(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "retrying") || strings.Contains(logs.String(), "worker:discovery:0") {
 		t.Errorf("serve retried the foreign database or started a worker; log:\n%s", logs.String())
-	}
-}
-
-// TestWrongStoreRecognised: what serve refuses at start (wrongStore) is
-// the wrong kind of database, as the SQLite adapter says it: another
-// program's tables, a file that is not SQLite, a schema newer than this
-// program's. A store it cannot open for other reasons (a directory not
-// there, a drive not mounted) is an outage, retried.
-func TestWrongStoreRecognised(t *testing.T) {
-	dir := t.TempDir()
-	text := filepath.Join(dir, "notes.db")
-	if err := os.WriteFile(text, bytes.Repeat([]byte("not a database\n"), 100), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	newer := filepath.Join(dir, "newer.db")
-	db, err := sql.Open("sqlite", newer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema_version', '99')`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	for path, want := range map[string]bool{
-		foreignDatabase(t):                      true,
-		text:                                    true,
-		newer:                                   true,
-		filepath.Join(dir, "gone", "nomarr.db"): false,
-	} {
-		st, err := openStore(context.Background(), "sqlite:"+path)
-		if err == nil {
-			st.Close()
-		}
-		if got := wrongStore(err); got != want {
-			t.Errorf("%s: open error %v: wrongStore %v, want %v", path, err, got, want)
-		}
 	}
 }
 

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomarr/nomarr/core/event"
+	"github.com/nomarr/nomarr/app"
 )
 
 func TestSettingsPrecedence(t *testing.T) {
@@ -38,17 +36,17 @@ func TestSettingsPrecedence(t *testing.T) {
 	if len(rest) != 1 || rest[0] != "DIR" {
 		t.Errorf("positional arguments %v", rest)
 	}
-	if s.core.Workers != 7 {
-		t.Errorf("workers = %d: the flag must win over env and file", s.core.Workers)
+	if s.Core.Workers != 7 {
+		t.Errorf("workers = %d: the flag must win over env and file", s.Core.Workers)
 	}
-	if s.get("http_addr") != "127.0.0.1:9001" {
-		t.Errorf("http_addr = %s: env must win over the file", s.get("http_addr"))
+	if s.Get("http_addr") != "127.0.0.1:9001" {
+		t.Errorf("http_addr = %s: env must win over the file", s.Get("http_addr"))
 	}
-	if s.core.HangAfter != 40*time.Second || s.get("write_mode") != "minimal" {
-		t.Errorf("file values lost: hang_after %s write_mode %s", s.core.HangAfter, s.get("write_mode"))
+	if s.Core.HangAfter != 40*time.Second || s.Get("write_mode") != "minimal" {
+		t.Errorf("file values lost: hang_after %s write_mode %s", s.Core.HangAfter, s.Get("write_mode"))
 	}
-	if s.get("db") != "sqlite:"+filepath.Join(dir, "nomarr.db") {
-		t.Errorf("db default = %s", s.get("db"))
+	if s.Get("db") != "sqlite:"+filepath.Join(dir, "nomarr.db") {
+		t.Errorf("db default = %s", s.Get("db"))
 	}
 }
 
@@ -88,17 +86,8 @@ func TestInvalidConfigurationExits2NamingTheKey(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	if got := redact("arangodb://root:s3cret@db:8529/nomarr"); strings.Contains(got, "s3cret") {
-		t.Errorf("password leaked: %s", got)
-	}
-	if got := redact("sqlite:/x/y.db"); got != "sqlite:/x/y.db" {
-		t.Errorf("got %s", got)
-	}
-}
-
 func TestUnreachableArangoDBNeverShowsThePassword(t *testing.T) {
-	_, err := openStore(context.Background(), "arangodb://nomarr:s3cret-pw@127.0.0.1:1/nomarr")
+	_, err := app.OpenStore(context.Background(), "arangodb://nomarr:s3cret-pw@127.0.0.1:1/nomarr")
 	if err == nil {
 		t.Fatal("opening an unreachable ArangoDB succeeded")
 	}
@@ -108,42 +97,8 @@ func TestUnreachableArangoDBNeverShowsThePassword(t *testing.T) {
 	if !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("the error does not name the server: %v", err)
 	}
-	if got := redact("arangodb://nomarr:s3cret-pw@db:8529/nomarr"); strings.Contains(got, "s3cret-pw") {
-		t.Errorf("redact: %s", got)
-	}
-}
-
-// During a store outage the main process retries its store writes every
-// tick; the log shows each operation's error at most once per 30 s (of
-// event time), at WARN, with the count of those held back.
-func TestStoreErrorsLoggedQuietly(t *testing.T) {
-	var buf bytes.Buffer
-	sink := logSink(slog.New(slog.NewTextHandler(&buf, nil)))
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for s := 0; s < 65; s++ {
-		sink.Emit(event.Event{T: t0.Add(time.Duration(s) * time.Second), Event: event.StoreError, Reason: "renew leases: database is locked"})
-	}
-	sink.Emit(event.Event{T: t0.Add(time.Second), Event: event.StoreError, Reason: "claim cleanup: database is locked"})
-	// One operation on many files: the file is apart from the operation,
-	// so the repeats are held back like any other (and remembered once).
-	for i := range 50 {
-		sink.Emit(event.Event{T: t0.Add(time.Second), Event: event.StoreError, Component: "worker:discovery:0",
-			File: fmt.Sprintf("f%04d", i), Reason: "confirm claim: database is locked"})
-	}
-	// A worker's own store errors, as the adapter words them: one line per
-	// operation, whatever the file.
-	for i := range 50 {
-		for _, op := range []string{"complete", "release"} {
-			sink.Emit(event.Event{T: t0.Add(time.Second), Event: event.StoreError, Component: "worker:discovery:1",
-				Reason: fmt.Sprintf("sqlite: %s f%04d: database is locked", op, i)})
-		}
-	}
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 7 {
-		t.Fatalf("%d lines, want 3 for renewals (0 s, 30 s, 60 s), 1 for the cleanup, 1 for the claim checks and 2 for the worker's completes and releases:\n%s", len(lines), buf.String())
-	}
-	if !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[2], "suppressed=29") {
-		t.Errorf("lines:\n%s", buf.String())
+	if got := app.Redact("arangodb://nomarr:s3cret-pw@db:8529/nomarr"); strings.Contains(got, "s3cret-pw") {
+		t.Errorf("app.Redact: %s", got)
 	}
 }
 
@@ -275,7 +230,7 @@ func TestHintsCarryTheStoreFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.again("workers", "reset"); got != c.want {
+		if got := s.Again("workers", "reset"); got != c.want {
 			t.Errorf("%q: hint %q, want %q", c.args, got, c.want)
 		}
 	}

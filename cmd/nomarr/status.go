@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/core/clockskew"
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
@@ -53,13 +54,13 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		// No daemon is the usual case, not an error: the dial's error is
 		// not shown. Looking creates nothing: a SQLite store that is not
 		// there (a mistyped --db, another --data-dir) is said to be missing.
-		if serr := storeMissing(s); serr != nil {
-			fmt.Fprintf(stderr, "nomarr status: no daemon at %s, and %v\n", s.get("http_addr"), serr)
+		if serr := app.StoreMissing(s); serr != nil {
+			fmt.Fprintf(stderr, "nomarr status: no daemon at %s, and %v\n", s.Get("http_addr"), serr)
 			return 1
 		}
-		st, serr := openForSettings(s)
+		st, serr := app.OpenForSettings(s)
 		if serr != nil {
-			fmt.Fprintf(stderr, "nomarr status: no daemon at %s, and the store is unavailable: %v\n", s.get("http_addr"), serr)
+			fmt.Fprintf(stderr, "nomarr status: no daemon at %s, and the store is unavailable: %v\n", s.Get("http_addr"), serr)
 			return 1
 		}
 		defer st.Close()
@@ -82,12 +83,12 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		}
 		var sets *httpapi.ModelSetsInfo
 		if m, derr := inventory.DecodeModelSets(raw); derr == nil {
-			sets = httpapi.NewModelSetsInfo(m.Report(s.get("node"), time.Now()))
+			sets = httpapi.NewModelSetsInfo(m.Report(s.Get("node"), time.Now()))
 		}
 		// The version is this binary's; there is no instance (no main
 		// process), so --json leaves it out (offlineJSON).
-		info = httpapi.Info{Version: buildVersion(), Store: redact(s.get("db")), Library: c, WorkerEnabled: store.Enabled(v, ok), ModelSets: sets}
-		fmt.Fprintf(stderr, "no daemon at %s: showing the store only\n", s.get("http_addr"))
+		info = httpapi.Info{Version: buildVersion(), Store: app.Redact(s.Get("db")), Library: c, WorkerEnabled: store.Enabled(v, ok), ModelSets: sets}
+		fmt.Fprintf(stderr, "no daemon at %s: showing the store only\n", s.Get("http_addr"))
 	}
 	if *asJSON {
 		b, err := json.Marshal(info)
@@ -109,17 +110,17 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			// The node is compared only when one was asked for: the
 			// default (this host's name) asks for no daemon in particular.
 			node := ""
-			if s.explicit("node") {
-				node = s.get("node")
+			if s.Explicit("node") {
+				node = s.Get("node")
 			}
-			writeDaemonLine(stdout, info, s.get("http_addr"), node, time.Now())
+			writeDaemonLine(stdout, info, s.Get("http_addr"), node, time.Now())
 		}
-		writeStatus(stdout, info, time.Now(), s.again)
+		writeStatus(stdout, info, time.Now(), s.Again)
 		writeFailedWorkers(stdout, info.Workers, func() string {
-			if a := s.get("http_addr"); a != appKeys["http_addr"] { // the daemon this command asked
-				return s.again("workers", "reset", "--http-addr", a)
+			if a := s.Get("http_addr"); a != app.Default("http_addr") { // the daemon this command asked
+				return s.Again("workers", "reset", "--http-addr", a)
 			}
-			return s.again("workers", "reset")
+			return s.Again("workers", "reset")
 		})
 	}
 	if info.StoreError != "" || info.StoreWritesFailing != nil || failedWorkers(info.Workers) > 0 || info.ClockSkew == string(clockskew.Dangerous) {
@@ -251,7 +252,7 @@ func writeFailedWorkers(stdout io.Writer, ws []httpapi.WorkerInfo, reset func() 
 // store's error is printed in their place. The hosts' model-set records
 // follow, in one line, with one more when they hold the re-tagging back
 // (writeModelSetsLine). again names the commands a line points to
-// (settings.again).
+// (app.Settings.Again).
 func writeStatus(stdout io.Writer, info httpapi.Info, now time.Time, again func(...string) string) {
 	if info.StoreError != "" {
 		msg := info.StoreError // often says it already

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/sqlite"
-	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
@@ -72,40 +70,6 @@ func audioFiles(t *testing.T, dir string, names ...string) []string {
 		paths = append(paths, p)
 	}
 	return paths
-}
-
-// TestFileEventsLogLevels: a file's failure is a warning and its retry an
-// info line, in the main process's log and in a worker's (where they are
-// emitted, with the file's path); they used to be DEBUG lines, invisible at
-// the default level.
-func TestFileEventsLogLevels(t *testing.T) {
-	var buf bytes.Buffer
-	sink := logSink(slog.New(slog.NewTextHandler(&buf, nil)))
-	sink.Emit(event.Event{Event: event.FileFailed, File: "k1", Reason: "permanent: bad header"})
-	sink.Emit(event.Event{Event: event.FileRetry, File: "k2", Reason: "transient: timeout"})
-	sink.Emit(event.Event{Event: event.Claim, File: "k3"})
-	if s := buf.String(); !strings.Contains(s, "level=WARN msg=file_failed file=k1") ||
-		!strings.Contains(s, "level=INFO msg=file_retry file=k2") || strings.Contains(s, "claim") {
-		t.Errorf("main process log:\n%s", s)
-	}
-
-	buf.Reset()
-	wsink := workerLogSink(slog.New(slog.NewTextHandler(&buf, nil)))
-	wsink.Emit(event.Event{Event: event.FileFailed, File: "k1", Path: "/music/a b.flac", Reason: "permanent: bad header"})
-	wsink.Emit(event.Event{Event: event.FileRetry, File: "k2", Reason: "transient: timeout"})
-	wsink.Emit(event.Event{Event: event.Tagged, File: "k1"})
-	want := []string{
-		`level=WARN msg=file_failed path="/music/a b.flac" reason="permanent: bad header" file=k1`,
-		`level=INFO msg=file_retry reason="transient: timeout" file=k2`,
-	}
-	for _, w := range want {
-		if !strings.Contains(buf.String(), w) {
-			t.Errorf("worker log lacks %s:\n%s", w, buf.String())
-		}
-	}
-	if strings.Contains(buf.String(), "tagged") {
-		t.Errorf("a DEBUG event at the default level:\n%s", buf.String())
-	}
 }
 
 // TestTagLogsFailedFiles: through real worker processes, at the default
@@ -260,28 +224,6 @@ func TestSignalExit(t *testing.T) {
 	}
 	if got := signalExit(syscall.SIGTERM); got != 143 {
 		t.Errorf("SIGTERM: %d", got)
-	}
-}
-
-// TestWorkerStoreErrorsLogged: a worker's own store errors (its store may
-// fail while the main process's works: permissions, a full disk on its
-// side) are WARN lines, each operation's at most once per 30 s.
-func TestWorkerStoreErrorsLogged(t *testing.T) {
-	var buf bytes.Buffer
-	sink := workerLogSink(slog.New(slog.NewTextHandler(&buf, nil)))
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range 3 {
-		sink.Emit(event.Event{T: t0.Add(time.Duration(i) * 10 * time.Second), Event: event.StoreError, Component: "worker:discovery:0",
-			Reason: "claim: attempt to write a readonly database"})
-	}
-	sink.Emit(event.Event{T: t0.Add(31 * time.Second), Event: event.StoreError, Component: "worker:discovery:0",
-		Reason: "claim: attempt to write a readonly database"})
-	got := buf.String()
-	if n := strings.Count(got, "level=WARN msg=store_error"); n != 2 {
-		t.Fatalf("want 2 WARN store_error lines (the first, then one 30 s later), got %d:\n%s", n, got)
-	}
-	if !strings.Contains(got, "suppressed=2") || !strings.Contains(got, "readonly database") {
-		t.Errorf("log:\n%s", got)
 	}
 }
 

@@ -1,52 +1,14 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"os/signal"
-	"strings"
-	"sync"
-	"syscall"
-	"time"
 
-	"github.com/nomarr/nomarr/adapters/analyzer"
-	"github.com/nomarr/nomarr/adapters/gpu"
-	"github.com/nomarr/nomarr/adapters/process"
-	"github.com/nomarr/nomarr/config"
-	"github.com/nomarr/nomarr/core/event"
-	"github.com/nomarr/nomarr/core/tags"
+	"github.com/nomarr/nomarr/app"
 	"github.com/nomarr/nomarr/core/worker"
-	"github.com/nomarr/nomarr/driver"
 	"github.com/nomarr/nomarr/sim/scripted"
 )
-
-// workerEnv carries a worker's whole specification from its main process.
-const workerEnv = "NOMARR_WORKER"
-
-// workerSpec is what a main process tells all its worker processes; each
-// one's component and worker id come as arguments.
-type workerSpec struct {
-	DB        string            `json:"db"`
-	Config    map[string]string `json:"config"`
-	Analyzer  string            `json:"analyzer"` // noop | script:SCENARIO
-	StateDir  string            `json:"state_dir,omitempty"`
-	ModelLoad time.Duration     `json:"model_load,omitempty"`
-	LogLevel  string            `json:"log_level,omitempty"` // the main process's; "" is info
-	// For the musicnn analyzer.
-	ModelsDir string `json:"models_dir,omitempty"`
-	OrtLib    string `json:"onnxruntime_lib,omitempty"`
-	WriteMode string `json:"write_mode,omitempty"`
-	Reuse     bool   `json:"reuse_file_tags,omitempty"`
-	Threads   int    `json:"ort_threads,omitempty"`
-	BatchSize int    `json:"batch_size,omitempty"`
-	CPUArena  bool   `json:"ort_cpu_arena,omitempty"`
-	UseGPU    bool   `json:"gpu,omitempty"`
-}
 
 // runWorker implements the hidden `nomarr worker`: it is started by a main
 // process with the frame pipe on fd 3 and the control pipe on fd 4.
@@ -60,128 +22,15 @@ func runWorker(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nomarr worker: --component and --worker-id are required (a worker is started by its main process)")
 		return 2
 	}
-	var spec workerSpec
-	if err := json.Unmarshal([]byte(os.Getenv(workerEnv)), &spec); err != nil {
-		fmt.Fprintf(stderr, "nomarr worker: %s is missing or invalid (a worker is started by its main process): %v\n", workerEnv, err)
-		return 2
-	}
-	var level slog.Level // info unless the main process says otherwise
-	if spec.LogLevel != "" {
-		if err := level.UnmarshalText([]byte(spec.LogLevel)); err != nil {
-			fmt.Fprintf(stderr, "nomarr worker: log_level: %v\n", err)
-			return 2
-		}
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).
-		With("component", *component, "pid", os.Getpid())
-	// Started through /proc/self/exe, the worker would show as `exe` in ps
-	// and top: it takes its binary's name, as its main process has.
-	if name, err := process.ExecutableName(); err == nil {
-		if err := process.NameSelf(name); err != nil {
-			log.Debug("worker: naming the process", "err", err)
-		}
-	}
-	cfg, err := config.FromValues(spec.Config)
+	code, err := app.RunWorker(app.WorkerArgs{Component: *component, WorkerID: *workerID, Node: *node, Script: scriptAnalyzer}, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr worker:", err)
 		return 2
 	}
-	frames, control, err := process.ChildPipes()
-	if err != nil {
-		fmt.Fprintln(stderr, "nomarr worker:", err)
-		return 2
-	}
-	// SIGTERM asks for a graceful stop; SIGINT (a terminal's Ctrl-C) is the
-	// main process's business: workers live in their own process group.
-	// That group is a background one on the main process's terminal, so a
-	// log line with the terminal's `tostop` set would stop the worker with
-	// SIGTTOU (and the owner would kill it as hung); ignored, the write
-	// goes through.
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
-	signal.Ignore(syscall.SIGINT, syscall.SIGPIPE, syscall.SIGTTOU)
-	termed := make(chan struct{})
-	go func() { <-term; close(termed) }()
-
-	// An unreachable store is service_down for the worker (back off, keep
-	// framing), never a reason to exit and crash-loop.
-	st := lazyStore(spec.DB)
-	defer st.Close()
-	an, err := newAnalyzer(spec, log)
-	if err != nil {
-		fmt.Fprintln(stderr, "nomarr worker:", err)
-		return 2
-	}
-	w, err := worker.New(cfg.Worker(*component, *workerID, *node, os.Getpid()), st, workerLogSink(log))
-	if err != nil {
-		fmt.Fprintln(stderr, "nomarr worker:", err)
-		return 2
-	}
-	var models worker.Models = &analyzer.Models{LoadTime: spec.ModelLoad}
-	if m, ok := an.(*analyzer.MusiCNN); ok {
-		models = m.Models
-	}
-	return driver.RunWorker(context.Background(), w, an, models,
-		driver.WorkerIO{Frames: frames, Control: control, Term: termed}, nil, cfg.FrameInterval, log)
+	return code
 }
 
-// workerLogSink logs a worker's events. Its log reaches the main
-// process's stderr: a file's failure (WARN) and its retry (INFO) are seen
-// at the default level, with the file's path and the reason, and so are
-// its store errors (WARN, each operation's at most once per 30 s, as the
-// main process logs its own); the other events are DEBUG (the main
-// process logs the workers' lives).
-func workerLogSink(log *slog.Logger) event.Sink {
-	var mu sync.Mutex
-	quiet := storeErrorQuiet{}
-	return event.SinkFunc(func(e event.Event) {
-		lvl := slog.LevelDebug
-		attrs := []any{}
-		switch e.Event {
-		case event.FileFailed, event.FileRetry:
-			lvl = eventLevel(e.Event)
-		case event.StoreError: // the worker's own store trouble (it may be the only one to have it)
-			lvl = slog.LevelWarn
-			mu.Lock()
-			n, show := quiet.admit(e)
-			mu.Unlock()
-			if !show {
-				return
-			}
-			if n > 0 {
-				attrs = append(attrs, "suppressed", n)
-			}
-		}
-		if e.Path != "" {
-			attrs = append(attrs, "path", e.Path)
-		}
-		if e.Reason != "" {
-			attrs = append(attrs, "reason", e.Reason)
-		}
-		attrs = append(attrs, "file", e.File)
-		log.Log(context.Background(), lvl, e.Event, attrs...)
-	})
-}
-
-func newAnalyzer(spec workerSpec, log *slog.Logger) (worker.Analyzer, error) {
-	switch {
-	case spec.Analyzer == "" || spec.Analyzer == "noop":
-		return analyzer.Noop{}, nil
-	case strings.HasPrefix(spec.Analyzer, "script:"):
-		return scripted.NewScript(strings.TrimPrefix(spec.Analyzer, "script:"), spec.StateDir)
-	case spec.Analyzer == "musicnn":
-		if err := gpu.Init(spec.OrtLib); err != nil {
-			return nil, err
-		}
-		models := gpu.New(gpu.Config{LibraryPath: spec.OrtLib, ModelsDir: spec.ModelsDir, Threads: spec.Threads,
-			BatchSize: spec.BatchSize, CPUArena: spec.CPUArena, UseCUDA: spec.UseGPU})
-		return &analyzer.MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: spec.WriteMode, ReuseFileTags: spec.Reuse, Log: log}, nil
-	}
-	return nil, fmt.Errorf("analyzer: unknown analyzer %q (musicnn, noop, script:SCENARIO)", spec.Analyzer)
-}
-
-// workerEnvironment returns the environment of worker processes.
-func workerEnvironment(spec workerSpec) []string {
-	b, _ := json.Marshal(spec)
-	return append(os.Environ(), workerEnv+"="+string(b))
+// scriptAnalyzer is the drills' script analyzer (analyzer script:SCENARIO).
+func scriptAnalyzer(scenario, stateDir string) (worker.Analyzer, error) {
+	return scripted.NewScript(scenario, stateDir)
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -45,14 +45,14 @@ func BenchmarkScanLibrary(b *testing.B) {
 	}
 	defer st.Close()
 	ctx, log := context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil))
-	if found, _, err := scanInto(ctx, st, dir, modelScan{}, log); err != nil || found != n {
+	if found, _, err := scanInto(ctx, st, dir, ModelScan{}, log); err != nil || found != n {
 		b.Fatalf("first scan: %d files, %v", found, err)
 	}
 	var peak atomic.Uint64
 	for b.Loop() {
 		runtime.GC()
 		stop := sampleHeap(&peak)
-		found, missing, err := scanInto(ctx, st, dir, modelScan{}, log)
+		found, missing, err := scanInto(ctx, st, dir, ModelScan{}, log)
 		stop()
 		if err != nil || found != n || missing != 0 {
 			b.Fatalf("rescan: %d found, %d missing, %v", found, missing, err)

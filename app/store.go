@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -14,17 +14,17 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// closer is a store that must be closed.
-type closer interface {
+// Store is a store that must be closed.
+type Store interface {
 	store.Store
 	Close() error
 }
 
-// openStore opens the store named by a --db value: sqlite:PATH (or a bare
+// OpenStore opens the store named by a --db value: sqlite:PATH (or a bare
 // path) or arangodb://USER:PASS@HOST:8529/DB. The error never contains a
 // password.
-func openStore(ctx context.Context, db string) (closer, error) {
-	path, isSQLite := sqlitePath(db)
+func OpenStore(ctx context.Context, db string) (Store, error) {
+	path, isSQLite := SQLitePath(db)
 	switch {
 	case strings.TrimSpace(path) == "" && isSQLite:
 		return nil, fmt.Errorf("db: %q has an empty path: want sqlite:PATH", db)
@@ -52,9 +52,9 @@ func unsupportedStore(db string) error {
 	return fmt.Errorf("db: unsupported store %q (supported: sqlite:PATH, arangodb://USER:PASS@HOST:8529/DB)", scheme+"://…")
 }
 
-// sqlitePath is the file of a SQLite --db value (sqlite:PATH, or a bare
+// SQLitePath is the file of a SQLite --db value (sqlite:PATH, or a bare
 // path); ok is false for any other store.
-func sqlitePath(db string) (path string, ok bool) {
+func SQLitePath(db string) (path string, ok bool) {
 	if p, found := strings.CutPrefix(db, "sqlite:"); found {
 		return p, true
 	}
@@ -64,19 +64,19 @@ func sqlitePath(db string) (path string, ok bool) {
 	return db, true
 }
 
-// lazyStore opens db on first use and retries every 2 s while it fails; until
+// LazyStore opens db on first use and retries every 2 s while it fails; until
 // then every call fails as service_down.
-func lazyStore(db string) *reconnect.Store {
-	return reconnect.New(func(ctx context.Context) (store.Store, error) { return openStore(ctx, db) }, 2*time.Second)
+func LazyStore(db string) *reconnect.Store {
+	return reconnect.New(func(ctx context.Context) (store.Store, error) { return OpenStore(ctx, db) }, 2*time.Second)
 }
 
-// wrongStore reports whether err, from opening the store, says that the
+// WrongStore reports whether err, from opening the store, says that the
 // store is not one nomarr can use, whether or not it is reachable: another
 // program's SQLite database, a file that is no SQLite database, a schema
 // newer than this program's. That is a configuration error, which serve
 // refuses at start as tag does; every other error (the store down, locked,
 // its directory not mounted) is an outage that serve outlives, retrying
 // (sqlite.ErrWrongDatabase; TestWrongStoreRecognised).
-func wrongStore(err error) bool {
+func WrongStore(err error) bool {
 	return errors.Is(err, sqlite.ErrWrongDatabase)
 }

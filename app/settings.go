@@ -1,8 +1,9 @@
-package main
+package app
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,10 +15,10 @@ import (
 	"github.com/nomarr/nomarr/config"
 )
 
-// settings is the whole configuration of a nomarr command: the worker-system
+// Settings is the whole configuration of a nomarr command: the worker-system
 // keys of package config plus the application's own.
-type settings struct {
-	core config.Config
+type Settings struct {
+	Core config.Config
 	app  map[string]string
 	// searched holds, for a path key left to its default, every place
 	// looked at when none of them had it (the last is the key's value), so
@@ -34,7 +35,7 @@ type settings struct {
 	from map[string]string
 }
 
-// The sources a key's value can come from (settings.from).
+// The sources a key's value can come from (Settings.from).
 const (
 	fromFile = "config file"
 	fromEnv  = "environment"
@@ -43,7 +44,7 @@ const (
 
 // explicit reports whether key's value was given by a source (config
 // file, NOMARR_* variable or flag), not left to its default.
-func (s *settings) explicit(key string) bool { return s.from[key] != "" }
+func (s *Settings) Explicit(key string) bool { return s.from[key] != "" }
 
 // storeFlagKeys are the keys whose flags a hint repeats: those that pick
 // the store (a config file may set them too), the node, whose name keys
@@ -56,15 +57,15 @@ var storeFlagKeys = []string{"data_dir", "db", "node", "workers"}
 // names it reaches the store this command used. Flags it was not given
 // are left out (their defaults, or the environment, apply again). A
 // store URL's password is not repeated: the hint shows it as the store's
-// log lines do (redact), for the user to put back.
-func (s *settings) again(words ...string) string {
+// log lines do (Redact), for the user to put back.
+func (s *Settings) Again(words ...string) string {
 	parts := []string{"nomarr"}
 	for _, w := range words {
 		parts = append(parts, shellQuote(w))
 	}
 	for i, f := range s.storeFlags {
 		if i > 0 && s.storeFlags[i-1] == "--db" {
-			f = redact(f)
+			f = Redact(f)
 		}
 		parts = append(parts, shellQuote(f))
 	}
@@ -100,40 +101,47 @@ var appKeys = map[string]string{
 	"ort_cpu_arena":   "true",
 }
 
-func (s *settings) get(key string) string { return s.app[key] }
+func (s *Settings) Get(key string) string { return s.app[key] }
 
-// loadSettings applies, in order of increasing precedence: defaults,
+// Sources are the configuration sources a command line names: the
+// --config file and the key flags, as given (DefineFlags).
+type Sources struct {
+	configFile *string
+	flags      map[string]string
+}
+
+// DefineFlags defines on fs --config and a flag per key (dashes, and
+// underscores for a key that has them); once fs has parsed a command line,
+// Resolve applies what they were given.
+func DefineFlags(fs *flag.FlagSet) *Sources {
+	src := &Sources{flags: map[string]string{}}
+	src.configFile = fs.String("config", "", "read keys from `FILE` (YAML); default NOMARR_CONFIG, else ./config.yaml when there")
+	for _, k := range allKeys() {
+		usage := "configuration key " + k
+		fs.Func(strings.ReplaceAll(k, "_", "-"), usage, func(v string) error { src.flags[k] = v; return nil })
+		if strings.Contains(k, "_") {
+			fs.Func(k, usage, func(v string) error { src.flags[k] = v; return nil })
+		}
+	}
+	return src
+}
+
+// Resolve applies, in order of increasing precedence: defaults,
 // config.yaml (--config, NOMARR_CONFIG, or ./config.yaml when present),
-// NOMARR_* environment variables, and flags (--key value, dashes or
+// NOMARR_* environment variables, and the flags (--key value, dashes or
 // underscores). Within one source a key wins over its alias. Errors name
-// the key and its source. -h or --help returns flag.ErrHelp, and a flag
-// the command does not know a *flagError, for the caller to report
-// (commandSettings). NOMARR_* variables that no key reads are warned about
-// on fs's output (envWarnings).
-func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) {
-	s := &settings{core: config.Defaults(), app: map[string]string{}, from: map[string]string{}}
+// the key and its source. NOMARR_* variables that no key reads are warned
+// about on warnings (envWarnings).
+func (src *Sources) Resolve(warnings io.Writer) (*Settings, error) {
+	s := &Settings{Core: config.Defaults(), app: map[string]string{}, from: map[string]string{}}
 	for k, v := range appKeys {
 		s.app[k] = v
 	}
-	flags := map[string]string{}
-	cfgFile := fs.String("config", "", "read keys from `FILE` (YAML); default NOMARR_CONFIG, else ./config.yaml when there")
-	for _, k := range allKeys() {
-		k := k
-		usage := "configuration key " + k
-		fs.Func(strings.ReplaceAll(k, "_", "-"), usage, func(v string) error { flags[k] = v; return nil })
-		if strings.Contains(k, "_") {
-			fs.Func(k, usage, func(v string) error { flags[k] = v; return nil })
-		}
-	}
-	warnings := fs.Output()
-	rest, err := parseInterleaved(fs, args)
-	if err != nil {
-		return nil, nil, err
-	}
+	flags := src.flags
 	for _, w := range envWarnings(os.Environ()) {
 		fmt.Fprintln(warnings, w)
 	}
-	path := *cfgFile
+	path := *src.configFile
 	if path == "" {
 		path = os.Getenv("NOMARR_CONFIG")
 	}
@@ -144,7 +152,7 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 	}
 	if path != "" {
 		if err := s.loadFile(path); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	// An empty variable is unset, as an empty value in config.yaml is (a
@@ -152,7 +160,7 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 	for _, k := range applyOrder(allKeys()) {
 		if v := os.Getenv("NOMARR_" + strings.ToUpper(k)); v != "" {
 			if err := s.set(fromEnv, k, v); err != nil {
-				return nil, nil, fmt.Errorf("environment NOMARR_%s: %w", strings.ToUpper(k), err)
+				return nil, fmt.Errorf("environment NOMARR_%s: %w", strings.ToUpper(k), err)
 			}
 		}
 	}
@@ -162,14 +170,14 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 	}
 	for _, k := range applyOrder(keys) {
 		if err := s.set(fromFlag, k, flags[k]); err != nil {
-			return nil, nil, fmt.Errorf("flag --%s: %w", strings.ReplaceAll(k, "_", "-"), err)
+			return nil, fmt.Errorf("flag --%s: %w", strings.ReplaceAll(k, "_", "-"), err)
 		}
 	}
 	if err := s.finish(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if *cfgFile != "" {
-		s.storeFlags = append(s.storeFlags, "--config", *cfgFile)
+	if *src.configFile != "" {
+		s.storeFlags = append(s.storeFlags, "--config", *src.configFile)
 	}
 	for _, k := range storeFlagKeys {
 		if v, ok := flags[k]; ok {
@@ -182,8 +190,26 @@ func loadSettings(fs *flag.FlagSet, args []string) (*settings, []string, error) 
 			}
 		}
 	}
-	return s, rest, nil
+	return s, nil
 }
+
+// Keys lists every name a source may set, sorted: the worker-system keys,
+// their aliases (tagger_worker_count) and the application's keys.
+func Keys() []string { return allKeys() }
+
+// AppKeys are the application's own keys, sorted.
+func AppKeys() []string {
+	keys := make([]string, 0, len(appKeys))
+	for k := range appKeys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Default is an application key's default value ("" where it is
+// computed: the host name, a path under data_dir, …).
+func Default(key string) string { return appKeys[key] }
 
 // allKeys lists every name a source may set, sorted: the worker-system
 // keys, their aliases (tagger_worker_count) and the application's keys.
@@ -210,14 +236,14 @@ func applyOrder(names []string) []string {
 
 // set sets key to value, given by source src (recorded in from when not
 // empty).
-func (s *settings) set(src, key, value string) error {
+func (s *Settings) set(src, key, value string) error {
 	if _, ok := appKeys[key]; ok {
 		s.app[key] = value
 		s.noteFrom(src, key, value)
 		return nil
 	}
 	if config.Known(key) {
-		if err := s.core.Set(key, value); err != nil {
+		if err := s.Core.Set(key, value); err != nil {
 			return err
 		}
 		s.noteFrom(src, key, value)
@@ -231,7 +257,7 @@ func (s *settings) set(src, key, value string) error {
 
 // noteFrom records that src gave key (or the key it is an alias of) its
 // value; an empty value leaves the key to its default, from no source.
-func (s *settings) noteFrom(src, key, value string) {
+func (s *Settings) noteFrom(src, key, value string) {
 	if s.from == nil {
 		return
 	}
@@ -246,7 +272,7 @@ func (s *settings) noteFrom(src, key, value string) {
 }
 
 // finish fills computed defaults and validates.
-func (s *settings) finish() error {
+func (s *Settings) finish() error {
 	if s.app["data_dir"] == "" {
 		base := os.Getenv("XDG_DATA_HOME")
 		if base == "" {
@@ -312,7 +338,7 @@ func (s *settings) finish() error {
 	default:
 		return fmt.Errorf("log_level: want debug, info, warn or error, got %q", s.app["log_level"])
 	}
-	return s.core.Validate()
+	return s.Core.Validate()
 }
 
 // firstExisting returns the first path that exists (absolute), or the last.
@@ -332,7 +358,7 @@ func checkoutOfBinary() string {
 
 // lookFor sets key to the first of paths that exists (firstExisting) and,
 // when none does, records them all, absolute and each once, in searched.
-func (s *settings) lookFor(key string, paths ...string) {
+func (s *Settings) lookFor(key string, paths ...string) {
 	s.app[key] = firstExisting(paths...)
 	if _, err := os.Stat(s.app[key]); err == nil {
 		return

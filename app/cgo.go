@@ -1,6 +1,6 @@
 //go:build cgo
 
-package main
+package app
 
 // builtWithCgo: this binary was built with cgo (CGO_ENABLED=1), which the
 // MusiCNN analyzer needs (ONNX Runtime, TagLib).

@@ -1,6 +1,6 @@
 //go:build !cgo
 
-package main
+package app
 
 // builtWithCgo: this binary was built without cgo (CGO_ENABLED=0, which Go
 // picks when it finds no C compiler): its MusiCNN analyzer fails every

@@ -1,14 +1,11 @@
-package main
+package app
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
-	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
 type pathsByKey map[string]string
@@ -27,31 +25,13 @@ func (p pathsByKey) File(_ context.Context, key string) (store.File, error) {
 	return store.File{}, store.ErrNotFound
 }
 
-// lockedBuffer is a bytes.Buffer safe for the path logger's goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestFileLinesNameThePath: the main process's lines about a file a
 // person must find — quarantined, a crash counted against it, a dead
 // owner's claim taken back — name its path (the events carry only its
 // key) and are seen at the default level (INFO or WARN); a claim removed
 // because its file is no longer work stays at DEBUG.
 func TestFileLinesNameThePath(t *testing.T) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	paths := newPathLogger(log, pathsByKey{"k1": "/music/a b.flac", "k2": "/music/c.mp3"})
 	sink := logSinkWith(log, paths)
@@ -83,7 +63,7 @@ func TestFileLinesNameThePath(t *testing.T) {
 
 // A path that cannot be read leaves the line without it, not unlogged.
 func TestFileLineWithoutPath(t *testing.T) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	paths := newPathLogger(log, pathsByKey{})
 	logSinkWith(log, paths).Emit(event.Event{Event: event.Quarantined, File: "gone", Reason: "crashed a worker (quarantine_after 2 reached)", Count: 2})
@@ -114,7 +94,7 @@ func (s *slowPaths) File(ctx context.Context, key string) (store.File, error) {
 // A file line carries the time of its event, not that of the path read
 // that came after it.
 func TestFileLineAtItsEventTime(t *testing.T) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	paths := newPathLogger(log, &slowPaths{delay: 10 * time.Millisecond})
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -131,7 +111,7 @@ func TestFileLineAtItsEventTime(t *testing.T) {
 // store answers within the deadline, and without them once it has passed;
 // a line given after close is logged at once.
 func TestPathLoggerCloseDrains(t *testing.T) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	paths := newPathLogger(log, &slowPaths{delay: 20 * time.Millisecond})
 	sink := logSinkWith(log, paths)
@@ -145,7 +125,7 @@ func TestPathLoggerCloseDrains(t *testing.T) {
 		}
 	}
 
-	buf = lockedBuffer{}
+	buf = syncbuf.Buffer{}
 	hung := &slowPaths{hang: true}
 	paths = newPathLoggerWith(log, hung, time.Hour, 0) // no pause: every line would wait out its read
 	sink = logSinkWith(log, paths)
@@ -170,7 +150,7 @@ func TestPathLoggerCloseDrains(t *testing.T) {
 // each of them up for the read's timeout. A file the store no longer has
 // is an answer, not a failure.
 func TestPathLookupPausesAfterAFailure(t *testing.T) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	hung := &slowPaths{hang: true}
 	paths := newPathLoggerWith(log, hung, 20*time.Millisecond, time.Hour)
@@ -184,7 +164,7 @@ func TestPathLookupPausesAfterAFailure(t *testing.T) {
 	}
 	paths.close(pathDrainTimeout)
 
-	buf = lockedBuffer{}
+	buf = syncbuf.Buffer{}
 	paths = newPathLoggerWith(log, pathsByKey{"k2": "/music/c.mp3"}, 20*time.Millisecond, time.Hour)
 	sink = logSinkWith(log, paths)
 	sink.Emit(event.Event{Event: event.Quarantined, File: "gone", Reason: "r", Count: 2})
@@ -199,12 +179,7 @@ func TestPathLookupPausesAfterAFailure(t *testing.T) {
 // model set's version, the library and the write mode (and, for musicnn,
 // the models' folder).
 func TestServingLineSaysWhatRuns(t *testing.T) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	s, _, err := loadSettings(fs, []string{"--data-dir", t.TempDir(), "--analyzer", "noop", "--library-root", "/srv/music", "--write-mode", "none", "--node", "n1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testSettings(t, "--data-dir", t.TempDir(), "--analyzer", "noop", "--library-root", "/srv/music", "--write-mode", "none", "--node", "n1")
 	var buf bytes.Buffer
 	slog.New(slog.NewTextHandler(&buf, nil)).Info("serving", servingAttrs(s, "127.0.0.1:8356")...)
 	for _, want := range []string{"http=127.0.0.1:8356", "node=n1", "analyzer=noop", "model_set=", "library_root=/srv/music", "write_mode=none"} {
@@ -223,7 +198,7 @@ func TestServingLineSaysWhatRuns(t *testing.T) {
 // stop, or a non-zero exit during one, still is.
 func TestCleanStopNotLoggedAsUnhealthy(t *testing.T) {
 	var buf bytes.Buffer
-	sink := logSink(slog.New(slog.NewTextHandler(&buf, nil)))
+	sink := LogSink(slog.New(slog.NewTextHandler(&buf, nil)))
 	sink.Emit(event.Event{Event: event.Exit, Component: "worker:discovery:0", Code: event.IntPtr(0), Reason: "exited with code 0"})
 	sink.Emit(event.Event{Event: event.Status, Component: "worker:discovery:0", From: "healthy", To: "unhealthy"})
 	sink.Emit(event.Event{Event: event.Stop, Reason: "signal"})
@@ -256,7 +231,7 @@ func (d deafPaths) File(ctx context.Context, key string) (store.File, error) {
 // bound (deadline plus a second here), not for as long as the read takes:
 // a main process still exits.
 func TestPathLoggerCloseBoundedByADeafRead(t *testing.T) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	deaf := deafPaths{release: make(chan struct{})}
 	defer close(deaf.release)

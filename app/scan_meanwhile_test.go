@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func TestScanKeepsFilesStoredDuringTheWalk(t *testing.T) {
 	}
 	put("a/old.flac")
 	left := put("b/left.flac")
-	if _, _, err := scanInto(ctx, st, lib, modelScan{}, log); err != nil {
+	if _, _, err := scanInto(ctx, st, lib, ModelScan{}, log); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(left); err != nil {
@@ -73,7 +73,7 @@ func TestScanKeepsFilesStoredDuringTheWalk(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	if _, missing, err := scanInto(ctx, other, lib, modelScan{}, log); err != nil || missing != 1 {
+	if _, missing, err := scanInto(ctx, other, lib, ModelScan{}, log); err != nil || missing != 1 {
 		t.Fatalf("scan: %d marked missing, %v; want 1 (b/left.flac)", missing, err)
 	}
 	for p, want := range map[string]bool{added: true, left: false} {
@@ -85,4 +85,11 @@ func TestScanKeepsFilesStoredDuringTheWalk(t *testing.T) {
 			t.Errorf("%s: valid %v, want %v", p, f.IsValid, want)
 		}
 	}
+}
+
+// scanInto is ScanLibrary answering only how many audio files the scan
+// found and how many it marked missing.
+func scanInto(ctx context.Context, st store.Store, dir string, ms ModelScan, log *slog.Logger) (found, missing int, err error) {
+	r, err := ScanLibrary(ctx, st, dir, ms, log)
+	return r.Found(), r.Missing, err
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -85,7 +85,7 @@ func kindName(k yaml.Kind) string {
 }
 
 // loadFile applies config.yaml; a key beats its alias (config.SortKeys).
-func (s *settings) loadFile(path string) error {
+func (s *Settings) loadFile(path string) error {
 	m, err := readConfigFile(path)
 	if err != nil {
 		return err

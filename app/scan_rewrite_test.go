@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -95,11 +95,11 @@ func (x *rewriteFixture) write(content string, mtime time.Time) store.Stat {
 // returns what the store made of the files found.
 func (x *rewriteFixture) scan(st store.Store) inventory.Found {
 	x.t.Helper()
-	r, err := scanLibrary(x.ctx, st, x.lib, modelScan{}, slog.New(slog.DiscardHandler))
+	r, err := ScanLibrary(x.ctx, st, x.lib, ModelScan{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		x.t.Fatal(err)
 	}
-	return r.kinds
+	return r.Kinds
 }
 
 // wantKinds checks what a scan's summary says of the file.
