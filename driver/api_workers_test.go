@@ -17,6 +17,7 @@ import (
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 // frameLine is a frame of worker:discovery:0 working on file a, for a
@@ -41,18 +42,21 @@ func sqliteWithA(t *testing.T) store.Store {
 // infoUntil polls /api/v1/info's answer until ok holds for its only worker.
 func infoUntil(t *testing.T, api *API, ok func(httpapi.WorkerInfo) bool) httpapi.WorkerInfo {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	var workers []httpapi.WorkerInfo
+	defer func() {
+		if t.Failed() {
+			t.Logf("last info: %+v", workers)
+		}
+	}()
+	eventually.True(t, 10*time.Second, "such a worker in /api/v1/info", func() bool {
 		info, err := api.Info(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(info.Workers) == 1 && ok(info.Workers[0]) {
-			return info.Workers[0]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no such worker in 10 s; last info: %+v", info.Workers)
-		}
-	}
+		workers = info.Workers
+		return len(workers) == 1 && ok(workers[0])
+	})
+	return workers[0]
 }
 
 // A framing worker shows its process, phase and job, the job's path (a
@@ -165,18 +169,13 @@ func TestProbeGPURecordsAndEndsWithTheLoop(t *testing.T) {
 		l.m.ProbeGPU(context.Background(), 10*time.Millisecond, func(context.Context) (bool, string) { return false, "no device" })
 		close(probed)
 	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	eventually.True(t, 10*time.Second, "the probe's result in "+store.GPUHealthKey("n"), func() bool {
 		var v string
 		if err := l.m.Do(context.Background(), func(context.Context, time.Time) { v, _ = st.MetaValue(store.GPUHealthKey("n")) }); err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(v, "no device") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s in 10 s", store.GPUHealthKey("n"))
-		}
-	}
+		return strings.Contains(v, "no device")
+	})
 	l.cancel()
 	l.end(t, 20*time.Second)
 	select {

@@ -47,8 +47,39 @@ func (s *skewedStore) set(skew time.Duration, err error) {
 	s.skew, s.err = skew, err
 }
 
+// armedClock is a mock clock that announces each timer set on it, with
+// its duration: the watch sets one after each measurement, so the test
+// knows when one is done and when the next is due.
+type armedClock struct {
+	*clock.Mock
+	armed chan time.Duration
+}
+
+func newArmedClock() *armedClock {
+	return &armedClock{Mock: clock.NewMock(), armed: make(chan time.Duration, 16)}
+}
+
+func (c *armedClock) Timer(d time.Duration) *clock.Timer {
+	t := c.Mock.Timer(d)
+	c.armed <- d
+	return t
+}
+
+// measured waits until the watch has measured and set its timer, and
+// returns the timer's duration.
+func (c *armedClock) measured(t *testing.T) time.Duration {
+	t.Helper()
+	select {
+	case d := <-c.armed:
+		return d
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch set no timer in 5 s")
+		return 0
+	}
+}
+
 // clockMain is a Main on st with a mock clock, logging into logs.
-func clockMain(t *testing.T, st store.Store, clk *clock.Mock, logs io.Writer) *Main {
+func clockMain(t *testing.T, st store.Store, clk clock.Clock, logs io.Writer) *Main {
 	t.Helper()
 	m, err := NewMain(node.DefaultConfig("i:1:1", "n", 1), st, clk, slog.New(slog.NewTextHandler(logs, nil)), nil,
 		func(string, uint64) (string, []string) { return "true", nil }, io.Discard)
@@ -59,28 +90,24 @@ func clockMain(t *testing.T, st store.Store, clk *clock.Mock, logs io.Writer) *M
 	return m
 }
 
-// advanceUntil moves clk on by step until cond holds, and returns how far
-// it moved; it fails once it moved by limit.
-func advanceUntil(t *testing.T, clk *clock.Mock, step, limit time.Duration, cond func() bool) time.Duration {
+// advanceUntil moves clk on by step, through the watch's timer of
+// duration next, until cond holds after a measurement, and returns how
+// far it moved and the duration of the timer then set; it fails once it
+// moved by limit.
+func advanceUntil(t *testing.T, clk *armedClock, next, step, limit time.Duration, cond func() bool) (time.Duration, time.Duration) {
 	t.Helper()
 	var moved time.Duration
-	for !cond() {
-		if moved >= limit {
-			t.Fatalf("nothing after %v", moved)
+	for {
+		for left := next; left > 0; left -= step {
+			if moved >= limit {
+				t.Fatalf("nothing after %v", moved)
+			}
+			clk.Add(min(step, left))
+			moved += min(step, left)
 		}
-		time.Sleep(2 * time.Millisecond) // the watch's goroutine sets its timer
-		clk.Add(step)
-		moved += step
-	}
-	return moved
-}
-
-// waitUntil waits, without moving the clock, until cond holds.
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("waited 5 s in vain")
+		next = clk.measured(t)
+		if cond() {
+			return moved, next
 		}
 	}
 }
@@ -100,7 +127,7 @@ func readingAfter(m *Main, at time.Time) func() bool {
 // behind with a 30 s lease is dangerous, the same again says nothing, back
 // in line is one INFO line, 6 s ahead is a warning.
 func TestWatchClockShowsSkew(t *testing.T) {
-	clk := clock.NewMock()
+	clk := newArmedClock()
 	clk.Set(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	st := &skewedStore{Store: memstore.New(1), clk: clk, skew: 12 * time.Second}
 	logs := &syncbuf.Buffer{}
@@ -110,7 +137,10 @@ func TestWatchClockShowsSkew(t *testing.T) {
 	go func() { m.WatchClock(ctx, 30*time.Second); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	waitUntil(t, readingAfter(m, time.Time{})) // measured at start, without waiting
+	next := clk.measured(t) // at start, without waiting
+	if !readingAfter(m, time.Time{})() {
+		t.Fatal("no reading after the first measurement")
+	}
 	api := &API{Main: m, StoreID: "arangodb://h/db"}
 	info, err := api.Info(context.Background())
 	if err != nil {
@@ -139,7 +169,8 @@ func TestWatchClockShowsSkew(t *testing.T) {
 	// The next measurement is 5 minutes on; the same verdict is not
 	// logged again.
 	r, _ := m.ClockSkew()
-	if moved := advanceUntil(t, clk, 10*time.Second, 2*clockskew.Every, readingAfter(m, r.At)); moved < clockskew.Every {
+	moved, next := advanceUntil(t, clk, next, 10*time.Second, 2*clockskew.Every, readingAfter(m, r.At))
+	if moved != clockskew.Every {
 		t.Fatalf("measured again after %v, want %v", moved, clockskew.Every)
 	}
 	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
@@ -156,7 +187,7 @@ func TestWatchClockShowsSkew(t *testing.T) {
 	} {
 		st.set(step.skew, nil)
 		r, _ := m.ClockSkew()
-		advanceUntil(t, clk, 10*time.Second, 2*clockskew.Every, readingAfter(m, r.At))
+		_, next = advanceUntil(t, clk, next, 10*time.Second, 2*clockskew.Every, readingAfter(m, r.At))
 		if r, _ := m.ClockSkew(); r.State != step.want || r.Offset != step.skew {
 			t.Fatalf("reading %+v, want %v, %s", r, step.skew, step.want)
 		}
@@ -172,34 +203,34 @@ func TestWatchClockShowsSkew(t *testing.T) {
 // A measurement that got no answer keeps the last reading and is tried
 // again after clockskew.Retry, not 5 minutes.
 func TestWatchClockRetriesSoonerAfterAFailure(t *testing.T) {
-	clk := clock.NewMock()
+	clk := newArmedClock()
 	st := &skewedStore{Store: memstore.New(1), clk: clk, err: errors.New("connection refused")}
 	m := clockMain(t, st, clk, io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { m.WatchClock(ctx, 30*time.Second); close(done) }()
 	defer func() { cancel(); <-done }()
-	waitUntil(t, func() bool {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		return st.calls == clockskew.Tries
-	})
-	if _, ok := m.ClockSkew(); ok {
-		t.Fatal("a reading without an answer")
-	}
-	st.set(0, nil)
-	if moved := advanceUntil(t, clk, time.Second, clockskew.Every, readingAfter(m, time.Time{})); moved < clockskew.Retry || moved >= clockskew.Every {
-		t.Fatalf("measured again after %v, want %v", moved, clockskew.Retry)
-	}
-	st.set(0, errors.New("connection refused"))
-	r, _ := m.ClockSkew()
 	calls := func() int {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		return st.calls
 	}
+	next := clk.measured(t)
+	if n := calls(); n != clockskew.Tries {
+		t.Fatalf("%d requests in the failed measurement, want %d", n, clockskew.Tries)
+	}
+	if _, ok := m.ClockSkew(); ok {
+		t.Fatal("a reading without an answer")
+	}
+	st.set(0, nil)
+	moved, next := advanceUntil(t, clk, next, time.Second, clockskew.Every, readingAfter(m, time.Time{}))
+	if moved != clockskew.Retry {
+		t.Fatalf("measured again after %v, want %v", moved, clockskew.Retry)
+	}
+	st.set(0, errors.New("connection refused"))
+	r, _ := m.ClockSkew()
 	before := calls()
-	advanceUntil(t, clk, 10*time.Second, 2*clockskew.Every, func() bool { return calls() == before+clockskew.Tries })
+	advanceUntil(t, clk, next, 10*time.Second, 2*clockskew.Every, func() bool { return calls() == before+clockskew.Tries })
 	if r2, ok := m.ClockSkew(); !ok || r2 != r {
 		t.Fatalf("reading after a failed measurement = %+v, %v; want the last, %+v", r2, ok, r)
 	}

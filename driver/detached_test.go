@@ -13,6 +13,7 @@ import (
 	"github.com/nomarr/nomarr/adapters/sqlite"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 // TestStopEndsWhenTheDatabaseFileWasMoved: the SQLite file of a running
@@ -56,10 +57,15 @@ func TestStopEndsWhenTheDatabaseFileWasMoved(t *testing.T) {
 	if err := os.Rename(path, moved); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond) // the store looks at its path at most once a second
-	if err := st.SetMeta(ctx, "probe", "1"); !store.IsDetached(err) {
-		t.Fatalf("a write with the file moved away: %v, want store.ErrDetached", err)
-	}
+	// The store looks at its path at most once a second, and announces
+	// nothing: its writes are tried until one fails as detached.
+	eventually.True(t, 10*time.Second, "a write with the file moved away to fail with store.ErrDetached", func() bool {
+		err := st.SetMeta(ctx, "probe", "1")
+		if err != nil && !store.IsDetached(err) {
+			t.Fatalf("a write with the file moved away: %v, want store.ErrDetached", err)
+		}
+		return err != nil
+	})
 	if err := os.Rename(moved, path); err != nil {
 		t.Fatal(err)
 	}

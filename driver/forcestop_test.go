@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 // lockedReleases fails every claim release after waiting out a busy
@@ -35,15 +37,10 @@ func (l *lockedReleases) ReleaseWorker(ctx context.Context, _ string, _ store.De
 // waitAllRunning waits until the loop's view shows n workers, all running.
 func waitAllRunning(t *testing.T, m *Main, n int) {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if v := m.View(); v != nil && len(v.Workers) == n &&
-			!slices.ContainsFunc(v.Workers, func(w WorkerView) bool { return !w.Info.Running }) {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("the %d workers never all ran", n)
-		}
-	}
+	eventually.True(t, 10*time.Second, fmt.Sprintf("the %d workers all running in the loop's view", n), func() bool {
+		v := m.View()
+		return v != nil && len(v.Workers) == n && !slices.ContainsFunc(v.Workers, func(w WorkerView) bool { return !w.Info.Running })
+	})
 }
 
 // TestForceStopCutsTheStoreWaitShort: a stop whose only worker is gone

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/memstore"
+	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/node"
 )
 
@@ -20,7 +21,8 @@ func TestForceStopBoundsTheKilledWorkersReleases(t *testing.T) {
 	st := &lockedReleases{Store: memstore.New(1), busy: 3 * time.Second}
 	cfg := node.DefaultConfig("i:1:1", "n", 3)
 	cfg.Monitor.CheckInterval = 50 * time.Millisecond
-	m, err := NewMain(cfg, st, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
+	sink := &events{}
+	m, err := NewMain(cfg, st, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), sink,
 		func(string, uint64) (string, []string) {
 			return "sh", []string{"-c", `trap "" TERM; exec sleep 60`}
 		}, io.Discard)
@@ -33,7 +35,7 @@ func TestForceStopBoundsTheKilledWorkersReleases(t *testing.T) {
 	go func() { ran <- m.Run(ctx, nil) }()
 	waitAllRunning(t, m, 3)
 	cancel() // first signal: SIGTERM, which the workers ignore (finishing a long job)
-	time.Sleep(200 * time.Millisecond)
+	sink.wait(t, event.Stop, nil, 10*time.Second)
 	start := time.Now()
 	if err := m.ForceStop(context.Background()); err != nil {
 		t.Fatal(err)

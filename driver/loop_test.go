@@ -25,8 +25,10 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// events collects what the node emits (on the loop goroutine).
+// events collects what the node emits (on the loop goroutine), and
+// announces each event.
 type events struct {
+	changes
 	mu  sync.Mutex
 	got []event.Event
 }
@@ -35,25 +37,26 @@ func (e *events) Emit(ev event.Event) {
 	e.mu.Lock()
 	e.got = append(e.got, ev)
 	e.mu.Unlock()
+	e.changed()
 }
 
 // wait waits until an event of kind for which match holds was emitted and
 // returns it.
 func (e *events) wait(t *testing.T, kind string, match func(event.Event) bool, within time.Duration) event.Event {
 	t.Helper()
-	for end := time.Now().Add(within); ; time.Sleep(10 * time.Millisecond) {
+	var found event.Event
+	e.until(t, within, "a "+kind+" event", func() bool {
 		e.mu.Lock()
+		defer e.mu.Unlock()
 		for _, ev := range e.got {
 			if ev.Event == kind && (match == nil || match(ev)) {
-				e.mu.Unlock()
-				return ev
+				found = ev
+				return true
 			}
 		}
-		e.mu.Unlock()
-		if time.Now().After(end) {
-			t.Fatalf("no %s event in %s", kind, within)
-		}
-	}
+		return false
+	})
+	return found
 }
 
 // loop is one Main running over st, with its run's end and result.
@@ -206,8 +209,9 @@ func TestStopSignalTakenOnce(t *testing.T) {
 			} else {
 				close(stop)
 			}
-			time.Sleep(100 * time.Millisecond) // the stop is under way
+			l.sink.wait(t, event.Stop, nil, 10*time.Second) // the stop is under way
 			before := cpu()
+			// The CPU the loop takes over a real interval is what is measured.
 			time.Sleep(500 * time.Millisecond)
 			used := cpu() - before
 			if err := l.m.ForceStop(context.Background()); err != nil {
@@ -285,17 +289,23 @@ func TestWorkerClosingItsPipeKilled(t *testing.T) {
 }
 
 // slowHistory holds every history write for hold once armed, whatever
-// its context: a loop turn held up by a store call.
+// its context: a loop turn held up by a store call. sixHeld is closed
+// once six writes were held.
 type slowHistory struct {
 	*memstore.Store
-	hold  time.Duration
-	armed atomic.Bool
-	held  atomic.Int32
+	hold    time.Duration
+	armed   atomic.Bool
+	held    atomic.Int32
+	sixHeld chan struct{}
 }
 
 func (s *slowHistory) AppendHistory(ctx context.Context, rows []store.HistoryRow) error {
 	if s.armed.Load() {
-		s.held.Add(1)
+		if s.held.Add(1) == 6 {
+			close(s.sixHeld)
+		}
+		// The loop is held past hang_after on the real clock, which the
+		// supervisor reads, while the worker goes on framing.
 		time.Sleep(s.hold)
 	}
 	return s.Store.AppendHistory(ctx, rows)
@@ -308,7 +318,7 @@ func (s *slowHistory) AppendHistory(ctx context.Context, rows []store.HistoryRow
 // the loop picks among ready cases at random, so several delays are
 // tried.)
 func TestTickAfterTheFramesThatWaited(t *testing.T) {
-	st := &slowHistory{Store: memstore.New(1), hold: 1200 * time.Millisecond}
+	st := &slowHistory{Store: memstore.New(1), hold: 1200 * time.Millisecond, sixHeld: make(chan struct{})}
 	frame := `HEALTH|{"component_id":"worker:discovery:0","status":"healthy","phase":"idle"}`
 	l := runLoop(t, st, "while :; do printf '%s\\n' '"+frame+"' >&3; sleep 0.05; done", nil, func(c *node.Config) {
 		c.Supervisor.StaleAfter, c.Supervisor.HangAfter = time.Second, time.Second
@@ -321,10 +331,10 @@ func TestTickAfterTheFramesThatWaited(t *testing.T) {
 	}()
 	l.sink.wait(t, event.Status, func(e event.Event) bool { return e.To == "healthy" }, 10*time.Second)
 	st.armed.Store(true)
-	for deadline := time.Now().Add(30 * time.Second); st.held.Load() < 6; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d held history writes in 30 s", st.held.Load())
-		}
+	select {
+	case <-st.sixHeld:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%d held history writes in 30 s", st.held.Load())
 	}
 	st.armed.Store(false)
 	l.sink.mu.Lock()

@@ -2,10 +2,13 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
+
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 // The stall clock records a gap between two marks that overran the
@@ -112,44 +115,50 @@ func TestStallClockThreshold(t *testing.T) {
 	}
 }
 
+// tickerClock is a mock clock that closes started once a ticker is set
+// on it.
+type tickerClock struct {
+	*clock.Mock
+	started chan struct{}
+}
+
+func (c *tickerClock) Ticker(d time.Duration) *clock.Ticker {
+	tk := c.Mock.Ticker(d)
+	close(c.started)
+	return tk
+}
+
 // The clock's goroutine marks it every period, so that a long turn of the
 // loop (a store call of many periods) is no stall when the loop takes it.
 func TestStallClockGoroutineMarks(t *testing.T) {
-	clk := clock.NewMock()
+	clk := &tickerClock{Mock: clock.NewMock(), started: make(chan struct{})}
 	s := newStallClock(time.Second, clk.Now())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.run(ctx, clk)
-	marked := func(within time.Duration) bool {
-		for deadline := time.Now().Add(within); ; time.Sleep(time.Millisecond) {
+	// The mark is the goroutine's own state, announced by nothing: it is
+	// polled after each tick.
+	marked := func() {
+		t.Helper()
+		eventually.True(t, 5*time.Second, fmt.Sprintf("the goroutine's mark at %s", clk.Now()), func() bool {
 			s.mu.Lock()
-			ok := s.last.Equal(clk.Now())
-			s.mu.Unlock()
-			if ok {
-				return true
-			}
-			if time.Now().After(deadline) {
-				return false
-			}
-		}
+			defer s.mu.Unlock()
+			return s.last.Equal(clk.Now())
+		})
 	}
 	// Its ticker starts when the goroutine first runs: the periods before
-	// that go by unmarked.
-	for i := 0; ; i++ {
-		if i == 100 {
-			t.Fatal("the goroutine never marked the clock")
-		}
-		clk.Add(time.Second)
-		if marked(20 * time.Millisecond) {
-			break
-		}
+	// that would go by unmarked.
+	select {
+	case <-clk.started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the goroutine never started its ticker")
 	}
+	clk.Add(time.Second)
+	marked()
 	s.take(clk.Now())
 	for range 10 {
 		clk.Add(time.Second)
-		if !marked(5 * time.Second) {
-			t.Fatalf("the goroutine did not mark the clock at %s", clk.Now())
-		}
+		marked()
 	}
 	if st := s.take(clk.Now()); len(st) != 0 {
 		t.Fatalf("stalls %v after 10 periods the goroutine marked on time", st)

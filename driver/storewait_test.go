@@ -22,6 +22,7 @@ import (
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
+	"github.com/nomarr/nomarr/internal/eventually"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
@@ -145,9 +146,6 @@ func TestForceStopGivenUpLeavesTheStoreCalls(t *testing.T) {
 		return n
 	}
 	before := rows()
-	for deadline := time.Now().Add(5 * time.Second); rows() <= before; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no history written after the given-up ForceStop: the loop's store calls still fail")
-		}
-	}
+	eventually.True(t, 5*time.Second, "history written after the given-up ForceStop (the loop's store calls fail no more)",
+		func() bool { return rows() > before })
 }

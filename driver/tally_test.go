@@ -26,6 +26,7 @@ import (
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/supervisor"
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 // shWorker is the command line of a worker written in sh: it sends health
@@ -126,7 +127,7 @@ func TestMetricsCountKillsDeathsQuarantinesAndCleanups(t *testing.T) {
 
 	// w1 crashes twice while it holds p: the second crash quarantines p.
 	for gen := uint64(1); gen <= 2; gen++ {
-		in := waitFor(t, m, fmt.Sprintf("%s gen %d running", w1, gen), func(v *View, _ Tally) bool {
+		in := viewUntil(t, m, fmt.Sprintf("%s gen %d running", w1, gen), func(v *View, _ Tally) bool {
 			return v.Workers[1].Info.Running && v.Workers[1].Info.Gen == gen
 		}).Workers[1].Info
 		if _, err := st.Claim(ctx, store.Claim{FileKey: "p", WorkerID: in.WorkerID, ClaimedAt: time.Now(), LeaseUntil: time.Now().Add(time.Minute)}); err != nil {
@@ -135,10 +136,10 @@ func TestMetricsCountKillsDeathsQuarantinesAndCleanups(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("crash-%d", gen)), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, m, fmt.Sprintf("the crash of %s gen %d", w1, gen), func(_ *View, tl Tally) bool { return tl.Deaths[w1] == int64(gen) })
+		viewUntil(t, m, fmt.Sprintf("the crash of %s gen %d", w1, gen), func(_ *View, tl Tally) bool { return tl.Deaths[w1] == int64(gen) })
 	}
 	// Every event has come, and both workers run again, framing.
-	waitFor(t, m, "the hang kill, the cleanups and the restarts", func(v *View, tl Tally) bool {
+	viewUntil(t, m, "the hang kill, the cleanups and the restarts", func(v *View, tl Tally) bool {
 		return tl.Kills[w0][supervisor.KillHang] == 1 && tl.Released[node.CleanupLeaseExpired] == 1 && tl.Released[node.CleanupNotWork] == 1 &&
 			tl.Quarantined == 1 && v.Workers[0].Info.Running && v.Workers[0].Info.Gen == 2 && v.Workers[1].Info.Running && v.Workers[1].Info.Gen == 3
 	})
@@ -174,18 +175,21 @@ func TestMetricsCountKillsDeathsQuarantinesAndCleanups(t *testing.T) {
 	}
 }
 
-// waitFor polls the loop's view and the tally until ok holds (10 s at
-// most) and returns the view.
-func waitFor(t *testing.T, m *Main, what string, ok func(*View, Tally) bool) *View {
+// viewUntil polls the loop's view and the tally until ok holds (10 s at
+// most) and returns the view; a failure shows the last tally.
+func viewUntil(t *testing.T, m *Main, what string, ok func(*View, Tally) bool) *View {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if v := m.View(); v != nil && ok(v, m.Tally()) {
-			return v
+	defer func() {
+		if t.Failed() {
+			t.Logf("tally %+v", m.Tally())
 		}
-		if time.Now().After(end) {
-			t.Fatalf("waited 10 s for %s; tally %+v", what, m.Tally())
-		}
-	}
+	}()
+	var v *View
+	eventually.True(t, 10*time.Second, what, func() bool {
+		v = m.View()
+		return v != nil && ok(v, m.Tally())
+	})
+	return v
 }
 
 // get answers a GET of path from srv, as a loopback client.

@@ -16,6 +16,7 @@ import (
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/node"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 // blockingHistory holds every AppendHistory call until released, as a
@@ -117,15 +118,12 @@ func TestViewShowsWorkersUnhealthyWhileTheNameCannotBeRead(t *testing.T) {
 		l.cancel()
 		l.end(t, 20*time.Second)
 	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if v := l.m.View(); v != nil && len(v.Workers) == 1 {
-			if s := v.Workers[0].Status; s != health.Unhealthy {
-				t.Fatalf("worker status %q with the store down before the name was taken, want unhealthy", s)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no view published")
-		}
+	var v *View
+	eventually.True(t, 10*time.Second, "a view with the worker published", func() bool {
+		v = l.m.View()
+		return v != nil && len(v.Workers) == 1
+	})
+	if s := v.Workers[0].Status; s != health.Unhealthy {
+		t.Fatalf("worker status %q with the store down before the name was taken, want unhealthy", s)
 	}
 }

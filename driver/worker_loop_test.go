@@ -41,11 +41,7 @@ func TestRunWorkerWakesFromAWait(t *testing.T) {
 			term := make(chan struct{})
 			r := startWith(t, WorkerIO{Frames: pw, Control: cr, Term: term}, func(c *worker.Config) { c.PausedPoll = time.Minute }, paused)
 			defer pw.Close()
-			for deadline := time.Now().Add(10 * time.Second); !fr.inPhase(health.Paused); time.Sleep(frameEvery) {
-				if time.Now().After(deadline) {
-					t.Fatal("the worker never paused")
-				}
-			}
+			fr.until(t, 10*time.Second, "a paused frame", func() bool { return fr.inPhase(health.Paused) })
 			if how == "stop" {
 				close(term)
 			} else {
@@ -68,8 +64,9 @@ func (f *frames) inPhase(p health.Phase) bool {
 	return false
 }
 
-// writes records each Write on the frame pipe apart.
+// writes records each Write on the frame pipe apart, and announces it.
 type writes struct {
+	changes
 	mu  sync.Mutex
 	got [][]byte
 }
@@ -78,6 +75,7 @@ func (w *writes) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	w.got = append(w.got, append([]byte(nil), p...))
 	w.mu.Unlock()
+	w.changed()
 	return len(p), nil
 }
 
@@ -89,17 +87,11 @@ func TestRunWorkerWritesOneFramePerWrite(t *testing.T) {
 	term := make(chan struct{})
 	r := start(t, WorkerIO{Frames: w, Term: term})
 	r.jobStarted()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(frameEvery) {
+	w.until(t, 10*time.Second, "5 frame writes", func() bool {
 		w.mu.Lock()
-		n := len(w.got)
-		w.mu.Unlock()
-		if n >= 5 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d frame writes in 10 s", n)
-		}
-	}
+		defer w.mu.Unlock()
+		return len(w.got) >= 5
+	})
 	close(term)
 	close(r.an.release)
 	r.exit(0)
@@ -115,14 +107,17 @@ func TestRunWorkerWritesOneFramePerWrite(t *testing.T) {
 	}
 }
 
-// keepCounting counts the orphan's own lease renewals.
+// keepCounting counts the orphan's own lease renewals, and announces
+// each.
 type keepCounting struct {
 	*memstore.Store
+	changes
 	keeps atomic.Int32
 }
 
 func (k *keepCounting) KeepClaim(ctx context.Context, ref store.Ref, until time.Time) error {
 	k.keeps.Add(1)
+	defer k.changed()
 	return k.Store.KeepClaim(ctx, ref, until)
 }
 
@@ -137,11 +132,7 @@ func TestRunWorkerOrphanKeepsItsLease(t *testing.T) {
 	r.jobStarted()
 	cw.Close()
 	r.waitLog("control pipe closed")
-	for deadline := time.Now().Add(10 * time.Second); k.keeps.Load() < 3; time.Sleep(frameEvery) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d renewals of the orphan's lease in 10 s; want one every lease_ttl/3 (100 ms)", k.keeps.Load())
-		}
-	}
+	k.until(t, 10*time.Second, "3 renewals of the orphan's lease (one every lease_ttl/3, 100 ms)", func() bool { return k.keeps.Load() >= 3 })
 	close(r.an.release)
 	r.exit(0)
 	r.finishedOnlyA()
@@ -158,6 +149,8 @@ func (p progressing) Analyze(_ context.Context, job worker.Job, progress func(in
 	p.started <- job.FileKey
 	for i := 1; i <= p.steps; i++ {
 		progress(int64(i))
+		// The job runs past stall_after in real time: the stall rule reads
+		// the worker's own clock, which the test does not drive.
 		time.Sleep(frameEvery)
 	}
 	if err := job.Confirm(); err != nil {
@@ -206,8 +199,10 @@ func TestRunWorkerOrphanKeepsAProgressingJob(t *testing.T) {
 	}
 }
 
-// countingModels counts its loads and unloads; its loads fail with err.
+// countingModels counts its loads and unloads, and announces each; its
+// loads fail with err.
 type countingModels struct {
+	changes
 	mu             sync.Mutex
 	loads, unloads int
 	err            error
@@ -216,6 +211,7 @@ type countingModels struct {
 func (m *countingModels) Load(context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.changed()
 	m.loads++
 	return m.err
 }
@@ -224,6 +220,7 @@ func (m *countingModels) Unload() {
 	m.mu.Lock()
 	m.unloads++
 	m.mu.Unlock()
+	m.changed()
 }
 
 func (m *countingModels) counts() (int, int) {
@@ -232,22 +229,32 @@ func (m *countingModels) counts() (int, int) {
 	return m.loads, m.unloads
 }
 
+// discoverCounting counts discoveries, an idle worker's polls, and
+// announces each.
+type discoverCounting struct {
+	*memstore.Store
+	changes
+	n atomic.Int32
+}
+
+func (d *discoverCounting) Discover(ctx context.Context, now time.Time, after string, limit int) ([]store.File, error) {
+	defer d.changed()
+	defer d.n.Add(1)
+	return d.Store.Discover(ctx, now, after, limit)
+}
+
 // A worker left without work unloads its models after cache_idle_timeout,
 // once, and tells the core so: the next idle poll does not unload again.
 func TestRunWorkerUnloadsIdleModelsOnce(t *testing.T) {
 	models := &countingModels{}
 	term := make(chan struct{})
-	r := startModels(t, WorkerIO{Frames: io.Discard, Term: term}, models, func(c *worker.Config) { c.CacheIdleTimeout = 2 * frameEvery })
+	polls := &discoverCounting{}
+	r := startModels(t, WorkerIO{Frames: io.Discard, Term: term}, models, func(c *worker.Config) { c.CacheIdleTimeout = 2 * frameEvery },
+		func(m *memstore.Store) store.Store { polls.Store = m; return polls })
 	close(r.an.release) // a and b complete; then nothing is left
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(frameEvery) {
-		if _, unloads := models.counts(); unloads > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the models of an idle worker were never unloaded")
-		}
-	}
-	time.Sleep(20 * frameEvery) // idle polls meanwhile
+	models.until(t, 10*time.Second, "the models of an idle worker unloaded", func() bool { _, unloads := models.counts(); return unloads > 0 })
+	before := polls.n.Load()
+	polls.until(t, 10*time.Second, "5 idle polls after the unload", func() bool { return polls.n.Load() >= before+5 })
 	close(term)
 	r.exit(0)
 	if loads, unloads := models.counts(); loads != 1 || unloads != 1 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +19,7 @@ import (
 	"github.com/nomarr/nomarr/core/health"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/worker"
-	"github.com/nomarr/nomarr/internal/syncbuf"
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 const frameEvery = 10 * time.Millisecond
@@ -50,8 +51,10 @@ type noModels struct{}
 func (noModels) Load(context.Context) error { return nil }
 func (noModels) Unload()                    {}
 
-// frames collects what the worker writes on its frame pipe.
+// frames collects what the worker writes on its frame pipe, and
+// announces each frame.
 type frames struct {
+	changes
 	mu  sync.Mutex
 	got []frame.Frame
 	bad int
@@ -68,6 +71,7 @@ func (f *frames) read(r io.Reader) {
 			f.got = append(f.got, fr)
 		}
 		f.mu.Unlock()
+		f.changed()
 	}
 }
 
@@ -90,7 +94,7 @@ type rig struct {
 	t    *testing.T
 	st   *memstore.Store
 	an   *gateAnalyzer
-	logs *syncbuf.Buffer
+	logs *watchedLog
 	code chan int
 }
 
@@ -130,7 +134,7 @@ func startModels(t *testing.T, wio WorkerIO, models worker.Models, mod func(*wor
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, st: st, an: newGate(), logs: &syncbuf.Buffer{}, code: make(chan int, 1)}
+	r := &rig{t: t, st: st, an: newGate(), logs: &watchedLog{}, code: make(chan int, 1)}
 	log := slog.New(slog.NewTextHandler(r.logs, nil))
 	go func() { r.code <- RunWorker(context.Background(), w, r.an, models, wio, nil, frameEvery, log) }()
 	return r
@@ -151,13 +155,12 @@ func (r *rig) jobStarted() string {
 // waitLog waits until the worker has logged msg.
 func (r *rig) waitLog(msg string) {
 	r.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(r.logs.String(), msg) {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("worker did not log %q; log:\n%s", msg, r.logs.String())
+	defer func() {
+		if r.t.Failed() {
+			r.t.Logf("log:\n%s", r.logs.String())
 		}
-		time.Sleep(frameEvery)
-	}
+	}()
+	r.logs.until(r.t, 10*time.Second, "the worker to log "+strconv.Quote(msg), func() bool { return strings.Contains(r.logs.String(), msg) })
 }
 
 // exit waits for RunWorker to return and checks its code.
@@ -205,13 +208,7 @@ func TestRunWorkerFramesDuringJobAndStops(t *testing.T) {
 	if k := r.jobStarted(); k != "a" {
 		t.Fatalf("first job %q", k)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for fr.during("a") < 5 && time.Now().Before(deadline) {
-		time.Sleep(frameEvery)
-	}
-	if n := fr.during("a"); n < 5 {
-		t.Fatalf("%d frames during the job, want ≥ 5", n)
-	}
+	fr.until(t, 10*time.Second, "5 frames during the job", func() bool { return fr.during("a") >= 5 })
 	close(term)
 	r.waitLog("stop requested") // seen while the job still runs
 	close(r.an.release)
@@ -307,22 +304,22 @@ func TestRunWorkerLeavesNoGoroutine(t *testing.T) {
 	cw.Close()
 	close(r.an.release)
 	r.exit(0)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var left []string
+	// Nothing announces a goroutine's end: the stacks are polled.
+	var left []string
+	defer func() {
+		if t.Failed() {
+			t.Logf("goroutines of RunWorker still running after it returned:\n%s", strings.Join(left, "\n\n"))
+		}
+	}()
+	eventually.True(t, 5*time.Second, "RunWorker's goroutines to end once it returned", func() bool {
+		left = left[:0]
 		for id, g := range running() {
 			if _, ok := before[id]; !ok {
 				left = append(left, g)
 			}
 		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("goroutines of RunWorker still running after it returned:\n%s", strings.Join(left, "\n\n"))
-		}
-		time.Sleep(frameEvery)
-	}
+		return len(left) == 0
+	})
 }
 
 // An orphan whose job never returns (a hung inference call) and shows no
@@ -376,16 +373,21 @@ func TestRunWorkerFrameWriteErrorFinishesJob(t *testing.T) {
 }
 
 // blockAfter blocks every write after the first n, forever: a frame pipe
-// whose reader (a stopped main process) no longer reads.
+// whose reader (a stopped main process) no longer reads. blocked is
+// closed when the first write blocks.
 type blockAfter struct {
-	mu sync.Mutex
-	n  int
+	mu      sync.Mutex
+	n       int
+	blocked chan struct{}
 }
 
 func (b *blockAfter) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	b.n--
 	block := b.n < 0
+	if b.n == -1 {
+		close(b.blocked)
+	}
 	b.mu.Unlock()
 	if block {
 		select {}
@@ -397,9 +399,14 @@ func (b *blockAfter) Write(p []byte) (int, error) {
 // it waits at most a second for the frame writer.
 func TestRunWorkerExitsPastBlockedFrameWrite(t *testing.T) {
 	term := make(chan struct{})
-	r := start(t, WorkerIO{Frames: &blockAfter{n: 2}, Term: term})
+	w := &blockAfter{n: 2, blocked: make(chan struct{})}
+	r := start(t, WorkerIO{Frames: w, Term: term})
 	r.jobStarted()
-	time.Sleep(5 * frameEvery) // the writer is blocked by now
+	select {
+	case <-w.blocked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the frame writer never blocked")
+	}
 	close(term)
 	r.waitLog("stop requested")
 	close(r.an.release)
@@ -465,11 +472,7 @@ func TestRunWorkerFramesWhileStoreCallWaits(t *testing.T) {
 	// Five more frames while the call still waits (none would come if the
 	// writer waited for it); a busy machine may take longer than 5 intervals.
 	before := count()
-	deadline := time.Now().Add(5 * time.Second)
-	for count()-before < 5 && time.Now().Before(deadline) {
-		time.Sleep(frameEvery)
-	}
-	during := count() - before
+	fr.until(t, 5*time.Second, "5 frames while a store call waits", func() bool { return count()-before >= 5 })
 	held.mu.Lock()
 	held.hold = nil
 	held.mu.Unlock()
@@ -477,9 +480,6 @@ func TestRunWorkerFramesWhileStoreCallWaits(t *testing.T) {
 	close(term)
 	r.exit(0)
 	pw.Close()
-	if during < 5 {
-		t.Errorf("%d frames in 5 s while a store call waited, want ≥ 5", during)
-	}
 }
 
 // lostClaimOf answers every KeepClaim and Release of one file with
@@ -578,12 +578,7 @@ func TestRunWorkerIdleShowsAPause(t *testing.T) {
 	waitPhase := func(want health.Phase, within time.Duration) time.Duration {
 		t.Helper()
 		start := time.Now()
-		for phase() != want {
-			if time.Since(start) > within {
-				t.Fatalf("frames show %s %s on, want %s", phase(), within, want)
-			}
-			time.Sleep(frameEvery)
-		}
+		fr.until(t, within, "frames showing "+string(want), func() bool { return phase() == want })
 		return time.Since(start)
 	}
 	waitPhase(health.Idle, 10*time.Second)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 // fakeBackend records calls and answers from its fields.
@@ -531,13 +532,10 @@ func TestListenAndServe(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.ListenAndServe(ctx) }()
 
+	// Nothing announces the bound socket but Addr: it is polled.
 	var addr string
-	for deadline := time.Now().Add(5 * time.Second); addr == "" && time.Now().Before(deadline); {
-		if addr = s.Addr(); addr == "" {
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	if addr == "" || strings.HasSuffix(addr, ":0") {
+	eventually.True(t, 5*time.Second, "ListenAndServe to bind its socket", func() bool { addr = s.Addr(); return addr != "" })
+	if strings.HasSuffix(addr, ":0") {
 		t.Fatalf("Addr %q", addr)
 	}
 	res, err := http.Get("http://" + addr + "/api/v1/info")
@@ -574,10 +572,10 @@ func TestListenError(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go s.ListenAndServe(ctx)
-	for s.Addr() == "" {
-		time.Sleep(5 * time.Millisecond)
+	if err := s.Listen(ctx); err != nil {
+		t.Fatal(err)
 	}
+	go s.ListenAndServe(ctx)
 	// A second server on the same port cannot listen.
 	s2, err := New(newFake(), Options{Addr: s.Addr()})
 	if err != nil {

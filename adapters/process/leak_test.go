@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nomarr/nomarr/core/supervisor"
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 func openFDCount(t *testing.T) int {
@@ -103,10 +105,8 @@ func TestSpawnerLeaksNothing(t *testing.T) {
 	close(events)
 	for range exits {
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > g0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// A goroutine's end is announced by nothing: the count is polled.
+	eventually.True(t, 2*time.Second, "the goroutines back to "+strconv.Itoa(g0), func() bool { return runtime.NumGoroutine() <= g0 })
 	fds1, g1, ch := openFDCount(t), runtime.NumGoroutine(), childCount()
 	t.Logf("600 spawns: fds %d → %d, goroutines %d → %d, children %d", fds0, fds1, g0, g1, ch)
 	if fds1 > fds0 || g1 > g0 || ch != 0 {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/core/supervisor"
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 // streamLen is what a "stream" child writes, in writes of 1000 bytes:
@@ -35,14 +36,12 @@ func streamByte(i int) byte { return byte(i % 251) }
 func TestFramesArriveWholeInOrderBeforeTheExit(t *testing.T) {
 	const comp = "worker:discovery:0"
 	s, ev := spawnUnread(t, "stream", comp)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, ok := s.PID(comp); !ok { // reaped: it wrote everything and exited
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the child did not exit in 10 s")
-		}
-	}
+	// The reap is announced only by an event the main loop has not taken
+	// (none are, here): the spawner's table is polled.
+	eventually.True(t, 10*time.Second, "the child to write everything, exit and be reaped", func() bool {
+		_, ok := s.PID(comp)
+		return !ok
+	})
 	var got []Event
 	for timeout := time.After(10 * time.Second); len(got) == 0 || got[len(got)-1].Kind != Exited; {
 		select {

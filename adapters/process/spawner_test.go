@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nomarr/nomarr/core/supervisor"
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 // helperMode makes the test binary act as a worker child.
@@ -40,10 +41,10 @@ func TestMain(m *testing.M) {
 			os.Exit(3)
 		}
 		fr.Write([]byte("x"))
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // the child's life until the signal; a minute ends an orphan
 		os.Exit(4)
 	case "sleep": // wait to be signalled
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // the child's life until the signal; a minute ends an orphan
 		os.Exit(4)
 	case "stream": // streamLen frame bytes, then exit 0
 		fr, _, err := ChildPipes()
@@ -101,16 +102,11 @@ func spawner(t *testing.T, mode string, events chan Event) *Spawner {
 func TestReapedChildForgottenBeforeItsEvents(t *testing.T) {
 	const comp = "worker:discovery:0"
 	s, _ := spawnUnread(t, "frame-exit", comp)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, ok := s.PID(comp); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a child that exited is still known 10 s later, while its events wait")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	// Its events wait untaken: the spawner's table is polled.
+	eventually.True(t, 10*time.Second, "an exited child forgotten while its events wait", func() bool {
+		_, ok := s.PID(comp)
+		return !ok
+	})
 	s.Signal(comp, 1, supervisor.Kill) // nothing to signal: must not panic or reach anything
 }
 

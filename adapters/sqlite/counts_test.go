@@ -298,6 +298,8 @@ func TestOpenWaitsForAnUpgradeInProgress(t *testing.T) {
 	}
 	released := make(chan struct{})
 	go func() {
+		// The lock is held on the real clock, past the busy timeout: the
+		// open must wait it out.
 		time.Sleep(1500 * time.Millisecond)
 		conn.ExecContext(bg, `COMMIT`)
 		conn.Close()

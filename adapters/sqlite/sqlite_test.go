@@ -549,6 +549,7 @@ func TestLockStats(t *testing.T) {
 			t.Fatal(err)
 		}
 		go func() {
+			// The lock is held for d on the real clock: the wait LockStats measures.
 			time.Sleep(d)
 			conn.ExecContext(bg, `COMMIT`) //nolint:errcheck // the write below reports a lock never let go
 		}()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/internal/eventually"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
@@ -51,7 +52,7 @@ func TestFailedWorkerShowsNoJob(t *testing.T) {
 	}
 	var v view
 	last := 0
-	waitFor(t, "the worker failed after two deaths mid-job", 20*time.Second, func() bool {
+	eventually.True(t, 20*time.Second, "the worker failed after two deaths mid-job", func() bool {
 		var ok bool
 		if v, ok = get(); !ok {
 			return false

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/internal/eventually"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
@@ -208,15 +209,20 @@ func getInfo(t *testing.T, addr string) (apiInfo, bool) {
 	return info, json.NewDecoder(resp.Body).Decode(&info) == nil
 }
 
-func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+// waitHealthy waits until the API at addr shows n healthy workers: each
+// has started and framed.
+func waitHealthy(t *testing.T, addr string, n int, limit time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", limit, what)
+	eventually.True(t, limit, fmt.Sprintf("%d healthy workers", n), func() bool {
+		info, ok := getInfo(t, addr)
+		healthy := 0
+		for _, w := range info.Workers {
+			if w.Status == "healthy" {
+				healthy++
+			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ok && healthy == n
+	})
 }
 
 // Pause and resume over the HTTP API of a running daemon; SIGINT stops it
@@ -235,7 +241,7 @@ func TestServePauseResumeOverAPI(t *testing.T) {
 	defer cmd.Process.Kill()
 	var info apiInfo
 	sawPath := false // a busy worker's file is shown by its path, not its key
-	waitFor(t, "the API, the first tagged files and a current file's path", 15*time.Second, func() bool {
+	eventually.True(t, 15*time.Second, "the API, the first tagged files and a current file's path", func() bool {
 		var ok bool
 		info, ok = getInfo(t, addr)
 		for _, w := range info.Workers {
@@ -248,7 +254,7 @@ func TestServePauseResumeOverAPI(t *testing.T) {
 		t.Fatalf("pause: %v %v", err, resp)
 	}
 	paused := time.Now()
-	waitFor(t, "every worker paused with no job", 5*time.Second, func() bool {
+	eventually.True(t, 5*time.Second, "every worker paused with no job", func() bool {
 		info, _ = getInfo(t, addr)
 		for _, w := range info.Workers {
 			if w.Phase != "paused" || w.Status != "healthy" {
@@ -259,6 +265,8 @@ func TestServePauseResumeOverAPI(t *testing.T) {
 	})
 	t.Logf("paused within %s", time.Since(paused).Round(10*time.Millisecond))
 	frozen := info.Library.Tagged
+	// A pause shows as the absence of progress, over a span of the real
+	// clock in which the workers would tag several files.
 	time.Sleep(1500 * time.Millisecond)
 	if info, _ = getInfo(t, addr); info.Library.Tagged != frozen {
 		t.Errorf("tagging went on while paused: %d → %d", frozen, info.Library.Tagged)
@@ -271,12 +279,12 @@ func TestServePauseResumeOverAPI(t *testing.T) {
 		t.Fatalf("resume: %v %v", err, resp)
 	}
 	resumed := time.Now()
-	waitFor(t, "work to resume", 2*time.Second, func() bool {
+	eventually.True(t, 2*time.Second, "work to resume", func() bool {
 		info, _ = getInfo(t, addr)
 		return info.Library.Claimed > 0 || info.Library.Tagged > frozen
 	})
 	t.Logf("resumed within %s", time.Since(resumed).Round(10*time.Millisecond))
-	waitFor(t, "the whole library", 30*time.Second, func() bool {
+	eventually.True(t, 30*time.Second, "the whole library", func() bool {
 		info, _ = getInfo(t, addr)
 		return info.Library.Tagged == info.Library.Total
 	})
@@ -337,7 +345,7 @@ func unreachable(t *testing.T, data, db string) {
 			Restarts      int `json:"restarts"`
 		} `json:"workers"`
 	}
-	waitFor(t, "the API", 10*time.Second, func() bool {
+	eventually.True(t, 10*time.Second, "the API", func() bool {
 		resp, err := http.Get("http://" + addr + "/api/v1/info")
 		if err != nil {
 			return false
@@ -345,7 +353,9 @@ func unreachable(t *testing.T, data, db string) {
 		defer resp.Body.Close()
 		return json.NewDecoder(resp.Body).Decode(&info) == nil && len(info.Workers) == 2
 	})
-	time.Sleep(6 * time.Second) // long enough for a crash loop to show
+	// A crash loop shows as restarts over time: 6 s of the real clock hold
+	// several (a 2 s breaker cooldown, a frame every 200 ms).
+	time.Sleep(6 * time.Second)
 	resp, err := http.Get("http://" + addr + "/api/v1/info")
 	if err != nil {
 		t.Fatal(err)
@@ -414,12 +424,12 @@ func TestGPUProbeDownAndUp(t *testing.T) {
 		}
 		return info.Workers[0].Status + "/" + info.Workers[0].Phase, info.Workers[1].Status + "/" + info.Workers[1].Phase
 	}
-	waitFor(t, "workers backing off while the GPU is down", 10*time.Second, func() bool {
+	eventually.True(t, 10*time.Second, "workers backing off while the GPU is down", func() bool {
 		a, b := phases()
 		return a == "unhealthy/backing_off" && b == "unhealthy/backing_off"
 	})
 	write(`echo "NVIDIA H100, 1 MiB, 81559 MiB"`)
-	waitFor(t, "workers healthy once the GPU is back", 10*time.Second, func() bool {
+	eventually.True(t, 10*time.Second, "workers healthy once the GPU is back", func() bool {
 		a, b := phases()
 		return a == "healthy/idle" && b == "healthy/idle"
 	})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/internal/eventually"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
@@ -42,7 +43,7 @@ func TestSecondSignalForcesAStopWaitingOnTheStore(t *testing.T) {
 		_ = tag.Process.Kill()
 		<-reaped
 	})
-	waitFor(t, "both workers on a job", 60*time.Second, func() bool { return claimCount(t, db) == 2 })
+	eventually.True(t, 60*time.Second, "both workers on a job", func() bool { return claimCount(t, db) == 2 })
 
 	unlock := lockStore(t, db)
 	defer unlock()
@@ -51,17 +52,19 @@ func TestSecondSignalForcesAStopWaitingOnTheStore(t *testing.T) {
 	}
 	const waiting = "stopping: waiting for the store to take 2 claim releases; press Ctrl-C again to leave them"
 	// Each store call of the stopping loop waits out the busy timeout (5 s).
-	deadline := time.Now().Add(90 * time.Second)
-	for !strings.Contains(errb.String(), waiting) {
+	defer func() {
+		if t.Failed() {
+			t.Logf("tag's stderr:\n%s", errb.String())
+		}
+	}()
+	eventually.True(t, 90*time.Second, fmt.Sprintf("%q after the SIGINT", waiting), func() bool {
 		select {
 		case err := <-exited:
-			t.Fatalf("tag exited (%v) while the store was locked, before saying it waits for it:\n%s", err, errb.String())
-		case <-time.After(100 * time.Millisecond):
+			t.Fatalf("tag exited (%v) while the store was locked, before saying it waits for it", err)
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q within 90 s of the SIGINT:\n%s", waiting, errb.String())
-		}
-	}
+		return strings.Contains(errb.String(), waiting)
+	})
 	select {
 	case err := <-exited:
 		t.Fatalf("tag exited (%v) with its claim releases unwritten:\n%s", err, errb.String())

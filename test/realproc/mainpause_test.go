@@ -18,25 +18,20 @@ func TestMainProcessStoppedKillsNoWorker(t *testing.T) {
 	script := writeScenario(t, "name: s\nduration: 1h\nlibrary:\n  files: 1\n  job_time: 400ms\n")
 	pid, addr, _ := leakServe(t, lib, "--workers", "2", "--analyzer", "script:"+script)
 	waitChildren(t, pid, 2, 15*time.Second)
-	waitFor(t, "both workers healthy", 15*time.Second, func() bool {
-		info, ok := getInfo(t, addr)
-		healthy := 0
-		for _, w := range info.Workers {
-			if w.Status == "healthy" {
-				healthy++
-			}
-		}
-		return ok && healthy == 2
-	})
+	waitHealthy(t, addr, 2, 15*time.Second)
 	before := procChildren(pid)
 	restarts := apiRestarts(addr)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second) // hang_after is 1 s
+	// The main process is stopped for three times hang_after (1 s) of the
+	// real clock, which its workers' frames are judged by.
+	time.Sleep(3 * time.Second)
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
+	// A wrong kill would follow the resume within a check or two; 3 s of
+	// the real clock give it room to show.
 	time.Sleep(3 * time.Second)
 	after := procChildren(pid)
 	slices.Sort(before)

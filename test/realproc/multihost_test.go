@@ -12,6 +12,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/nomarr/nomarr/internal/eventually"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
@@ -74,14 +75,14 @@ func TestTwoInstancesShareOneStore(t *testing.T) {
 	db := filepath.Join(dir, "shared.db")
 	a := startServe(t, "a", lib, filepath.Join(dir, "a"), db)
 	b := startServe(t, "b", lib, filepath.Join(dir, "b"), db)
-	waitFor(t, "both instances tagging", 20*time.Second, func() bool { return a.processed(t) > 0 && b.processed(t) > 0 })
+	eventually.True(t, 20*time.Second, "both instances tagging", func() bool { return a.processed(t) > 0 && b.processed(t) > 0 })
 	t.Logf("split so far: a %d, b %d", a.processed(t), b.processed(t))
 
 	// Pause from a pauses b's workers too.
 	if resp, err := http.Post("http://"+a.addr+"/api/v1/workers/pause", "", nil); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("pause via a: %v %v", err, resp)
 	}
-	waitFor(t, "b's workers paused by a's request", 5*time.Second, func() bool {
+	eventually.True(t, 5*time.Second, "b's workers paused by a's request", func() bool {
 		hi, ok := b.info(t)
 		if !ok || hi.WorkerEnabled {
 			return false
@@ -96,7 +97,7 @@ func TestTwoInstancesShareOneStore(t *testing.T) {
 	if resp, err := http.Post("http://"+b.addr+"/api/v1/workers/resume", "", nil); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("resume via b: %v %v", err, resp)
 	}
-	waitFor(t, "b busy again", 5*time.Second, func() bool {
+	eventually.True(t, 5*time.Second, "b busy again", func() bool {
 		hi, _ := b.info(t)
 		for _, w := range hi.Workers {
 			if w.Phase == "processing" {
@@ -115,7 +116,7 @@ func TestTwoInstancesShareOneStore(t *testing.T) {
 		}
 	}
 	killed := time.Now()
-	waitFor(t, "a to finish the whole library, b's files included", 60*time.Second, func() bool {
+	eventually.True(t, 60*time.Second, "a to finish the whole library, b's files included", func() bool {
 		hi, ok := a.info(t)
 		return ok && hi.Library.Tagged == hi.Library.Total && hi.Library.Claimed == 0
 	})

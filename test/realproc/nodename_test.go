@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/internal/eventually"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
@@ -28,7 +29,7 @@ func TestNodeNameHeldByOneMainProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		waitFor(t, "serve's workers", 15*time.Second, func() bool {
+		eventually.True(t, 15*time.Second, "serve's workers", func() bool {
 			info, ok := getInfo(t, addr)
 			return ok && len(info.Workers) == 1 && info.Workers[0].Status == "healthy"
 		})

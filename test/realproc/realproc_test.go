@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/internal/eventually"
 	"github.com/nomarr/nomarr/sim"
 )
 
@@ -419,7 +421,9 @@ func TestRestartedWorkerRunsTheRunningBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 		return drillWith(t, bin, file, db, func() {
-			time.Sleep(500 * time.Millisecond) // before the SIGKILL at 2.5 s
+			// The scenario's SIGKILL comes at 2.5 s of the real clock; the
+			// binary is replaced well before it, once the drill has started.
+			time.Sleep(500 * time.Millisecond)
 			next := filepath.Join(dir, "nomarr.next")
 			if err := os.WriteFile(next, []byte("#!/bin/sh\necho not this version >&2\nexit 3\n"), 0o755); err != nil {
 				t.Error(err)
@@ -522,6 +526,9 @@ func holdWriteLock(path string, hold time.Duration) (time.Time, error) {
 		return time.Time{}, err
 	}
 	defer db.Close()
+	// Another process's database, polled; this runs beside the drill, off
+	// the test's goroutine, so it reports an error rather than fail the
+	// test (eventually.True would).
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var n int
 		if _, serr := os.Stat(path); serr == nil &&
@@ -542,7 +549,7 @@ func holdWriteLock(path string, hold time.Duration) (time.Time, error) {
 		return time.Time{}, err
 	}
 	took := time.Now()
-	time.Sleep(hold)
+	time.Sleep(hold) // the lock is held for hold of the real clock, which the drill's loop runs on
 	_, err = conn.ExecContext(ctx, "ROLLBACK")
 	return took, err
 }
@@ -682,13 +689,16 @@ library: ` + library + "\n"
 	// Both workers are mid-job once both are healthy (each claims at once,
 	// and a job takes seconds): wait for that rather than for a fixed time,
 	// which a busy machine may not honour.
-	deadline := time.Now().Add(20 * time.Second)
-	for healthy := map[string]bool{}; len(healthy) < 2; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
+	// The trace is another process's file: it is polled.
+	healthy := map[string]bool{}
+	defer func() {
+		if t.Failed() {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-			t.Fatalf("both workers not healthy within 20 s: %v", healthy)
+			t.Logf("healthy: %v", healthy)
 		}
+	}()
+	eventually.True(t, 20*time.Second, "both workers healthy in the drill's trace", func() bool {
 		if b, err := os.ReadFile(trace); err == nil {
 			for _, l := range strings.Split(string(b), "\n") {
 				var r sim.Rec
@@ -697,8 +707,11 @@ library: ` + library + "\n"
 				}
 			}
 		}
-	}
-	time.Sleep(300 * time.Millisecond) // into the job
+		return len(healthy) >= 2
+	})
+	// Into the job, past its model load (200 ms): the scenario's job
+	// times run on the real clock.
+	time.Sleep(300 * time.Millisecond)
 	killedAt = time.Now()
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
@@ -718,15 +731,10 @@ func waitWorkersGone(t *testing.T, trace string, limit time.Duration) {
 	if len(pids) != 2 {
 		t.Fatalf("spawned %v", pids)
 	}
-	deadline := time.Now().Add(limit)
-	for _, pid := range pids {
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("worker %d still running %s after the main process died", pid, limit)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	// Orphans are no child of the test's: their ends are polled.
+	eventually.True(t, limit, fmt.Sprintf("workers %v to exit after the main process died", pids), func() bool {
+		return !slices.ContainsFunc(pids, alive)
+	})
 }
 
 // SIGKILL of the main process: every worker finishes its current job,
@@ -785,7 +793,8 @@ func TestOrphanAbandonsStalledJob(t *testing.T) {
 	if c, err := st.Counts(ctx); err != nil || c.Claimed != 2 || c.Tagged != 0 {
 		t.Fatalf("after the orphans left: %+v %v; want both claims left to expire", c, err)
 	}
-	time.Sleep(time.Until(gone.Add(3500 * time.Millisecond))) // lease_ttl 3 s, no more renewals
+	// The leases run out on the real clock: lease_ttl 3 s, no more renewals.
+	time.Sleep(time.Until(gone.Add(3500 * time.Millisecond)))
 	removed, err := st.CleanupClaims(ctx, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -810,6 +819,8 @@ func TestOrphanKeepsLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	// Past any lease the main process gave (3 s), on the real clock the
+	// leases are judged by.
 	time.Sleep(time.Until(killedAt.Add(5 * time.Second)))
 	c, err := st.Counts(ctx)
 	if err != nil {
@@ -825,20 +836,13 @@ func TestOrphanKeepsLease(t *testing.T) {
 	if len(gone) != 0 {
 		t.Fatalf("cleanup 5 s after the main process died removed %+v: the orphans' leases expired", gone)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	eventually.True(t, 15*time.Second, "the orphans to release their claims (20 s after the main process died)", func() bool {
 		c, err = st.Counts(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Claimed == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("claims left 20 s after the main process died: %+v", c)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return c.Claimed == 0
+	})
 	if c.Tagged != 2 {
 		t.Errorf("after the orphans finished: %+v; want their 2 files tagged", c)
 	}

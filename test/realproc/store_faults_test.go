@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/internal/eventually"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
@@ -31,7 +32,7 @@ func TestScanRetriedAfterStoreOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	waitFor(t, "the scan to fail on the store", 10*time.Second, func() bool { return strings.Contains(errb.String(), "scan failed") })
+	eventually.True(t, 10*time.Second, "the scan to fail on the store", func() bool { return strings.Contains(errb.String(), "scan failed") })
 	if err := os.Remove(dir); err != nil { // the store comes back
 		t.Fatal(err)
 	}
@@ -39,16 +40,15 @@ func TestScanRetriedAfterStoreOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	var info apiInfo
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		info, _ = getInfo(t, addr)
-		if info.StoreError == "" && info.Library.Total == 5 && info.Library.Tagged == 5 {
-			return
+	defer func() {
+		if t.Failed() {
+			t.Logf("library %+v, store_error %q\n%s", info.Library, info.StoreError, errb.String())
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Errorf("20 s after the store came back: library %+v, store_error %q; want the 5 files scanned and tagged\n%s",
-		info.Library, info.StoreError, errb.String())
+	}()
+	eventually.True(t, 20*time.Second, "the 5 files scanned and tagged once the store came back", func() bool {
+		info, _ = getInfo(t, addr)
+		return info.StoreError == "" && info.Library.Total == 5 && info.Library.Tagged == 5
+	})
 }
 
 // TestStatusCreatesNoDatabase: `nomarr status` without a daemon, given a

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nomarr/nomarr/internal/eventually"
 )
 
 // TestHangKilledWhileTheStoreIsLocked: a worker stops (SIGSTOP) while the
@@ -18,19 +20,21 @@ import (
 func TestHangKilledWhileTheStoreIsLocked(t *testing.T) {
 	lib := audioDir(t, 40)
 	script := writeScenario(t, "name: s\nduration: 1h\nlibrary:\n  files: 1\n  job_time: 300ms\n")
-	pid, _, data := leakServe(t, lib, "--workers", "2", "--analyzer", "script:"+script, "--lease-ttl", "3s")
+	pid, addr, data := leakServe(t, lib, "--workers", "2", "--analyzer", "script:"+script, "--lease-ttl", "3s")
 	waitChildren(t, pid, 2, 15*time.Second)
-	time.Sleep(time.Second)
+	waitHealthy(t, addr, 2, 15*time.Second) // framing: a hang is judged from the last frame
 
 	unlock := lockStore(t, filepath.Join(data, "nomarr.db"))
 	defer unlock()
-	time.Sleep(1500 * time.Millisecond) // the lease renewals (every second) now wait and fail
+	// The lease renewals, due every second of the real clock, now wait
+	// and fail.
+	time.Sleep(1500 * time.Millisecond)
 	victim := procChildren(pid)[0]
 	if err := syscall.Kill(victim, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	waitFor(t, "the hung worker killed", 30*time.Second, func() bool {
+	eventually.True(t, 30*time.Second, "the hung worker killed", func() bool {
 		return !slices.Contains(procChildren(pid), victim)
 	})
 	took := time.Since(stopped)
