@@ -47,6 +47,7 @@ func nomarrBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	refuseWorkerRole()
 	code := m.Run()
 	if builtBin != "" {
 		os.RemoveAll(filepath.Dir(builtBin))
@@ -277,5 +278,16 @@ func TestNothingToTagSaidOnce(t *testing.T) {
 	}
 	if got := out.String() + errb.String(); got != "nothing to tag: 1 file, 0 tagged, 0 failed, 1 missing or empty\nfound 1 audio file in "+lib+" (1 new)\n" {
 		t.Errorf("tag with nothing pending:\n%s", got)
+	}
+}
+
+// refuseWorkerRole ends a test binary started as a worker. A run composed
+// in-process spawns its workers from /proc/self/exe, the test binary here:
+// run as "worker", it would run every test again, each spawning workers of
+// its own. Tests that run workers use the built binary (nomarrBinary).
+func refuseWorkerRole() {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		fmt.Fprintln(os.Stderr, "nomarr.test: started as a worker; a test ran tag or serve in-process without a worker binary")
+		os.Exit(2)
 	}
 }
