@@ -21,7 +21,7 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/analyzer"
 	"github.com/nomarr/nomarr/adapters/arangodb"
-	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/inference"
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/process"
 	"github.com/nomarr/nomarr/core/event"
@@ -46,7 +46,7 @@ var haveCgo = builtWithCgo
 
 // errNoCgoBuild is checkAnalyzer's answer for the MusiCNN analyzer in a
 // binary built without cgo. Its workers would fail every model load
-// (gpu.ErrNoCgo) and crash-loop until failed, and that failure persists
+// (inference.ErrNoCgo) and crash-loop until failed, and that failure persists
 // past the rebuild that fixes the cause, so the check comes before anything
 // is spawned or written.
 var errNoCgoBuild = errors.New("this nomarr binary was built without cgo (CGO_ENABLED=0, as Go builds when it finds " +
@@ -64,13 +64,13 @@ func checkAnalyzer(s *settings) error {
 		if !haveCgo {
 			return errNoCgoBuild
 		}
-		if err := gpu.CheckLibrary(s.get("onnxruntime_lib")); err != nil {
-			if looked := s.searched["onnxruntime_lib"]; len(looked) > 1 && errors.Is(err, gpu.ErrLibraryNotFound) {
-				return gpu.LibraryNotFoundIn(looked)
+		if err := inference.CheckLibrary(s.get("onnxruntime_lib")); err != nil {
+			if looked := s.searched["onnxruntime_lib"]; len(looked) > 1 && errors.Is(err, inference.ErrLibraryNotFound) {
+				return inference.LibraryNotFoundIn(looked)
 			}
 			return err
 		}
-		for _, f := range gpu.ModelFiles() {
+		for _, f := range inference.ModelFiles() {
 			if _, err := os.Stat(filepath.Join(s.get("models_dir"), f)); err != nil {
 				if looked := s.searched["models_dir"]; len(looked) > 1 {
 					return fmt.Errorf("model %s not found: looked in %s; put the shared folder (with models/musicnn) "+
@@ -300,7 +300,7 @@ func openForSettings(s *settings) (closer, error) {
 func modelSetVersion(s *settings) string {
 	switch s.get("analyzer") {
 	case "musicnn":
-		v, err := gpu.Version(s.get("models_dir"))
+		v, err := inference.Version(s.get("models_dir"))
 		if err != nil {
 			return ""
 		}
