@@ -1,8 +1,6 @@
 package rewrite
 
-import (
-	"github.com/nomarr/nomarr/adapters/onnx/graph"
-)
+import "github.com/nomarr/nomarr/adapters/onnx/graph"
 
 // single returns the only consumer of value, or nil when it has none, more
 // than one, or is a graph output.
@@ -14,6 +12,7 @@ func single(g *graph.Graph, value string) *graph.Node {
 	return c[0]
 }
 
+// ints is the values of the integer initializer name, or nil.
 func ints(g *graph.Graph, name string) []int64 {
 	t := g.Initializer(name)
 	if t == nil {
@@ -26,6 +25,7 @@ func ints(g *graph.Graph, name string) []int64 {
 	return v
 }
 
+// floats is the values of the float initializer name, or nil.
 func floats(g *graph.Graph, name string) []float32 {
 	t := g.Initializer(name)
 	if t == nil {
