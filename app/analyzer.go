@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/inference"
 )
 
 func NewLogger(s *Settings, w io.Writer) *slog.Logger {
@@ -24,7 +24,7 @@ var HaveCgo = builtWithCgo
 
 // errNoCgoBuild is CheckAnalyzer's answer for the MusiCNN analyzer in a
 // binary built without cgo. Its workers would fail every model load
-// (gpu.ErrNoCgo) and crash-loop until failed, and that failure persists
+// (inference.ErrNoCgo) and crash-loop until failed, and that failure persists
 // past the rebuild that fixes the cause, so the check comes before anything
 // is spawned or written.
 var errNoCgoBuild = errors.New("this nomarr binary was built without cgo (CGO_ENABLED=0, as Go builds when it finds " +
@@ -42,13 +42,13 @@ func CheckAnalyzer(s *Settings) error {
 		if !HaveCgo {
 			return errNoCgoBuild
 		}
-		if err := gpu.CheckLibrary(s.Get("onnxruntime_lib")); err != nil {
-			if looked := s.searched["onnxruntime_lib"]; len(looked) > 1 && errors.Is(err, gpu.ErrLibraryNotFound) {
-				return gpu.LibraryNotFoundIn(looked)
+		if err := inference.CheckLibrary(s.Get("onnxruntime_lib")); err != nil {
+			if looked := s.searched["onnxruntime_lib"]; len(looked) > 1 && errors.Is(err, inference.ErrLibraryNotFound) {
+				return inference.LibraryNotFoundIn(looked)
 			}
 			return err
 		}
-		for _, f := range gpu.ModelFiles() {
+		for _, f := range inference.ModelFiles() {
 			if _, err := os.Stat(filepath.Join(s.Get("models_dir"), f)); err != nil {
 				if looked := s.searched["models_dir"]; len(looked) > 1 {
 					return fmt.Errorf("model %s not found: looked in %s; put the shared folder (with models/musicnn) "+

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/analyzer"
-	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/inference"
 	"github.com/nomarr/nomarr/core/inventory"
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -23,7 +23,7 @@ import (
 func ModelSetVersion(s *Settings) string {
 	switch s.Get("analyzer") {
 	case "musicnn":
-		v, err := gpu.Version(s.Get("models_dir"))
+		v, err := inference.Version(s.Get("models_dir"))
 		if err != nil {
 			return ""
 		}

@@ -4,5 +4,5 @@ package app
 
 // builtWithCgo: this binary was built without cgo (CGO_ENABLED=0, which Go
 // picks when it finds no C compiler): its MusiCNN analyzer fails every
-// model load with gpu.ErrNoCgo, and its tag writing with tagwrite.ErrNoTagLib.
+// model load with inference.ErrNoCgo, and its tag writing with tagwrite.ErrNoTagLib.
 const builtWithCgo = false

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/nomarr/nomarr/adapters/analyzer"
-	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/inference"
 	"github.com/nomarr/nomarr/adapters/process"
 	"github.com/nomarr/nomarr/config"
 	"github.com/nomarr/nomarr/core/event"
@@ -170,10 +170,10 @@ func newAnalyzer(spec WorkerSpec, script ScriptAnalyzer, log *slog.Logger) (work
 	case strings.HasPrefix(spec.Analyzer, "script:") && script != nil:
 		return script(strings.TrimPrefix(spec.Analyzer, "script:"), spec.StateDir)
 	case spec.Analyzer == "musicnn":
-		if err := gpu.Init(spec.OrtLib); err != nil {
+		if err := inference.Init(spec.OrtLib); err != nil {
 			return nil, err
 		}
-		models := gpu.New(gpu.Config{LibraryPath: spec.OrtLib, ModelsDir: spec.ModelsDir, Threads: spec.Threads,
+		models := inference.New(inference.Config{LibraryPath: spec.OrtLib, ModelsDir: spec.ModelsDir, Threads: spec.Threads,
 			BatchSize: spec.BatchSize, CPUArena: spec.CPUArena, UseCUDA: spec.UseGPU})
 		return &analyzer.MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: spec.WriteMode, ReuseFileTags: spec.Reuse, Log: log}, nil
 	}

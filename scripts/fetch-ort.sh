@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fetch-ort.sh [CACHE_DIR] — fetch the ONNX Runtime shared library that
-# adapters/gpu loads (via github.com/yalue/onnxruntime_go), idempotently.
+# adapters/inference loads (via github.com/yalue/onnxruntime_go), idempotently.
 #
 # Source: the npm package onnxruntime-node@1.30.0, which ships the official
 # Linux build of libonnxruntime.so.1 (CPU execution provider built in; the

@@ -286,7 +286,7 @@ func (w *World) analyze(job worker.Job, workerID string) worker.Result {
 		return r
 	}
 	// A GPU that went away mid-job fails the run on CUDA; the inference
-	// adapter runs it again on the CPU (adapters/gpu, Models.Predict), so
+	// adapter runs it again on the CPU (adapters/inference, Models.Predict), so
 	// the job completes, and the models stay on the CPU (Process.onCPU).
 	// The preflight before the next claim is what sees the outage.
 	// Its last step writes tags into the file: only while the claim holds.

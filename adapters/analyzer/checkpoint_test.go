@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/inference"
 	"github.com/nomarr/nomarr/adapters/tagwrite"
 	"github.com/nomarr/nomarr/core/tags"
 	"github.com/nomarr/nomarr/core/worker"
@@ -17,15 +17,15 @@ import (
 // stubModels is a model set whose files are stand-ins: enough for its
 // version (the hash of the files), which is all a job resumed after
 // inference asks of it.
-func stubModels(t *testing.T, content string) *gpu.Models {
+func stubModels(t *testing.T, content string) *inference.Models {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range gpu.ModelFiles() {
+	for _, f := range inference.ModelFiles() {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(content+f), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return gpu.New(gpu.Config{ModelsDir: dir})
+	return inference.New(inference.Config{ModelsDir: dir})
 }
 
 // tagsCheckpoint is the checkpoint a job leaves after inference, for tags

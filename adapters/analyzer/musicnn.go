@@ -13,7 +13,7 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/audio"
 	"github.com/nomarr/nomarr/adapters/features"
-	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/inference"
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/tagwrite"
 	"github.com/nomarr/nomarr/core/store"
@@ -32,7 +32,7 @@ import (
 // changed since (replaced, or edited in place) is not written
 // (tagwrite.WriteIfSame) but analysed again by a retry.
 type MusiCNN struct {
-	Models    *gpu.Models
+	Models    *inference.Models
 	Audio     audio.Options
 	Tags      tags.Options
 	WriteMode string // none | minimal | full
@@ -153,7 +153,7 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 		if all == nil {
 			pred, err := m.Models.Predict(m.buf, n)
 			if err != nil {
-				class, dep := gpu.Classify(err)
+				class, dep := inference.Classify(err)
 				return worker.Result{Class: class, Dependency: dep, Reason: "inference: " + err.Error()}
 			}
 			progress(3)

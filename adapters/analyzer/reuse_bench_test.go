@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/inference"
 	"github.com/nomarr/nomarr/core/tags"
 	"github.com/nomarr/nomarr/core/worker"
 )
@@ -29,10 +29,10 @@ func BenchmarkReuse(b *testing.B) {
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		b.Skip("ffmpeg not installed (scripts/deps.sh installs it)")
 	}
-	if err := gpu.Init(lib); err != nil {
+	if err := inference.Init(lib); err != nil {
 		b.Fatal(err)
 	}
-	m := gpu.New(gpu.Config{LibraryPath: lib, ModelsDir: models, Threads: 1, BatchSize: 8, CPUArena: true})
+	m := inference.New(inference.Config{LibraryPath: lib, ModelsDir: models, Threads: 1, BatchSize: 8, CPUArena: true})
 	if err := m.Load(context.Background()); err != nil {
 		b.Fatal(err)
 	}

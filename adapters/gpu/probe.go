@@ -1,3 +1,10 @@
+// Package gpu probes the GPU for the supervisor's `gpu:health` value
+// (DESIGN §8; core/gpu decides what the readings mean): Probe runs
+// nvidia-smi and summarizes the GPUs it lists. It stays apart from the
+// model runner (adapters/inference), which runs on the CPU unless told to
+// use CUDA and needs no GPU: the supervising process probes the GPU while
+// its workers run the models, and the probe needs neither cgo nor ONNX
+// Runtime.
 package gpu
 
 import (

@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/nomarr/nomarr/core/worker"
 )
 
 // fakeSMI writes an executable shell script standing in for nvidia-smi.
@@ -137,17 +135,5 @@ func TestProbeCanceled(t *testing.T) {
 	ok, reason := Probe(ctx, smi, 10*time.Second)
 	if ok || reason != "gpu probe canceled" || time.Since(start) > 2*time.Second {
 		t.Errorf("Probe = %v, %q after %s", ok, reason, time.Since(start))
-	}
-}
-
-func TestClassifyKinds(t *testing.T) {
-	for _, err := range []error{ErrLibraryNotFound, ErrLibraryLoad, ErrModelNotFound, ErrModelInvalid, ErrNoCgo,
-		libraryNotFound("/x", nil)} {
-		if c, dep := Classify(err); c != worker.ServiceDown || dep != worker.DepGPU {
-			t.Errorf("Classify(%v) = %q, %q", err, c, dep)
-		}
-	}
-	if c, _ := Classify(context.DeadlineExceeded); c != worker.Transient {
-		t.Errorf("Classify(deadline) = %q", c)
 	}
 }

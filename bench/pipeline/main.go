@@ -14,7 +14,7 @@
 // (one batch of zeros) first, then every file is decoded (adapters/audio),
 // turned into patches (adapters/features, one Extractor and one patch buffer
 // reused across files, like adapters/analyzer) and predicted
-// (adapters/gpu, Config{Threads: 1, BatchSize: -batch}), each stage timed
+// (adapters/inference, Config{Threads: 1, BatchSize: -batch}), each stage timed
 // on the wall clock. The peak RSS (VmHWM of /proc/self/status, ONNX Runtime's
 // memory included) is read after each file, the high-water mark reset
 // between files through /proc/self/clear_refs where the kernel allows it.
@@ -24,7 +24,7 @@
 // Then the reference runs in a node child process, on the same files, after
 // ours (the two never compete for a core). Its ONNX Runtime keeps
 // onnxruntime-node's default CPU memory arena (-ref-cpu-arena=false turns it
-// off, as adapters/gpu does: slower runs for a much smaller resident set). Finally the program compares, per
+// off, as adapters/inference does: slower runs for a much smaller resident set). Finally the program compares, per
 // file, the decoded samples (sha256 of the f32le bytes), the patches (max
 // abs difference, for information: the features are specified within 1e-4)
 // and the predictions (max abs difference over the MSD activations and the
@@ -56,7 +56,7 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/audio"
 	"github.com/nomarr/nomarr/adapters/features"
-	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/inference"
 	"github.com/nomarr/nomarr/core/tags"
 )
 
@@ -118,10 +118,10 @@ func main() {
 	node := flag.String("node", "node", "node executable")
 	ref := flag.String("reference", "bench/pipeline/reference.js", "reference script")
 	procs := flag.Int("gomaxprocs", 1, "GOMAXPROCS for our pipeline")
-	arena := flag.Bool("cpu-arena", true, "keep ONNX Runtime's CPU memory arena in our pipeline (adapters/gpu Config.CPUArena, config key ort_cpu_arena: default true)")
-	plain := flag.Bool("plain-graph", false, "run our backbone as exported, without the load-time rewrite (adapters/gpu Config.PlainGraph)")
+	arena := flag.Bool("cpu-arena", true, "keep ONNX Runtime's CPU memory arena in our pipeline (adapters/inference Config.CPUArena, config key ort_cpu_arena: default true)")
+	plain := flag.Bool("plain-graph", false, "run our backbone as exported, without the load-time rewrite (adapters/inference Config.PlainGraph)")
 	longSec := flag.Float64("long", 60, "files at least this many seconds long get their own real-time factors (typical tracks: the per-file cost of starting ffmpeg weighs on short files)")
-	refArena := flag.Bool("ref-cpu-arena", true, "keep onnxruntime-node's CPU memory arena in the reference (its default; adapters/gpu turns it off)")
+	refArena := flag.Bool("ref-cpu-arena", true, "keep onnxruntime-node's CPU memory arena in the reference (its default; adapters/inference turns it off)")
 	flag.Parse()
 	files := flag.Args()
 	if len(files) == 0 {
@@ -153,14 +153,14 @@ func run(files []string, lib, modelsDir string, batch int, tol float64, node, re
 	// --- ours ---------------------------------------------------------------
 	startKiB, _ := peakRSS()
 	t0 := time.Now()
-	m := gpu.New(gpu.Config{LibraryPath: lib, ModelsDir: modelsDir, Threads: 1, BatchSize: batch, CPUArena: arena, PlainGraph: plain})
+	m := inference.New(inference.Config{LibraryPath: lib, ModelsDir: modelsDir, Threads: 1, BatchSize: batch, CPUArena: arena, PlainGraph: plain})
 	if err := m.Load(context.Background()); err != nil {
 		return 0, fmt.Errorf("load models: %w", err)
 	}
 	defer m.Unload()
 	loadTime := time.Since(t0)
 	ext := features.NewExtractor()
-	if _, err := m.Predict(make([]float32, batch*gpu.PatchSize), batch); err != nil { // warm-up
+	if _, err := m.Predict(make([]float32, batch*inference.PatchSize), batch); err != nil { // warm-up
 		return 0, fmt.Errorf("warm-up: %w", err)
 	}
 	ext.AppendPatches(nil, make([]float32, 3*audio.SampleRate))
@@ -198,7 +198,7 @@ func run(files []string, lib, modelsDir string, batch int, tol float64, node, re
 		r.samples, r.patches = len(samples), n
 		r.sha256 = sumF32(samples)
 		r.featPath = filepath.Join(tmp, "ours", strconv.Itoa(i)+".f32")
-		if err := writeF32(r.featPath, buf[:n*gpu.PatchSize]); err != nil {
+		if err := writeF32(r.featPath, buf[:n*inference.PatchSize]); err != nil {
 			return 0, err
 		}
 		ours = append(ours, r)
@@ -287,7 +287,7 @@ func run(files []string, lib, modelsDir string, batch int, tol float64, node, re
 	fmt.Printf("setup: %s/%s, %d CPUs, GOMAXPROCS=%d, ORT intra-op threads 1, batch %d, %d files, %.1f s of audio, %d patches\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), batch, len(files), audioSec, totalPatches(ours))
 	fmt.Printf("reference: node %s, essentia.js (Essentia %s), onnxruntime-node %s, CPU memory arena %s; ours: ONNX Runtime %s, CPU memory arena %s, backbone %s\n",
-		nodeVersion(node), refOut.Essentia, refOut.ONNXRuntime, onOff(refArena), gpu.RuntimeVersion(), onOff(arena), map[bool]string{true: "as exported", false: "rewritten"}[plain])
+		nodeVersion(node), refOut.Essentia, refOut.ONNXRuntime, onOff(refArena), inference.RuntimeVersion(), onOff(arena), map[bool]string{true: "as exported", false: "rewritten"}[plain])
 	fmt.Printf("model load: ours %s ms, reference %s ms (then one warm-up batch each; neither in the totals)\n",
 		msStr(loadTime), msStr(time.Duration(refOut.LoadMs*float64(time.Millisecond))))
 	fmt.Println()

@@ -1,4 +1,4 @@
-package onnxgraph
+package graph
 
 import (
 	"fmt"

@@ -1,4 +1,6 @@
-package gpu
+//go:build cgo
+
+package inference
 
 import (
 	"errors"
@@ -8,6 +10,9 @@ import (
 	"testing"
 )
 
+// TestCheckLibrary reads the dynamic symbols of this test binary, which a
+// build without cgo links statically, and checks the runtime main_test.go
+// finds.
 func TestCheckLibrary(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.so")

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package gpu
+package inference
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ func moduleRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("gpu tests: no go.mod above the package directory")
+			return "", errors.New("inference tests: no go.mod above the package directory")
 		}
 		dir = parent
 	}

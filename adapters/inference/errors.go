@@ -1,4 +1,4 @@
-package gpu
+package inference
 
 import (
 	"errors"
@@ -14,19 +14,19 @@ import (
 var (
 	// ErrLibraryNotFound: the ONNX Runtime library is not at the configured
 	// path (or no path is configured).
-	ErrLibraryNotFound = errors.New("gpu: ONNX Runtime library not found")
+	ErrLibraryNotFound = errors.New("inference: ONNX Runtime library not found")
 	// ErrLibraryLoad: the library exists but cannot be loaded (not a shared
 	// library, wrong architecture, missing dependency, another library
 	// already loaded).
-	ErrLibraryLoad = errors.New("gpu: ONNX Runtime library cannot be loaded")
+	ErrLibraryLoad = errors.New("inference: ONNX Runtime library cannot be loaded")
 	// ErrModelNotFound: a model file is missing or unreadable, or models_dir
 	// is not set.
-	ErrModelNotFound = errors.New("gpu: model file not found")
+	ErrModelNotFound = errors.New("inference: model file not found")
 	// ErrModelInvalid: a model file does not have the expected inputs and
 	// outputs, or ONNX Runtime cannot parse it.
-	ErrModelInvalid = errors.New("gpu: model file invalid")
+	ErrModelInvalid = errors.New("inference: model file invalid")
 	// ErrNoCgo: the binary was built with CGO_ENABLED=0.
-	ErrNoCgo = errors.New("gpu: built without cgo; ONNX Runtime needs CGO_ENABLED=1 and a C compiler")
+	ErrNoCgo = errors.New("inference: built without cgo; ONNX Runtime needs CGO_ENABLED=1 and a C compiler")
 )
 
 // fetchHint tells the user how to get the library.

@@ -1,4 +1,4 @@
-// Package onnxgraph reads and writes the parts of an ONNX model (onnx.proto,
+// Package graph reads and writes the parts of an ONNX model (onnx.proto,
 // IR version 3 and later) that a graph rewrite needs: the graph's nodes,
 // initializers, inputs and outputs. Everything else — the model's metadata,
 // opset imports, a node's doc string, a tensor's storage — is kept as the
@@ -9,7 +9,7 @@
 // field it does not know is carried through, never dropped, except the
 // graph's value_info (shape annotations of intermediate values), which
 // Graph.DropValueInfo discards because a rewrite can make it stale.
-package onnxgraph
+package graph
 
 import (
 	"errors"
@@ -37,7 +37,7 @@ const (
 )
 
 // ErrMalformed is wrapped by every parse error.
-var ErrMalformed = errors.New("onnxgraph: malformed model")
+var ErrMalformed = errors.New("graph: malformed model")
 
 // field is one raw protobuf field (tag included), kept verbatim.
 type field struct {

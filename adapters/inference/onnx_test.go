@@ -1,6 +1,6 @@
 //go:build cgo
 
-package gpu
+package inference
 
 import (
 	"bytes"
@@ -525,7 +525,7 @@ func TestBadLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	for _, want := range []string{"INIT-ERROR: gpu: ONNX Runtime library at " + bad + " cannot be loaded", "make deps", "KIND-OK", "RETRY-OK"} {
+	for _, want := range []string{"INIT-ERROR: inference: ONNX Runtime library at " + bad + " cannot be loaded", "make deps", "KIND-OK", "RETRY-OK"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("child output lacks %q:\n%s", want, out)
 		}

@@ -1,4 +1,4 @@
-package onnxgraph
+package graph
 
 import (
 	"encoding/binary"
@@ -118,10 +118,10 @@ func (t *Tensor) Len() int {
 // Floats returns the values of a FLOAT tensor stored in the model.
 func (t *Tensor) Floats() ([]float32, error) {
 	if t.DataType != DataTypeFloat {
-		return nil, fmt.Errorf("onnxgraph: tensor %q has data type %d, not float", t.Name, t.DataType)
+		return nil, fmt.Errorf("graph: tensor %q has data type %d, not float", t.Name, t.DataType)
 	}
 	if t.external {
-		return nil, fmt.Errorf("onnxgraph: tensor %q is stored outside the model", t.Name)
+		return nil, fmt.Errorf("graph: tensor %q is stored outside the model", t.Name)
 	}
 	var out []float32
 	if t.data != nil {
@@ -133,7 +133,7 @@ func (t *Tensor) Floats() ([]float32, error) {
 		out = append([]float32(nil), t.floats...)
 	}
 	if len(out) != t.Len() {
-		return nil, fmt.Errorf("onnxgraph: tensor %q holds %d values for dims %v", t.Name, len(out), t.Dims)
+		return nil, fmt.Errorf("graph: tensor %q holds %d values for dims %v", t.Name, len(out), t.Dims)
 	}
 	return out, nil
 }
@@ -141,7 +141,7 @@ func (t *Tensor) Floats() ([]float32, error) {
 // Int64s returns the values of an INT64 or INT32 tensor stored in the model.
 func (t *Tensor) Int64s() ([]int64, error) {
 	if t.external {
-		return nil, fmt.Errorf("onnxgraph: tensor %q is stored outside the model", t.Name)
+		return nil, fmt.Errorf("graph: tensor %q is stored outside the model", t.Name)
 	}
 	var out []int64
 	switch {
@@ -158,10 +158,10 @@ func (t *Tensor) Int64s() ([]int64, error) {
 	case t.DataType == DataTypeInt64 || t.DataType == DataTypeInt32:
 		out = append([]int64(nil), t.ints...)
 	default:
-		return nil, fmt.Errorf("onnxgraph: tensor %q has data type %d, not an integer type", t.Name, t.DataType)
+		return nil, fmt.Errorf("graph: tensor %q has data type %d, not an integer type", t.Name, t.DataType)
 	}
 	if len(out) != t.Len() {
-		return nil, fmt.Errorf("onnxgraph: tensor %q holds %d values for dims %v", t.Name, len(out), t.Dims)
+		return nil, fmt.Errorf("graph: tensor %q holds %d values for dims %v", t.Name, len(out), t.Dims)
 	}
 	return out, nil
 }

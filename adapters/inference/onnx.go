@@ -1,6 +1,6 @@
 //go:build cgo
 
-package gpu
+package inference
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/nomarr/nomarr/adapters/onnx/rewrite"
 	"github.com/nomarr/nomarr/core/tags"
 	"github.com/nomarr/nomarr/core/worker"
 )
@@ -49,12 +50,12 @@ func Init(libPath string) error {
 			return nil
 		}
 		return &missingError{kind: ErrLibraryLoad,
-			msg: fmt.Sprintf("gpu: cannot load ONNX Runtime library %s: %s is already loaded in this process", abs, initPath)}
+			msg: fmt.Sprintf("inference: cannot load ONNX Runtime library %s: %s is already loaded in this process", abs, initPath)}
 	}
 	ort.SetSharedLibraryPath(abs)
 	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
 		return &missingError{kind: ErrLibraryLoad,
-			msg: fmt.Sprintf("gpu: ONNX Runtime library at %s cannot be loaded (%v); %s", abs, err, fetchHint)}
+			msg: fmt.Sprintf("inference: ONNX Runtime library at %s cannot be loaded (%v); %s", abs, err, fetchHint)}
 	}
 	initPath = abs
 	return nil
@@ -88,7 +89,7 @@ type Models struct {
 	version  string
 	blobs    [][]byte   // model bytes in ModelFiles order, while loaded
 	backbone *session   // the backbone whole (nil when split is used)
-	split    *split     // the backbone as front end + rest (see rewrite.go)
+	split    *split     // the backbone as front end + rest (split.go)
 	heads    []*session // tags.Heads order
 	full     *batch     // reusable tensors of BatchSize patches
 
@@ -97,7 +98,10 @@ type Models struct {
 	beforeRun func(provider string) error
 	// afterRewrite, when set (tests), may change the split backbone before
 	// its sessions open, to simulate a rewrite ONNX Runtime refuses.
-	afterRewrite func(sp *frontEnd)
+	afterRewrite func(sp *rewrite.FrontEnd)
+	// steps, when set (tests), leaves steps of the backbone's rewrite out
+	// (its Frames and Bands are the patch's).
+	steps rewrite.Options
 }
 
 var _ worker.Models = (*Models)(nil)
@@ -163,7 +167,7 @@ func (m *Models) loadLocked(ctx context.Context) error {
 	}
 	err := m.createSessions(ctx, provider)
 	if err != nil && provider == ProviderCUDA && !errors.Is(err, ErrModelInvalid) && ctx.Err() == nil {
-		m.cfg.Logger.Warn("gpu: CUDA execution provider unavailable; running the models on the CPU", "err", err)
+		m.cfg.Logger.Warn("inference: CUDA execution provider unavailable; running the models on the CPU", "err", err)
 		err = m.createSessions(ctx, ProviderCPU)
 	}
 	if err != nil {
@@ -204,7 +208,7 @@ func (m *Models) createSessions(ctx context.Context, provider string) (err error
 	}
 	var channels []int64
 	if m.split != nil {
-		channels = m.split.sp.channels
+		channels = m.split.sp.Channels
 	}
 	m.full, err = newBatch(m.cfg.BatchSize, channels)
 	if err != nil {
@@ -217,7 +221,7 @@ func (m *Models) createSessions(ctx context.Context, provider string) (err error
 func (m *Models) sessionOptions(provider string) (*ort.SessionOptions, error) {
 	opts, err := ort.NewSessionOptions()
 	if err != nil {
-		return nil, fmt.Errorf("gpu: session options: %w", err)
+		return nil, fmt.Errorf("inference: session options: %w", err)
 	}
 	err = opts.SetIntraOpNumThreads(m.cfg.Threads)
 	if err == nil {
@@ -233,7 +237,7 @@ func (m *Models) sessionOptions(provider string) (*ort.SessionOptions, error) {
 	}
 	if err != nil {
 		opts.Destroy()
-		return nil, fmt.Errorf("gpu: session options (%s): %w", provider, err)
+		return nil, fmt.Errorf("inference: session options (%s): %w", provider, err)
 	}
 	return opts, nil
 }
@@ -261,7 +265,7 @@ func newSession(data []byte, name, dir string, opts *ort.SessionOptions, in []in
 	s.s, err = ort.NewDynamicAdvancedSessionWithONNXData(data, []string{s.input}, s.outputs, opts)
 	if err != nil {
 		// Not ErrModelInvalid: on CUDA this is where a broken provider shows.
-		return nil, fmt.Errorf("gpu: open session for %s: %w", filepath.Join(dir, name), err)
+		return nil, fmt.Errorf("inference: open session for %s: %w", filepath.Join(dir, name), err)
 	}
 	return s, nil
 }
@@ -272,7 +276,7 @@ func newSession(data []byte, name, dir string, opts *ort.SessionOptions, in []in
 func inspect(data []byte, name, dir string, in []int64, outs [][]int64) (*session, error) {
 	invalid := func(format string, a ...any) error {
 		return &missingError{kind: ErrModelInvalid,
-			msg: fmt.Sprintf("gpu: model file %s (models_dir = %q): %s", filepath.Join(dir, name), dir, fmt.Sprintf(format, a...))}
+			msg: fmt.Sprintf("inference: model file %s (models_dir = %q): %s", filepath.Join(dir, name), dir, fmt.Sprintf(format, a...))}
 	}
 	ins, outInfo, err := ort.GetInputOutputInfoWithONNXData(data)
 	if err != nil {
@@ -341,7 +345,7 @@ func newBatch(k int, channels []int64) (*batch, error) {
 	}
 	if err != nil {
 		b.destroy()
-		return nil, fmt.Errorf("gpu: allocate tensors for %d patches: %w", k, err)
+		return nil, fmt.Errorf("inference: allocate tensors for %d patches: %w", k, err)
 	}
 	return b, nil
 }
@@ -371,7 +375,7 @@ func (b *batch) view(k int) (*batch, error) {
 	}
 	if err != nil {
 		v.destroy()
-		return nil, fmt.Errorf("gpu: tensors for %d patches: %w", k, err)
+		return nil, fmt.Errorf("inference: tensors for %d patches: %w", k, err)
 	}
 	return v, nil
 }
@@ -488,7 +492,7 @@ func (m *Models) Version() string {
 // CPU until the next Unload (FellBack). Classify maps the error.
 func (m *Models) Predict(patches []float32, n int) (tags.Predictions, error) {
 	if n < 0 || len(patches) != n*PatchSize {
-		return tags.Predictions{}, fmt.Errorf("gpu: predict: %d values for %d patches, want %d", len(patches), n, n*PatchSize)
+		return tags.Predictions{}, fmt.Errorf("inference: predict: %d values for %d patches, want %d", len(patches), n, n*PatchSize)
 	}
 	if n == 0 {
 		return predictions(nil, make([][]float32, len(tags.Heads)), 0), nil
@@ -502,18 +506,18 @@ func (m *Models) Predict(patches []float32, n int) (tags.Predictions, error) {
 	if err == nil || m.provider != ProviderCUDA {
 		return p, err
 	}
-	m.cfg.Logger.Warn("gpu: run failed on CUDA; retrying on the CPU", "err", err, "patches", n)
+	m.cfg.Logger.Warn("inference: run failed on CUDA; retrying on the CPU", "err", err, "patches", n)
 	m.fallbacks++
 	m.fellBack = true
 	if cerr := m.createSessions(context.Background(), ProviderCPU); cerr != nil {
 		m.destroySessions()
 		m.blobs = nil
 		m.loaded = false
-		return tags.Predictions{}, fmt.Errorf("gpu: run failed on CUDA (%v); recreating the sessions on the CPU failed: %w", err, cerr)
+		return tags.Predictions{}, fmt.Errorf("inference: run failed on CUDA (%v); recreating the sessions on the CPU failed: %w", err, cerr)
 	}
 	p, err = m.predictLocked(patches, n)
 	if err != nil {
-		return tags.Predictions{}, fmt.Errorf("gpu: run failed on CUDA and again on the CPU: %w", err)
+		return tags.Predictions{}, fmt.Errorf("inference: run failed on CUDA and again on the CPU: %w", err)
 	}
 	return p, nil
 }
@@ -557,12 +561,12 @@ func (m *Models) runBatch(patches []float32, start, k int, msd []float32, heads 
 		err = m.run(m.backbone, b.in, b.msd, b.emb)
 	}
 	if err != nil {
-		return fmt.Errorf("gpu: backbone (%s, patches %d–%d): %w", m.provider, start, start+k-1, err)
+		return fmt.Errorf("inference: backbone (%s, patches %d–%d): %w", m.provider, start, start+k-1, err)
 	}
 	copy(msd[start*MSDClasses:], b.msd.GetData())
 	for i, h := range m.heads {
 		if err := m.run(h, b.emb, b.heads[i]); err != nil {
-			return fmt.Errorf("gpu: head %s (%s, patches %d–%d): %w", tags.Heads[i], m.provider, start, start+k-1, err)
+			return fmt.Errorf("inference: head %s (%s, patches %d–%d): %w", tags.Heads[i], m.provider, start, start+k-1, err)
 		}
 		copy(heads[i][start*HeadClasses:], b.heads[i].GetData())
 	}

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package gpu
+package inference
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nomarr/nomarr/adapters/onnx/rewrite"
 	"github.com/nomarr/nomarr/core/tags"
 )
 
@@ -131,7 +132,7 @@ func TestSplitRefusedFallsBack(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	m := New(cfg)
-	m.afterRewrite = func(sp *frontEnd) { sp.rest.Graph.Nodes = sp.rest.Graph.Nodes[1:] } // a dangling value
+	m.afterRewrite = func(sp *rewrite.FrontEnd) { sp.Rest.Graph.Nodes = sp.Rest.Graph.Nodes[1:] } // a dangling value
 	if err := m.Load(context.Background()); err != nil {
 		t.Fatalf("Load: %v", err)
 	}

@@ -1,20 +1,18 @@
-//go:build cgo
-
-package gpu
+package rewrite
 
 import (
 	"slices"
 	"testing"
 
-	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
+	"github.com/nomarr/nomarr/adapters/onnx/graph"
 )
 
 // backboneThrough is the backbone as exported, parsed, with the rewrites
 // steps applied in order (those before the one under test, in
-// rewriteBackbone's order).
-func backboneThrough(t *testing.T, steps ...func(*onnxgraph.Graph) int) *onnxgraph.Model {
+// Backbone's order).
+func backboneThrough(t *testing.T, steps ...func(*graph.Graph) int) *graph.Model {
 	t.Helper()
-	m, err := onnxgraph.Parse(readBackbone(t))
+	m, err := graph.Parse(readBackbone(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +24,7 @@ func backboneThrough(t *testing.T, steps ...func(*onnxgraph.Graph) int) *onnxgra
 
 // convRows is the number of filters of the Conv named name (its kernel's
 // first dimension), or -1 when there is none.
-func convRows(g *onnxgraph.Graph, name string) int64 {
+func convRows(g *graph.Graph, name string) int64 {
 	for _, n := range g.Nodes {
 		if n.OpType == "Conv" && n.Name == name {
 			return g.Initializer(n.Inputs[1]).Dims[0]
@@ -41,7 +39,7 @@ func convRows(g *onnxgraph.Graph, name string) int64 {
 // (64 filters) keeps 20 plus a zero filter. Every channel is put back by a
 // Gather, so the graph's tensors keep their shapes.
 func TestPruneDeadFiltersStructure(t *testing.T) {
-	m := backboneThrough(t, foldGatherConv, poolBeforeNorm, fullWidthToConv1D)
+	m := backboneThrough(t, foldGatherConv, pool, fullWidthToConv1D)
 	g := m.Graph
 	mid := "Conv__137:0/conv1d"
 	var w, bias []float32
@@ -50,7 +48,7 @@ func TestPruneDeadFiltersStructure(t *testing.T) {
 			w, bias = floats(g, n.Inputs[1]), floats(g, n.Inputs[2])
 		}
 	}
-	if n := pruneDeadFilters(g); n != 1 {
+	if n := prune(g); n != 1 {
 		t.Fatalf("pruned %d convolutions after pooling, want 1 (the mid-end's first)", n)
 	}
 	for name, want := range map[string]int64{"Conv__134": 32, "Conv__123": 16, "Conv__137:0/conv1d": 21} {
@@ -95,74 +93,23 @@ func TestPruneDeadFiltersStructure(t *testing.T) {
 	if places != 6 {
 		t.Errorf("%d channel placements, want 6 (five pooled branches and the mid-end)", places)
 	}
-	sp, err := splitFrontEnd(m, PatchFrames)
+	sp, err := splitFrontEnd(m, patchFrames, melBands)
 	if err != nil || sp == nil {
 		t.Fatalf("split: %v, %v", sp, err)
 	}
-	if sp.channels[0] != 204 || sp.channels[1] != 204 {
-		t.Fatalf("front end's outputs have %v channels, want 204 each", sp.channels)
-	}
-}
-
-// Leaving the dead filters out changes no prediction beyond float32
-// rounding: the rewritten backbone with and without the pruning (and
-// without foldConstantInputs, which sums in another order:
-// TestFoldConstantInputs, TestFoldedMatchesUnfolded), on a track's
-// overlapping patches and on unrelated ones.
-func TestPrunedMatchesUnpruned(t *testing.T) {
-	keep, fold := deadWeight, foldConstants
-	t.Cleanup(func() { deadWeight, foldConstants = keep, fold })
-	foldConstants = false
-	rewritesAgree(t, "pruned vs all filters", 1e-7, func(on bool) {
-		deadWeight = 0 // every filter live
-		if on {
-			deadWeight = keep
-		}
-	})
-}
-
-// rewritesAgree loads the models twice, after set(false) and after
-// set(true), and fails when their scores differ by more than limit on a
-// track's overlapping patches or on unrelated ones, or when either runs
-// the backbone as exported (a rewrite that does not open).
-func rewritesAgree(t *testing.T, what string, limit float64, set func(on bool)) {
-	t.Helper()
-	cfg := testConfig(t)
-	cfg.BatchSize = 8
-	set(false)
-	off := loaded(t, cfg)
-	set(true)
-	on := loaded(t, cfg)
-	if off.split == nil || on.split == nil {
-		t.Fatal("the rewritten backbone did not open (see the warning): running as exported")
-	}
-	for name, c := range map[string]struct {
-		p []float32
-		n int
-	}{"track": {trackPatches(9, 5), 9}, "independent": {testPatches(6, 8), 6}} {
-		want, err := off.Predict(c.p, c.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := on.Predict(c.p, c.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := predDiff(t, got, want)
-		t.Logf("%s: max abs difference %.3g", name, d)
-		if d > limit {
-			t.Errorf("%s: %s: max abs difference %.3g > %.0e", name, what, d, limit)
-		}
+	if sp.Channels[0] != 204 || sp.Channels[1] != 204 {
+		t.Fatalf("front end's outputs have %v channels, want 204 each", sp.Channels)
 	}
 }
 
 // The temporal branch with a kernel of 128 frames runs as a product with a
-// banded matrix (temporalAsMatMul), the two shorter ones stay Convs; the
-// scores are those of the Conv within float32 rounding.
+// banded matrix (temporalAsMatMul), the two shorter ones stay Convs (the
+// scores are those of the Conv within float32 rounding: adapters/inference,
+// TestTemporalProductMatchesConv).
 func TestTemporalAsMatMul(t *testing.T) {
-	g := backboneThrough(t, foldGatherConv, poolBeforeNorm, fullWidthToConv1D, pruneDeadFilters).Graph
+	g := backboneThrough(t, foldGatherConv, pool, fullWidthToConv1D, prune).Graph
 	convs := opCount(g, "Conv")
-	if n := temporalAsMatMul(g, PatchFrames, MelBands); n != 1 {
+	if n := temporalAsMatMul(g, patchFrames, melBands); n != 1 {
 		t.Fatalf("rewrote %d temporal branches, want 1 (kernel 128)", n)
 	}
 	if opCount(g, "Conv") != convs-1 || convRows(g, "model/conv2d_2/BiasAdd") != -1 {
@@ -171,37 +118,24 @@ func TestTemporalAsMatMul(t *testing.T) {
 	for _, n := range g.Nodes {
 		if n.OpType == "MatMul" && n.Name == "model/conv2d_2/BiasAdd:0/product" {
 			// Four filters of 187 frames: the three live ones and the zero one.
-			if d := g.Initializer(n.Inputs[0]).Dims; d[0] != 4*PatchFrames || d[1] != PatchFrames {
-				t.Fatalf("banded matrix %v, want [%d %d]", d, 4*PatchFrames, PatchFrames)
+			if d := g.Initializer(n.Inputs[0]).Dims; d[0] != 4*patchFrames || d[1] != patchFrames {
+				t.Fatalf("banded matrix %v, want [%d %d]", d, 4*patchFrames, patchFrames)
 			}
 		}
 	}
-
-	keep := temporalProducts
-	t.Cleanup(func() { temporalProducts = keep })
-	rewritesAgree(t, "banded product vs Conv", 4e-6, func(on bool) { temporalProducts = on })
-}
-
-// The mid-end's first convolution without the front end's constant
-// channels (foldConstantInputs) scores the patches as with them, within
-// float32 rounding.
-func TestFoldedMatchesUnfolded(t *testing.T) {
-	keep := foldConstants
-	t.Cleanup(func() { foldConstants = keep })
-	rewritesAgree(t, "folded vs all channels", 4e-6, func(on bool) { foldConstants = on })
 }
 
 // A temporal branch whose pool thins out the frames (a stride over time)
 // is not a banded product of the whole patch: it stays a Conv.
 func TestTemporalAsMatMulNeedsEveryFrame(t *testing.T) {
-	g := backboneThrough(t, foldGatherConv, poolBeforeNorm, fullWidthToConv1D, pruneDeadFilters).Graph
+	g := backboneThrough(t, foldGatherConv, pool, fullWidthToConv1D, prune).Graph
 	for _, n := range g.Nodes {
 		if n.OpType == "MaxPool" && n.Inputs[0] == "model/conv2d_2/BiasAdd:0" {
-			n.Attrs = slices.DeleteFunc(n.Attrs, func(a *onnxgraph.Attr) bool { return a.Name == "strides" })
-			n.Attrs = append(n.Attrs, onnxgraph.IntsAttr("strides", []int64{2, 1}))
+			n.Attrs = slices.DeleteFunc(n.Attrs, func(a *graph.Attr) bool { return a.Name == "strides" })
+			n.Attrs = append(n.Attrs, graph.IntsAttr("strides", []int64{2, 1}))
 		}
 	}
-	if n := temporalAsMatMul(g, PatchFrames, MelBands); n != 0 {
+	if n := temporalAsMatMul(g, patchFrames, melBands); n != 0 {
 		t.Fatalf("rewrote %d temporal branches, want 0", n)
 	}
 }

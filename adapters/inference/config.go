@@ -1,8 +1,10 @@
-// Package gpu is the model adapter of the tagging job (DESIGN §9 step 3): it
-// runs Essentia's MusiCNN models, exported to ONNX, through ONNX Runtime
-// (github.com/yalue/onnxruntime_go, which loads libonnxruntime.so at run time
-// — scripts/fetch-ort.sh fetches it), and it probes the GPU with nvidia-smi
-// for the supervisor's `gpu:health` value (DESIGN §8).
+// Package inference is the model adapter of the tagging job (DESIGN §9
+// step 3): it runs Essentia's MusiCNN models, exported to ONNX, through ONNX
+// Runtime (github.com/yalue/onnxruntime_go, which loads libonnxruntime.so at
+// run time — scripts/fetch-ort.sh fetches it), on the CPU unless
+// Config.UseCUDA. The backbone runs as adapters/onnx/rewrite rewrites it at
+// load time, its front end once per frame of a track (split.go). The GPU's
+// health probe (nvidia-smi) is adapters/gpu's.
 //
 // Models (worker.Models) holds one session for the backbone and one per head:
 //
@@ -20,7 +22,7 @@
 // worker.ServiceDown for worker.DepGPU (nothing a retry of the file can fix);
 // any other failure (a Run that failed on the CPU, including after the CUDA →
 // CPU retry) is worker.Transient.
-package gpu
+package inference
 
 import (
 	"crypto/sha256"
@@ -106,8 +108,9 @@ type Config struct {
 	// hundred at 64). Config key ort_cpu_arena (default true).
 	CPUArena bool
 	// PlainGraph runs the backbone as exported, without the load-time
-	// rewrite of rewrite.go (same scores within float rounding, ≈ 2× the
-	// CPU time); for comparisons and as a way around a rewrite problem.
+	// rewrite (adapters/onnx/rewrite; same scores within float rounding,
+	// ≈ 2× the CPU time); for comparisons and as a way around a rewrite
+	// problem.
 	PlainGraph bool
 	// Logger receives warnings (CUDA unavailable, CPU fallback); nil means
 	// slog.Default().
@@ -132,13 +135,13 @@ func (c Config) withDefaults() Config {
 func readModel(dir, name string) ([]byte, error) {
 	if dir == "" {
 		return nil, &missingError{kind: ErrModelNotFound,
-			msg: fmt.Sprintf("gpu: models_dir is not set; it must name the directory holding %s and the heads", name)}
+			msg: fmt.Sprintf("inference: models_dir is not set; it must name the directory holding %s and the heads", name)}
 	}
 	path := filepath.Join(dir, name)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &missingError{kind: ErrModelNotFound,
-			msg: fmt.Sprintf("gpu: model file %s cannot be read (models_dir = %q): %v", path, dir, err)}
+			msg: fmt.Sprintf("inference: model file %s cannot be read (models_dir = %q): %v", path, dir, err)}
 	}
 	return b, nil
 }

@@ -1,17 +1,14 @@
-package gpu
+package rewrite
 
 import (
 	"math"
 	"slices"
 
-	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
+	"github.com/nomarr/nomarr/adapters/onnx/graph"
 )
 
-// foldConstants turns foldConstantInputs on (tests compare without).
-var foldConstants = true
-
 // foldConstantInputs takes the constant channels out of the mid-end's 1-D
-// convolutions. A dead filter's channel (liveFilters) is the same value at
+// convolutions. A dead filter's channel (liveFilters, by dead) is the same value at
 // every frame of every patch (its bias through the per-channel ops after
 // it: channelConstants), and the front end ends in 496 of them out of the
 // 561 channels the mid-end's first convolution reads. Their contribution
@@ -27,7 +24,7 @@ var foldConstants = true
 // with at least minPruned constant input channels, in a graph whose time
 // axis is frames long (the patch; not the front graph, which has none of
 // these), and returns how many it rewrote.
-func foldConstantInputs(g *onnxgraph.Graph, frames int64) int {
+func foldConstantInputs(g *graph.Graph, frames int64, dead float32) int {
 	folded := 0
 	memo := map[string]channels{}
 	for _, conv := range slices.Clone(g.Nodes) {
@@ -49,7 +46,7 @@ func foldConstantInputs(g *onnxgraph.Graph, frames int64) int {
 		if d := conv.Attr("dilations").Ints(); d != nil && !slices.Equal(d, []int64{1}) {
 			continue
 		}
-		known, ok := channelConstants(g, conv.Inputs[0], memo)
+		known, ok := channelConstants(g, conv.Inputs[0], memo, dead)
 		k := known.k
 		rows, in, taps := wt.Dims[0], wt.Dims[1], wt.Dims[2]
 		if !ok || known.rank != 3 || int64(len(k)) != in {
@@ -89,12 +86,12 @@ func foldConstantInputs(g *onnxgraph.Graph, frames int64) int {
 		out := conv.Outputs[0]
 		dims := []int64{rows, int64(len(live)), taps}
 		g.Initializers = append(g.Initializers,
-			onnxgraph.Int64Tensor(out+"/varying_index", []int64{int64(len(live))}, live),
-			onnxgraph.FloatTensor(out+"/varying_kernel", dims, kernel),
-			onnxgraph.FloatTensor(out+"/constant_part", []int64{rows, frames}, extra))
-		gather := &onnxgraph.Node{Inputs: []string{conv.Inputs[0], out + "/varying_index"}, Outputs: []string{out + "/varying"},
-			Name: out + "/varying", OpType: "Gather", Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("axis", 1)}}
-		add := &onnxgraph.Node{Inputs: []string{out + "/partial", out + "/constant_part"}, Outputs: []string{out},
+			graph.Int64Tensor(out+"/varying_index", []int64{int64(len(live))}, live),
+			graph.FloatTensor(out+"/varying_kernel", dims, kernel),
+			graph.FloatTensor(out+"/constant_part", []int64{rows, frames}, extra))
+		gather := &graph.Node{Inputs: []string{conv.Inputs[0], out + "/varying_index"}, Outputs: []string{out + "/varying"},
+			Name: out + "/varying", OpType: "Gather", Attrs: []*graph.Attr{graph.IntAttr("axis", 1)}}
+		add := &graph.Node{Inputs: []string{out + "/partial", out + "/constant_part"}, Outputs: []string{out},
 			Name: out + "/constant_part_add", OpType: "Add"}
 		conv.Inputs[0], conv.Inputs[1] = out+"/varying", out+"/varying_kernel"
 		conv.Outputs[0] = out + "/partial"
@@ -120,27 +117,27 @@ type channels struct {
 // channelConstants returns what is known of the channels of value; ok is
 // false when not even their number is known. Constants start at dead
 // filters (a Conv's output channel whose weights, an initializer, are all
-// below deadWeight is its bias) and go through the per-channel ops that
+// below dead is its bias) and go through the per-channel ops that
 // follow them: MaxPool, a Slice or Gather of channels, Add and Mul of
 // per-channel constants ([C,1,…,1]), Relu, BatchNormalization, Squeeze
 // and Unsqueeze of other axes, and Concat of channels. memo holds the
 // answers by value.
-func channelConstants(g *onnxgraph.Graph, value string, memo map[string]channels) (channels, bool) {
+func channelConstants(g *graph.Graph, value string, memo map[string]channels, dead float32) (channels, bool) {
 	if c, ok := memo[value]; ok {
 		return c, c.k != nil
 	}
 	memo[value] = channels{} // a cycle, or an answer not known yet, is "unknown"
-	c := channelConstantsOf(g, g.Producer(value), memo)
+	c := channelConstantsOf(g, g.Producer(value), memo, dead)
 	memo[value] = c
 	return c, c.k != nil
 }
 
-func channelConstantsOf(g *onnxgraph.Graph, n *onnxgraph.Node, memo map[string]channels) channels {
+func channelConstantsOf(g *graph.Graph, n *graph.Node, memo map[string]channels, dead float32) channels {
 	var none channels
 	if n == nil || len(n.Outputs) != 1 || len(n.Inputs) == 0 {
 		return none
 	}
-	in, inOK := channelConstants(g, n.Inputs[0], memo)
+	in, inOK := channelConstants(g, n.Inputs[0], memo, dead)
 	switch n.OpType {
 	case "Conv":
 		wt := g.Initializer(n.Inputs[1])
@@ -151,7 +148,7 @@ func channelConstantsOf(g *onnxgraph.Graph, n *onnxgraph.Node, memo map[string]c
 		if wt == nil || len(wt.Dims) < 3 || len(w) == 0 || len(bias) == 0 || int64(len(bias)) != wt.Dims[0] || len(w)%len(bias) != 0 {
 			return none
 		}
-		live := liveFilters(w, len(bias))
+		live := liveFilters(w, len(bias), dead)
 		k := make([]float64, len(bias))
 		for c := range k {
 			k[c] = float64(bias[c])
@@ -257,7 +254,7 @@ func channelConstantsOf(g *onnxgraph.Graph, n *onnxgraph.Node, memo map[string]c
 		}
 		var out channels
 		for i, v := range n.Inputs {
-			c, ok := channelConstants(g, v, memo)
+			c, ok := channelConstants(g, v, memo, dead)
 			if !ok || i > 0 && c.rank != out.rank {
 				return none
 			}

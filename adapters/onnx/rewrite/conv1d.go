@@ -1,9 +1,9 @@
-package gpu
+package rewrite
 
 import (
 	"slices"
 
-	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
+	"github.com/nomarr/nomarr/adapters/onnx/graph"
 )
 
 // fullWidthToConv1D rewrites each Conv that spans the whole width of a
@@ -18,7 +18,7 @@ import (
 // the equivalent GEMM. When x is itself Unsqueeze(y, 3) → Transpose
 // [0,2,1,3] of some y [n, W, T] (the concatenated front end), y is used
 // directly and no transpose is added. It returns how many it rewrote.
-func fullWidthToConv1D(g *onnxgraph.Graph) int {
+func fullWidthToConv1D(g *graph.Graph) int {
 	rewritten := 0
 	for _, conv := range slices.Clone(g.Nodes) {
 		if conv.OpType != "Conv" || len(conv.Inputs) != 3 || len(conv.Outputs) != 1 {
@@ -56,30 +56,30 @@ func fullWidthToConv1D(g *onnxgraph.Graph) int {
 			}
 		}
 		g.Initializers = append(g.Initializers,
-			onnxgraph.FloatTensor(name+"/conv1d_kernel", []int64{o, width, k}, kernel),
-			onnxgraph.Int64Tensor(name+"/axis1", []int64{1}, []int64{1}),
-			onnxgraph.Int64Tensor(name+"/axis3", []int64{1}, []int64{3}))
-		var chain []*onnxgraph.Node
+			graph.FloatTensor(name+"/conv1d_kernel", []int64{o, width, k}, kernel),
+			graph.Int64Tensor(name+"/axis1", []int64{1}, []int64{1}),
+			graph.Int64Tensor(name+"/axis3", []int64{1}, []int64{3}))
+		var chain []*graph.Node
 		in := channelsFirst(g, reshape.Inputs[0])
 		if in == "" {
 			chain = append(chain,
-				&onnxgraph.Node{Inputs: []string{conv.Inputs[0], name + "/axis1"}, Outputs: []string{name + "/rows"},
+				&graph.Node{Inputs: []string{conv.Inputs[0], name + "/axis1"}, Outputs: []string{name + "/rows"},
 					Name: name + "/squeeze", OpType: "Squeeze"},
-				&onnxgraph.Node{Inputs: []string{name + "/rows"}, Outputs: []string{name + "/channels"},
+				&graph.Node{Inputs: []string{name + "/rows"}, Outputs: []string{name + "/channels"},
 					Name: name + "/transpose", OpType: "Transpose",
-					Attrs: []*onnxgraph.Attr{onnxgraph.IntsAttr("perm", []int64{0, 2, 1})}})
+					Attrs: []*graph.Attr{graph.IntsAttr("perm", []int64{0, 2, 1})}})
 			in = name + "/channels"
 		}
 		chain = append(chain,
-			&onnxgraph.Node{Inputs: []string{in, name + "/conv1d_kernel", conv.Inputs[2]}, Outputs: []string{name + "/conv1d"},
-				Name: name + "/conv1d", OpType: "Conv", Attrs: []*onnxgraph.Attr{
-					onnxgraph.IntsAttr("dilations", []int64{1}),
-					onnxgraph.IntsAttr("strides", []int64{1}),
-					onnxgraph.IntsAttr("kernel_shape", []int64{k}),
-					onnxgraph.IntsAttr("pads", []int64{pads[0], pads[2]}),
-					onnxgraph.IntAttr("group", 1),
+			&graph.Node{Inputs: []string{in, name + "/conv1d_kernel", conv.Inputs[2]}, Outputs: []string{name + "/conv1d"},
+				Name: name + "/conv1d", OpType: "Conv", Attrs: []*graph.Attr{
+					graph.IntsAttr("dilations", []int64{1}),
+					graph.IntsAttr("strides", []int64{1}),
+					graph.IntsAttr("kernel_shape", []int64{k}),
+					graph.IntsAttr("pads", []int64{pads[0], pads[2]}),
+					graph.IntAttr("group", 1),
 				}},
-			&onnxgraph.Node{Inputs: []string{name + "/conv1d", name + "/axis3"}, Outputs: []string{name},
+			&graph.Node{Inputs: []string{name + "/conv1d", name + "/axis3"}, Outputs: []string{name},
 				Name: name + "/unsqueeze", OpType: "Unsqueeze"})
 		at := slices.Index(g.Nodes, conv)
 		g.Nodes = slices.Delete(g.Nodes, at, at+1)
@@ -97,7 +97,7 @@ func fullWidthToConv1D(g *onnxgraph.Graph) int {
 // Reshape of x to [-1, 1, T, W] then reads it; "" when x has another form.
 // (A y of another width would make the Conv fail when the session opens,
 // not compute something else.)
-func channelsFirst(g *onnxgraph.Graph, x string) string {
+func channelsFirst(g *graph.Graph, x string) string {
 	tp := g.Producer(x)
 	if tp == nil || tp.OpType != "Transpose" || !slices.Equal(tp.Attr("perm").Ints(), []int64{0, 2, 1, 3}) {
 		return ""

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package gpu
+package inference
 
 import (
 	"context"
@@ -17,7 +17,8 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/audio"
 	"github.com/nomarr/nomarr/adapters/features"
-	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
+	"github.com/nomarr/nomarr/adapters/onnx/graph"
+	"github.com/nomarr/nomarr/adapters/onnx/rewrite"
 	"github.com/nomarr/nomarr/core/tags"
 )
 
@@ -44,14 +45,14 @@ func BenchmarkInt8FrontEnd(b *testing.B) {
 	// The input normalization of the backbone maps log-mel values in
 	// [0, 6] (louder than any test audio) into [lo, hi].
 	lo, hi := inputNorm(b, q.split.sp, 0), inputNorm(b, q.split.sp, 6)
-	quantizeConvs(b, q.split.sp.front, lo, hi)
+	quantizeConvs(b, q.split.sp.Front, lo, hi)
 	opts, err := q.sessionOptions(ProviderCPU)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer opts.Destroy()
 	q.split.front.Destroy()
-	q.split.front, err = openFront(q.split.sp, q.split.sp.front, opts)
+	q.split.front, err = openFront(q.split.sp, q.split.sp.Front, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -114,15 +115,15 @@ func benchAudioPatches(b *testing.B) ([]float32, int) {
 }
 
 // inputNorm is the backbone's input BatchNormalization applied to v.
-func inputNorm(b *testing.B, sp *frontEnd, v float32) float32 {
+func inputNorm(b *testing.B, sp *rewrite.FrontEnd, v float32) float32 {
 	b.Helper()
-	for _, n := range sp.front.Graph.Nodes {
-		if n.OpType != "BatchNormalization" || !readsInputOnly(sp.front.Graph, n.Inputs[0], sp.frontInput) {
+	for _, n := range sp.Front.Graph.Nodes {
+		if n.OpType != "BatchNormalization" || !readsInput(sp.Front.Graph, n.Inputs[0], sp.FrontInput) {
 			continue
 		}
 		p := make([]float32, 4)
 		for i := range p {
-			f := floats(sp.front.Graph, n.Inputs[i+1])
+			f := floats(sp.Front.Graph, n.Inputs[i+1])
 			if len(f) != 1 {
 				b.Fatalf("input normalization parameter %d has %d values", i, len(f))
 			}
@@ -139,13 +140,40 @@ func inputNorm(b *testing.B, sp *frontEnd, v float32) float32 {
 	return 0
 }
 
+// readsInput reports whether value is the graph's input through Unsqueeze,
+// Reshape and BatchNormalization only (the patches as the first Conv
+// layers see them).
+func readsInput(g *graph.Graph, value, input string) bool {
+	for value != input {
+		n := g.Producer(value)
+		if n == nil || len(n.Inputs) == 0 || n.OpType != "Unsqueeze" && n.OpType != "Reshape" && n.OpType != "BatchNormalization" {
+			return false
+		}
+		value = n.Inputs[0]
+	}
+	return true
+}
+
+// floats is the values of the float initializer name of g, or nil.
+func floats(g *graph.Graph, name string) []float32 {
+	t := g.Initializer(name)
+	if t == nil {
+		return nil
+	}
+	v, err := t.Floats()
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
 // quantizeConvs puts every Conv of m behind QuantizeLinear/DequantizeLinear
 // on its input (uint8 over [lo, hi]) and gives it DequantizeLinear(int8
 // weights, one scale per output channel).
-func quantizeConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32) {
+func quantizeConvs(b *testing.B, m *graph.Model, lo, hi float32) {
 	b.Helper()
 	g := m.Graph
-	eachConv(g, func(conv *onnxgraph.Node, wt *onnxgraph.Tensor, w []float32) {
+	eachConv(g, func(conv *graph.Node, wt *graph.Tensor, w []float32) {
 		out := int(wt.Dims[0])
 		per := len(w) / out
 		wq := make([]int8, len(w))
@@ -156,31 +184,31 @@ func quantizeConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32) {
 		xs := (hi - lo) / 255
 		name := conv.Name
 		g.Initializers = append(g.Initializers,
-			onnxgraph.Int8Tensor(name+"/wq", wt.Dims, wq),
-			onnxgraph.FloatTensor(name+"/ws", []int64{int64(out)}, scales),
-			onnxgraph.Int8Tensor(name+"/wzp", []int64{int64(out)}, make([]int8, out)),
-			onnxgraph.FloatTensor(name+"/xs", nil, []float32{xs}),
-			onnxgraph.Uint8Tensor(name+"/xzp", nil, []uint8{uint8(math.Round(float64(-lo / xs)))}))
-		nodes := []*onnxgraph.Node{
+			graph.Int8Tensor(name+"/wq", wt.Dims, wq),
+			graph.FloatTensor(name+"/ws", []int64{int64(out)}, scales),
+			graph.Int8Tensor(name+"/wzp", []int64{int64(out)}, make([]int8, out)),
+			graph.FloatTensor(name+"/xs", nil, []float32{xs}),
+			graph.Uint8Tensor(name+"/xzp", nil, []uint8{uint8(math.Round(float64(-lo / xs)))}))
+		nodes := []*graph.Node{
 			{Inputs: []string{conv.Inputs[0], name + "/xs", name + "/xzp"}, Outputs: []string{name + "/xq"},
 				Name: name + "/quantize", OpType: "QuantizeLinear"},
 			{Inputs: []string{name + "/xq", name + "/xs", name + "/xzp"}, Outputs: []string{name + "/xdq"},
 				Name: name + "/dequantize", OpType: "DequantizeLinear"},
 			{Inputs: []string{name + "/wq", name + "/ws", name + "/wzp"}, Outputs: []string{name + "/wdq"},
-				Name: name + "/dequantize_w", OpType: "DequantizeLinear", Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("axis", 0)}},
+				Name: name + "/dequantize_w", OpType: "DequantizeLinear", Attrs: []*graph.Attr{graph.IntAttr("axis", 0)}},
 		}
 		conv.Inputs[0], conv.Inputs[1] = name+"/xdq", name+"/wdq"
 		g.Nodes = slices.Insert(g.Nodes, slices.Index(g.Nodes, conv), nodes...)
 	})
 	g.Prune()
-	if _, err := onnxgraph.Parse(m.Marshal()); err != nil {
+	if _, err := graph.Parse(m.Marshal()); err != nil {
 		b.Fatal(fmt.Errorf("quantized front end: %w", err))
 	}
 }
 
 // eachConv calls fn with every Conv node of g (as the graph was before fn
 // added any), its weight initializer and a copy of the weights.
-func eachConv(g *onnxgraph.Graph, fn func(conv *onnxgraph.Node, wt *onnxgraph.Tensor, w []float32)) {
+func eachConv(g *graph.Graph, fn func(conv *graph.Node, wt *graph.Tensor, w []float32)) {
 	for _, conv := range slices.Clone(g.Nodes) {
 		if conv.OpType == "Conv" {
 			fn(conv, g.Initializer(conv.Inputs[1]), floats(g, conv.Inputs[1]))
@@ -221,12 +249,12 @@ func BenchmarkBF16Convolutions(b *testing.B) {
 		rest bool
 	}{{"front-end", false}, {"all", true}} {
 		b.Run(v.name, func(b *testing.B) {
-			benchEditedGraphs(b, cfg, patches, n, want, func(sp *frontEnd) {
-				for _, g := range []*onnxgraph.Model{sp.front, sp.startEdge, sp.endEdge} {
+			benchEditedGraphs(b, cfg, patches, n, want, func(sp *rewrite.FrontEnd) {
+				for _, g := range []*graph.Model{sp.Front, sp.StartEdge, sp.EndEdge} {
 					bf16Convs(b, g)
 				}
 				if v.rest {
-					bf16Convs(b, sp.rest)
+					bf16Convs(b, sp.Rest)
 				}
 			})
 		})
@@ -236,7 +264,7 @@ func BenchmarkBF16Convolutions(b *testing.B) {
 // benchEditedGraphs loads the models of cfg, lets edit change the split
 // backbone's graphs, reopens them, and reports the largest change of a
 // prediction of patches against want (ns/op: Predict on the edited graphs).
-func benchEditedGraphs(b *testing.B, cfg Config, patches []float32, n int, want tags.Predictions, edit func(sp *frontEnd)) {
+func benchEditedGraphs(b *testing.B, cfg Config, patches []float32, n int, want tags.Predictions, edit func(sp *rewrite.FrontEnd)) {
 	b.Helper()
 	m := loaded(b, cfg)
 	if m.split == nil {
@@ -264,15 +292,15 @@ func benchEditedGraphs(b *testing.B, cfg Config, patches []float32, n int, want 
 
 // bf16Convs rounds every Conv's weights of m to bfloat16 and puts its input
 // through a Cast to bfloat16 and back.
-func bf16Convs(b *testing.B, m *onnxgraph.Model) {
+func bf16Convs(b *testing.B, m *graph.Model) {
 	b.Helper()
 	g := m.Graph
 	rounded := map[string]string{} // input → its rounded value
-	eachConv(g, func(conv *onnxgraph.Node, wt *onnxgraph.Tensor, w []float32) {
+	eachConv(g, func(conv *graph.Node, wt *graph.Tensor, w []float32) {
 		for i, v := range w {
 			w[i] = toBF16(v)
 		}
-		g.Initializers = append(g.Initializers, onnxgraph.FloatTensor(conv.Name+"/bf16_kernel", wt.Dims, w))
+		g.Initializers = append(g.Initializers, graph.FloatTensor(conv.Name+"/bf16_kernel", wt.Dims, w))
 		conv.Inputs[1] = conv.Name + "/bf16_kernel"
 		x := conv.Inputs[0]
 		if r, ok := rounded[x]; ok {
@@ -281,10 +309,10 @@ func bf16Convs(b *testing.B, m *onnxgraph.Model) {
 		}
 		r := x + "/bf16"
 		g.Nodes = slices.Insert(g.Nodes, slices.Index(g.Nodes, conv),
-			&onnxgraph.Node{Inputs: []string{x}, Outputs: []string{r + "/cast"}, Name: r + "/cast", OpType: "Cast",
-				Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("to", 16)}}, // BFLOAT16
-			&onnxgraph.Node{Inputs: []string{r + "/cast"}, Outputs: []string{r}, Name: r, OpType: "Cast",
-				Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("to", 1)}}) // FLOAT
+			&graph.Node{Inputs: []string{x}, Outputs: []string{r + "/cast"}, Name: r + "/cast", OpType: "Cast",
+				Attrs: []*graph.Attr{graph.IntAttr("to", 16)}}, // BFLOAT16
+			&graph.Node{Inputs: []string{r + "/cast"}, Outputs: []string{r}, Name: r, OpType: "Cast",
+				Attrs: []*graph.Attr{graph.IntAttr("to", 1)}}) // FLOAT
 		rounded[x], conv.Inputs[0] = r, r
 	})
 	g.Prune()
@@ -309,9 +337,9 @@ func BenchmarkFixedPointFrontEnd(b *testing.B) {
 	patches, n, cfg, want := floatBaseline(b)
 	for _, bits := range [][2]int{{0, 8}, {8, 8}, {16, 8}, {8, 16}, {0, 16}, {16, 16}} {
 		b.Run(fmt.Sprintf("x=%d/w=%d", bits[0], bits[1]), func(b *testing.B) {
-			benchEditedGraphs(b, cfg, patches, n, want, func(sp *frontEnd) {
+			benchEditedGraphs(b, cfg, patches, n, want, func(sp *rewrite.FrontEnd) {
 				lo, hi := inputNorm(b, sp, 0), inputNorm(b, sp, 6)
-				for _, g := range []*onnxgraph.Model{sp.front, sp.startEdge, sp.endEdge} {
+				for _, g := range []*graph.Model{sp.Front, sp.StartEdge, sp.EndEdge} {
 					fixedPointConvs(b, g, lo, hi, bits[0], bits[1])
 				}
 			})
@@ -322,10 +350,10 @@ func BenchmarkFixedPointFrontEnd(b *testing.B) {
 // fixedPointConvs rounds every Conv's weights of m to wbits per output
 // channel and, unless xbits is 0, its input to xbits over [lo, hi]
 // (Clip, then round((x−lo)/s)·s + lo in float ops).
-func fixedPointConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32, xbits, wbits int) {
+func fixedPointConvs(b *testing.B, m *graph.Model, lo, hi float32, xbits, wbits int) {
 	b.Helper()
 	g := m.Graph
-	eachConv(g, func(conv *onnxgraph.Node, wt *onnxgraph.Tensor, w []float32) {
+	eachConv(g, func(conv *graph.Node, wt *graph.Tensor, w []float32) {
 		out := int(wt.Dims[0])
 		per := len(w) / out
 		scales := channelScales(w, out, float32(int(1)<<(wbits-1)-1))
@@ -334,17 +362,17 @@ func fixedPointConvs(b *testing.B, m *onnxgraph.Model, lo, hi float32, xbits, wb
 			w[i] = float32(math.Round(float64(v)/s) * s)
 		}
 		name := conv.Name
-		g.Initializers = append(g.Initializers, onnxgraph.FloatTensor(name+"/fixed_kernel", wt.Dims, w))
+		g.Initializers = append(g.Initializers, graph.FloatTensor(name+"/fixed_kernel", wt.Dims, w))
 		conv.Inputs[1] = name + "/fixed_kernel"
 		if xbits == 0 {
 			return
 		}
 		g.Initializers = append(g.Initializers,
-			onnxgraph.FloatTensor(name+"/xs", nil, []float32{(hi - lo) / float32(int(1)<<xbits-1)}),
-			onnxgraph.FloatTensor(name+"/xlo", nil, []float32{lo}),
-			onnxgraph.FloatTensor(name+"/xhi", nil, []float32{hi}))
-		step := func(op, in string, args ...string) *onnxgraph.Node {
-			return &onnxgraph.Node{Inputs: append([]string{in}, args...), Outputs: []string{name + "/" + op},
+			graph.FloatTensor(name+"/xs", nil, []float32{(hi - lo) / float32(int(1)<<xbits-1)}),
+			graph.FloatTensor(name+"/xlo", nil, []float32{lo}),
+			graph.FloatTensor(name+"/xhi", nil, []float32{hi}))
+		step := func(op, in string, args ...string) *graph.Node {
+			return &graph.Node{Inputs: append([]string{in}, args...), Outputs: []string{name + "/" + op},
 				Name: name + "/" + op, OpType: op}
 		}
 		g.Nodes = slices.Insert(g.Nodes, slices.Index(g.Nodes, conv),
@@ -432,8 +460,8 @@ func matMulModel(b *testing.B, quantized bool, m, k, n int) []byte {
 	model := headHeader(b)
 	g := model.Graph
 	g.DropValueInfo()
-	g.Inputs = []*onnxgraph.ValueInfo{onnxgraph.FloatInput("x", []int64{int64(m), int64(k)})}
-	g.Outputs = []*onnxgraph.ValueInfo{onnxgraph.FloatInput("y", []int64{int64(m), int64(n)})}
+	g.Inputs = []*graph.ValueInfo{graph.FloatInput("x", []int64{int64(m), int64(k)})}
+	g.Outputs = []*graph.ValueInfo{graph.FloatInput("y", []int64{int64(m), int64(n)})}
 	r := rand.New(rand.NewPCG(1, 2))
 	dims := []int64{int64(k), int64(n)}
 	if !quantized {
@@ -441,33 +469,33 @@ func matMulModel(b *testing.B, quantized bool, m, k, n int) []byte {
 		for i := range w {
 			w[i] = r.Float32() - 0.5
 		}
-		g.Initializers = []*onnxgraph.Tensor{onnxgraph.FloatTensor("w", dims, w)}
-		g.Nodes = []*onnxgraph.Node{{Inputs: []string{"x", "w"}, Outputs: []string{"y"}, Name: "matmul", OpType: "MatMul"}}
+		g.Initializers = []*graph.Tensor{graph.FloatTensor("w", dims, w)}
+		g.Nodes = []*graph.Node{{Inputs: []string{"x", "w"}, Outputs: []string{"y"}, Name: "matmul", OpType: "MatMul"}}
 		return model.Marshal()
 	}
 	w := make([]int8, k*n)
 	for i := range w {
 		w[i] = int8(r.IntN(255) - 127)
 	}
-	g.Initializers = []*onnxgraph.Tensor{onnxgraph.Int8Tensor("w", dims, w), onnxgraph.Int8Tensor("wzp", nil, []int8{0})}
-	g.Nodes = []*onnxgraph.Node{
+	g.Initializers = []*graph.Tensor{graph.Int8Tensor("w", dims, w), graph.Int8Tensor("wzp", nil, []int8{0})}
+	g.Nodes = []*graph.Node{
 		{Inputs: []string{"x"}, Outputs: []string{"xq", "xs", "xzp"}, Name: "quantize", OpType: "DynamicQuantizeLinear"},
 		{Inputs: []string{"xq", "w", "xzp", "wzp"}, Outputs: []string{"yi"}, Name: "matmul", OpType: "MatMulInteger"},
 		{Inputs: []string{"yi"}, Outputs: []string{"y"}, Name: "float", OpType: "Cast",
-			Attrs: []*onnxgraph.Attr{onnxgraph.IntAttr("to", 1)}},
+			Attrs: []*graph.Attr{graph.IntAttr("to", 1)}},
 	}
 	return model.Marshal()
 }
 
 // headHeader is a head model, parsed, for its header (IR version and
 // opset imports): tests replace its graph with their own.
-func headHeader(tb testing.TB) *onnxgraph.Model {
+func headHeader(tb testing.TB) *graph.Model {
 	tb.Helper()
 	raw, err := os.ReadFile(filepath.Join(testModels, HeadFile(tags.Heads[0])))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	model, err := onnxgraph.Parse(raw)
+	model, err := graph.Parse(raw)
 	if err != nil {
 		tb.Fatal(err)
 	}

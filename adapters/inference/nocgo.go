@@ -1,6 +1,6 @@
 //go:build !cgo
 
-package gpu
+package inference
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // This file stands in for onnx.go in a build without cgo: everything that
 // needs ONNX Runtime fails with ErrNoCgo (worker.ServiceDown for the gpu
-// dependency); Version and Probe work.
+// dependency); Version works.
 
 // Init fails: ONNX Runtime needs cgo.
 func Init(libPath string) error { return ErrNoCgo }
@@ -58,7 +58,7 @@ func (m *Models) Version() string {
 // Predict fails with ErrNoCgo.
 func (m *Models) Predict(patches []float32, n int) (tags.Predictions, error) {
 	if n < 0 || len(patches) != n*PatchSize {
-		return tags.Predictions{}, fmt.Errorf("gpu: predict: %d values for %d patches, want %d", len(patches), n, n*PatchSize)
+		return tags.Predictions{}, fmt.Errorf("inference: predict: %d values for %d patches, want %d", len(patches), n, n*PatchSize)
 	}
 	return tags.Predictions{}, ErrNoCgo
 }

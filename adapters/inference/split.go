@@ -1,6 +1,6 @@
 //go:build cgo
 
-package gpu
+package inference
 
 import (
 	"fmt"
@@ -9,10 +9,11 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
-	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
+	"github.com/nomarr/nomarr/adapters/onnx/graph"
+	"github.com/nomarr/nomarr/adapters/onnx/rewrite"
 )
 
-// split runs the backbone as two sessions (rewrite.go): the front end over
+// split runs the backbone as two sessions (rewrite.FrontEnd): the front end over
 // the frames of each run of consecutive overlapping patches, once per frame,
 // and the rest once per batch of patches.
 //
@@ -23,11 +24,11 @@ import (
 // the patch is), and from a Run over the patch's own first or last
 // 2·reach frames (zero-padded like the patch) otherwise.
 type split struct {
-	sp    *frontEnd
+	sp    *rewrite.FrontEnd
 	names *session // the backbone's input and outputs (s unset)
 	front *ort.DynamicAdvancedSession
 	rest  *ort.DynamicAdvancedSession
-	// startEdge, endEdge: the front end padded on one side (frontEnd).
+	// startEdge, endEdge: the front end padded on one side (rewrite.FrontEnd).
 	startEdge, endEdge *ort.DynamicAdvancedSession
 
 	// Per Predict call: patches and whether each continues the previous.
@@ -57,11 +58,13 @@ func (m *Models) openBackbone(opts *ort.SessionOptions) error {
 	if !m.cfg.PlainGraph {
 		// A rewritten graph that ONNX Runtime refuses falls back to the
 		// graph as exported (whose failure, on CUDA, is the provider's).
-		whole, sp, err := rewriteBackbone(data)
+		steps := m.steps
+		steps.Frames, steps.Bands = PatchFrames, MelBands
+		whole, sp, err := rewrite.Backbone(data, steps)
 		switch {
 		case err != nil:
-			m.cfg.Logger.Warn("gpu: backbone rewrite failed; running it as exported", "err", err)
-		case sp != nil && sp.reach*2 <= PatchHop:
+			m.cfg.Logger.Warn("inference: backbone rewrite failed; running it as exported", "err", err)
+		case sp != nil && sp.Reach*2 <= PatchHop:
 			if m.afterRewrite != nil {
 				m.afterRewrite(sp)
 			}
@@ -70,52 +73,52 @@ func (m *Models) openBackbone(opts *ort.SessionOptions) error {
 				m.split = s
 				return nil
 			}
-			m.cfg.Logger.Warn("gpu: the split backbone does not open; running it as exported", "err", err)
+			m.cfg.Logger.Warn("inference: the split backbone does not open; running it as exported", "err", err)
 		default:
 			if names.s, err = ort.NewDynamicAdvancedSessionWithONNXData(whole.Marshal(), []string{names.input}, names.outputs, opts); err == nil {
 				m.backbone = names
 				return nil
 			}
-			m.cfg.Logger.Warn("gpu: the rewritten backbone does not open; running it as exported", "err", err)
+			m.cfg.Logger.Warn("inference: the rewritten backbone does not open; running it as exported", "err", err)
 		}
 	}
 	names.s, err = ort.NewDynamicAdvancedSessionWithONNXData(data, []string{names.input}, names.outputs, opts)
 	if err != nil {
 		// Not ErrModelInvalid: on CUDA this is where a broken provider shows.
-		return fmt.Errorf("gpu: open session for %s: %w", filepath.Join(dir, name), err)
+		return fmt.Errorf("inference: open session for %s: %w", filepath.Join(dir, name), err)
 	}
 	m.backbone = names
 	return nil
 }
 
-func openSplit(sp *frontEnd, names *session, opts *ort.SessionOptions) (*split, error) {
+func openSplit(sp *rewrite.FrontEnd, names *session, opts *ort.SessionOptions) (*split, error) {
 	s := &split{sp: sp, names: names}
 	var err error
 	for _, f := range []struct {
 		dst   **ort.DynamicAdvancedSession
-		model *onnxgraph.Model
-	}{{&s.front, sp.front}, {&s.startEdge, sp.startEdge}, {&s.endEdge, sp.endEdge}} {
+		model *graph.Model
+	}{{&s.front, sp.Front}, {&s.startEdge, sp.StartEdge}, {&s.endEdge, sp.EndEdge}} {
 		if *f.dst, err = openFront(sp, f.model, opts); err != nil {
 			s.destroy()
 			return nil, fmt.Errorf("front end: %w", err)
 		}
 	}
-	s.rest, err = ort.NewDynamicAdvancedSessionWithONNXData(sp.rest.Marshal(),
-		append([]string{sp.restInput}, sp.outputs...), names.outputs, opts)
+	s.rest, err = ort.NewDynamicAdvancedSessionWithONNXData(sp.Rest.Marshal(),
+		append([]string{sp.RestInput}, sp.Outputs...), names.outputs, opts)
 	if err != nil {
 		s.destroy()
 		return nil, fmt.Errorf("rest of the backbone: %w", err)
 	}
-	s.winOut = make([][]float32, len(sp.outputs))
-	s.startOut = make([][]float32, len(sp.outputs))
-	s.endOut = make([][]float32, len(sp.outputs))
-	s.held = make([][]float32, len(sp.outputs))
+	s.winOut = make([][]float32, len(sp.Outputs))
+	s.startOut = make([][]float32, len(sp.Outputs))
+	s.endOut = make([][]float32, len(sp.Outputs))
+	s.held = make([][]float32, len(sp.Outputs))
 	return s, nil
 }
 
 // openFront opens a session over one of the front-end graphs of sp.
-func openFront(sp *frontEnd, model *onnxgraph.Model, opts *ort.SessionOptions) (*ort.DynamicAdvancedSession, error) {
-	return ort.NewDynamicAdvancedSessionWithONNXData(model.Marshal(), []string{sp.frontInput}, sp.outputs, opts)
+func openFront(sp *rewrite.FrontEnd, model *graph.Model, opts *ort.SessionOptions) (*ort.DynamicAdvancedSession, error) {
+	return ort.NewDynamicAdvancedSessionWithONNXData(model.Marshal(), []string{sp.FrontInput}, sp.Outputs, opts)
 }
 
 func (s *split) destroy() {
@@ -206,7 +209,7 @@ func (s *split) drop(lo int) {
 		return
 	}
 	keep := s.hi - lo
-	for i, c := range s.sp.channels {
+	for i, c := range s.sp.Channels {
 		for ch := range int(c) {
 			row := s.held[i][ch*s.stride:]
 			copy(row[:keep], row[lo-s.lo:s.hi-s.lo])
@@ -223,7 +226,7 @@ func (m *Models) advance(hi int) error {
 	if hi <= s.hi {
 		return nil
 	}
-	r, total := s.sp.reach, runFrames(s.runLen)
+	r, total := s.sp.Reach, runFrames(s.runLen)
 	from, to := max(0, s.hi-r), min(total, hi+r)
 	w := to - from
 	s.win = slices.Grow(s.win[:0], w*MelBands)[:0]
@@ -236,7 +239,7 @@ func (m *Models) advance(hi int) error {
 	// Grow the held rows to hold [lo, hi).
 	if need := hi - s.lo; need > s.stride {
 		stride := max(need, 2*s.stride)
-		for i, c := range s.sp.channels {
+		for i, c := range s.sp.Channels {
 			grown := make([]float32, int(c)*stride)
 			for ch := range int(c) {
 				copy(grown[ch*stride:], s.held[i][ch*s.stride:ch*s.stride+s.hi-s.lo])
@@ -245,7 +248,7 @@ func (m *Models) advance(hi int) error {
 		}
 		s.stride = stride
 	}
-	for i, c := range s.sp.channels {
+	for i, c := range s.sp.Channels {
 		for ch := range int(c) {
 			copy(s.held[i][ch*s.stride+s.hi-s.lo:ch*s.stride+hi-s.lo], s.winOut[i][ch*w+s.hi-from:ch*w+hi-from])
 		}
@@ -261,7 +264,7 @@ func (m *Models) advance(hi int) error {
 // front end over the patch's own first or last 2·reach frames.
 func (m *Models) cut(b *batch, start, j, last int) error {
 	s := m.split
-	r := s.sp.reach
+	r := s.sp.Reach
 	span := 2 * r
 	var starts, ends []int // batch positions
 	s.starts, s.ends = s.starts[:0], s.ends[:0]
@@ -287,7 +290,7 @@ func (m *Models) cut(b *batch, start, j, last int) error {
 			return err
 		}
 	}
-	for i, c := range s.sp.channels {
+	for i, c := range s.sp.Channels {
 		cut := b.cuts[i].GetData()
 		for pos := j; pos <= last; pos++ {
 			first := PatchHop*(start+pos-s.runStart) - s.lo
@@ -327,7 +330,7 @@ func (s *split) runFront(m *Models, session *ort.DynamicAdvancedSession, frames 
 			}
 		}
 	}()
-	for i, c := range s.sp.channels {
+	for i, c := range s.sp.Channels {
 		size := n * int(c) * u
 		outs[i] = slices.Grow(outs[i][:0], size)[:size]
 		if tensors[i], err = ort.NewTensor(ort.NewShape(int64(n), c, int64(u)), outs[i]); err != nil {

@@ -1,13 +1,10 @@
-package gpu
+package rewrite
 
 import (
 	"slices"
 
-	"github.com/nomarr/nomarr/adapters/gpu/onnxgraph"
+	"github.com/nomarr/nomarr/adapters/onnx/graph"
 )
-
-// temporalProducts turns temporalAsMatMul on (tests compare without).
-var temporalProducts = true
 
 // temporalAsMatMul rewrites a temporal branch whose kernel spans at least
 // half the patch: a Conv of one input channel with a kernel over time only
@@ -31,7 +28,7 @@ var temporalProducts = true
 // work, at most twice with K ≥ T/2; shorter kernels stay Convs. It returns
 // how many branches it rewrote. The ReduceMax it adds names its axes as an
 // attribute, as opsets before 18 have it (the backbone's is 13).
-func temporalAsMatMul(g *onnxgraph.Graph, frames, bands int64) int {
+func temporalAsMatMul(g *graph.Graph, frames, bands int64) int {
 	rewritten := 0
 	for _, conv := range slices.Clone(g.Nodes) {
 		if conv.OpType != "Conv" || len(conv.Inputs) != 3 || !plainConv2D(conv) {
@@ -71,20 +68,20 @@ func temporalAsMatMul(g *onnxgraph.Graph, frames, bands int64) int {
 		}
 		v := conv.Outputs[0]
 		g.Initializers = append(g.Initializers,
-			onnxgraph.Int64Tensor(v+"/frames_shape", []int64{3}, []int64{0, frames, bands}),
-			onnxgraph.FloatTensor(v+"/banded", []int64{used * frames, frames}, toe),
-			onnxgraph.Int64Tensor(v+"/by_filter_shape", []int64{4}, []int64{0, used, frames, 1}),
-			onnxgraph.FloatTensor(v+"/max_bias", []int64{used, 1, 1}, bias[:used]))
-		nodes := []*onnxgraph.Node{
+			graph.Int64Tensor(v+"/frames_shape", []int64{3}, []int64{0, frames, bands}),
+			graph.FloatTensor(v+"/banded", []int64{used * frames, frames}, toe),
+			graph.Int64Tensor(v+"/by_filter_shape", []int64{4}, []int64{0, used, frames, 1}),
+			graph.FloatTensor(v+"/max_bias", []int64{used, 1, 1}, bias[:used]))
+		nodes := []*graph.Node{
 			{Inputs: []string{conv.Inputs[0], v + "/frames_shape"}, Outputs: []string{v + "/frames"}, Name: v + "/frames", OpType: "Reshape"},
 			{Inputs: []string{v + "/banded", v + "/frames"}, Outputs: []string{v + "/product"}, Name: v + "/product", OpType: "MatMul"},
 			{Inputs: []string{v + "/product"}, Outputs: []string{v + "/max"}, Name: v + "/max", OpType: "ReduceMax",
-				Attrs: []*onnxgraph.Attr{onnxgraph.IntsAttr("axes", []int64{2}), onnxgraph.IntAttr("keepdims", 1)}},
+				Attrs: []*graph.Attr{graph.IntsAttr("axes", []int64{2}), graph.IntAttr("keepdims", 1)}},
 			{Inputs: []string{v + "/max", v + "/by_filter_shape"}, Outputs: []string{v + "/by_filter"}, Name: v + "/by_filter", OpType: "Reshape"},
 			{Inputs: []string{v + "/by_filter", v + "/max_bias"}, Outputs: []string{pool.Outputs[0]}, Name: v + "/max_bias", OpType: "Add"},
 		}
 		at := slices.Index(g.Nodes, conv)
-		g.Nodes = slices.DeleteFunc(g.Nodes, func(n *onnxgraph.Node) bool { return n == conv || n == pool })
+		g.Nodes = slices.DeleteFunc(g.Nodes, func(n *graph.Node) bool { return n == conv || n == pool })
 		g.Nodes = slices.Insert(g.Nodes, at, nodes...)
 		rewritten++
 	}
@@ -97,7 +94,7 @@ func temporalAsMatMul(g *onnxgraph.Graph, frames, bands int64) int {
 // usedChannels is how many of the first channels of value (of rows) its
 // consumer reads: those its Gather of channels indexes, or its Slice of the
 // first channels keeps; all rows otherwise.
-func usedChannels(g *onnxgraph.Graph, value string, rows int64) int64 {
+func usedChannels(g *graph.Graph, value string, rows int64) int64 {
 	c := single(g, value)
 	switch {
 	case c == nil:
