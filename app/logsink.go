@@ -34,7 +34,7 @@ func LogSink(log *slog.Logger) event.Sink { return logSinkWith(log, nil) }
 // time of their event, though logged once the path is read.
 //
 // A worker that exits with code 0 during a graceful stop did what it was
-// asked: the owner reports it unhealthy then (dead, DESIGN §4), and that
+// asked: the owner reports it unhealthy then (dead, docs/design.md §4), and that
 // status change is logged at DEBUG, not as an INFO healthy → unhealthy
 // that reads like trouble; its `exit` line (INFO) says it ended.
 func logSinkWith(log *slog.Logger, paths *pathLogger) event.Sink {

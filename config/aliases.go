@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// aliases map alternative names to keys. DESIGN §11 names the worker count
+// aliases map alternative names to keys. docs/design.md §11 names the worker count
 // tagger_worker_count; every source that accepts a key (a file, the
 // environment, flags, a scenario's config block) accepts its alias too.
 var aliases = map[string]string{"tagger_worker_count": "workers"}

@@ -1,5 +1,5 @@
 // Package config is Nomarr's configuration: every snake_case key with its
-// default (DESIGN §13), overrides by name with errors that name the key, and
+// default (docs/design.md §13), overrides by name with errors that name the key, and
 // the translation into the core's per-component configurations. The
 // simulator's scenario `config:` block and the production binary use the same
 // keys.
@@ -37,7 +37,7 @@ type Config struct {
 	CheckInterval   time.Duration `key:"check_interval"`
 	HistoryInterval time.Duration `key:"history_interval"`
 	// HistoryRetention: health-history rows older than this are deleted
-	// (hourly); 0 keeps them forever. Not in DESIGN §13: without it the
+	// (hourly); 0 keeps them forever. Not in docs/design.md §13: without it the
 	// table grows by a row per worker every history_interval.
 	HistoryRetention time.Duration `key:"history_retention"`
 
@@ -84,12 +84,12 @@ const MaxWorkers = 1024
 // core does not hold, since the core takes the count from its caller.
 const DefaultWorkers = 2
 
-// DefaultFrameInterval is how often a worker writes a health frame (DESIGN
+// DefaultFrameInterval is how often a worker writes a health frame (docs/design.md
 // §3): the drivers take it from the configuration, so it has no core
 // default.
 const DefaultFrameInterval = 5 * time.Second
 
-// Defaults returns DESIGN §13. Every value but DefaultWorkers and
+// Defaults returns docs/design.md §13. Every value but DefaultWorkers and
 // DefaultFrameInterval is the core's own default, read from its
 // DefaultConfig functions and constants, so that a default is written once.
 func Defaults() Config {

@@ -1,4 +1,4 @@
-// Package core_test holds the architecture test of DESIGN §1: the core is
+// Package core_test holds the architecture test of docs/design.md §1: the core is
 // pure. It parses every non-test Go file under core/ (go/parser, not grep)
 // and fails, naming file:line, on
 //
@@ -223,7 +223,7 @@ func TestCoreIsPure(t *testing.T) {
 		for _, o := range offences {
 			fmt.Fprintf(&b, "\n  core/%s", o)
 		}
-		t.Fatalf("the core must stay pure (DESIGN §1): %d offence(s) in %d files:%s", len(offences), files, b.String())
+		t.Fatalf("the core must stay pure (docs/design.md §1): %d offence(s) in %d files:%s", len(offences), files, b.String())
 	}
 	t.Logf("%d files under core/ checked, no offence", files)
 }
@@ -646,7 +646,7 @@ type joined struct{ half1; *half2[int] }
 	}
 }
 
-// The application layer's rules (DESIGN §1: cmd/ parses flags and prints,
+// The application layer's rules (docs/design.md §1: cmd/ parses flags and prints,
 // app/ composes): every goroutine of a run is started, stopped and
 // supervised in app/ (app/service), so no non-test file under cmd/ holds a
 // go statement; and the application never depends on the simulator, so no

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Usage: scripts/bench-pipeline.sh [PIPELINE FLAGS...]
 #
-# Side-by-side benchmark of the tagging pipeline (DESIGN §9 steps 1–3):
+# Side-by-side benchmark of the tagging pipeline (docs/design.md §9 steps 1–3):
 # Nomarr's (adapters/audio ffmpeg decode → adapters/features → adapters/inference,
 # single-threaded: GOMAXPROCS=1, ONNX Runtime intra-op threads 1) against the
 # reference (bench/pipeline/reference.js: the same ffmpeg decode, essentia.js

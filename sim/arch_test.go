@@ -1,6 +1,6 @@
 package sim_test
 
-// Determinism across machines (DESIGN §12: "the same scenario and seed must
+// Determinism across machines (docs/design.md §12: "the same scenario and seed must
 // produce a byte-identical trace on every run and every machine"). This
 // package's tests are built for other architectures — 386 (32-bit ints and
 // pointers, run directly) and arm64 (whose compiler fuses multiply-adds,

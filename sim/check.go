@@ -16,7 +16,7 @@ import (
 // It keeps its own model of what the trace implies (who holds and who works
 // on each file, how many restarts each component had, how long it has been
 // healthy) instead of trusting the numbers the core reports, and it encodes
-// the configured limits of DESIGN §4–§8 itself rather than calling the core's
+// the configured limits of docs/design.md §4–§8 itself rather than calling the core's
 // policy functions.
 //
 // Invariants checked:
@@ -460,7 +460,7 @@ func (c *checker) healthyFor(instance, comp string) time.Duration {
 }
 
 // lifetimeReset clears the component's lifetime count and restart window
-// when its current healthy run has lasted lifetime_reset (DESIGN §5: the
+// when its current healthy run has lasted lifetime_reset (docs/design.md §5: the
 // owner resets them then). It is called where a run may end (a status
 // change, a death) and where the owner resets (backoff_reset); it does not
 // end the run.
@@ -516,7 +516,7 @@ func (c *checker) resync(instanceID string) {
 	}
 }
 
-// backoffMs is DESIGN §5's backoff after n consecutive restarts,
+// backoffMs is docs/design.md §5's backoff after n consecutive restarts,
 // min(base·2^n, hi), in milliseconds.
 func backoffMs(base, hi time.Duration, n int) int64 {
 	b := base
@@ -563,7 +563,7 @@ func (c *checker) checkKill(e *event.Event) {
 }
 
 // checkOrphanExit: a worker never exits mid-job because its main process
-// died (DESIGN §8). An orphan leaves its running job only when the job's
+// died (docs/design.md §8). An orphan leaves its running job only when the job's
 // progress has stood still for stall_after since the later of the job's
 // start and the main death; killed by a signal (a crash, the process tree
 // killed) it has no say.

@@ -8,9 +8,9 @@ import (
 
 // checkClaimAllowed checks a claim that workerID made on file (a `claim`
 // event, or a claim made in the store whose answer was lost) against what
-// DESIGN §8 forbids a worker to claim.
+// docs/design.md §8 forbids a worker to claim.
 //
-// Paused (DESIGN §8: "if worker_enabled is false → paused, no new claims"):
+// Paused (docs/design.md §8: "if worker_enabled is false → paused, no new claims"):
 // a claim is a violation when the store's worker_enabled flag reads false
 // at the instant of the claim. The bound is exact: a worker reads the flag
 // and claims in one Step, at one simulated instant, with nothing run
@@ -21,7 +21,7 @@ import (
 // was made (a pause or resume whose answer was lost is in force, and the
 // worker reads it), while the flag's read itself has no answer to lose.
 //
-// Orphaned (DESIGN §8: on main death "stop claiming, finish the current
+// Orphaned (docs/design.md §8: on main death "stop claiming, finish the current
 // job, exit 0"): a claim is a violation once the worker has learnt that its
 // main process died, that is once the simulator delivered the control
 // pipe's EOF to its process (Process.mainDied, which tells the core worker

@@ -10,11 +10,11 @@ import (
 	"github.com/nomarr/nomarr/core/supervisor"
 )
 
-// quarantineReason is a quarantined file's last error in w (DESIGN §7:
+// quarantineReason is a quarantined file's last error in w (docs/design.md §7:
 // failed, reason "crashed N workers", N its quarantine_after).
 func quarantineReason(w *World) string { return supervisor.QuarantineReason(w.cfg.QuarantineAfter) }
 
-// crashModel is the checker's own model of the poison-file rule of DESIGN
+// crashModel is the checker's own model of the poison-file rule of docs/design.md
 // §7: when a worker dies holding a claim, the file's crash_count goes up by
 // one, and the death that brings it to quarantine_after quarantines the
 // file. Any death counts (a crash, a kill for a hang, a stall, a missed

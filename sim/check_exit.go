@@ -2,7 +2,7 @@ package sim
 
 import "github.com/nomarr/nomarr/core/event"
 
-// Clean worker exits (DESIGN §8). A worker process exits 0 only to leave:
+// Clean worker exits (docs/design.md §8). A worker process exits 0 only to leave:
 // on a stop (SIGTERM) or once its main process is gone, after finishing
 // or releasing its job, or giving up its result write as an orphan. Any
 // other end is an error exit (code 1: too many errors in a row, a stalled

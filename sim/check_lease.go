@@ -7,7 +7,7 @@ import (
 	"github.com/nomarr/nomarr/core/event"
 )
 
-// Lease renewal (DESIGN §7: "lease_until = now + lease_ttl; the owner
+// Lease renewal (docs/design.md §7: "lease_until = now + lease_ttl; the owner
 // renews the leases of its live workers every lease_ttl/3 in one batched
 // write").
 //

@@ -8,7 +8,7 @@ import (
 )
 
 // Pause shown: an idle worker, or one backing off for anything but the
-// store, shows paused within pauseShownWithin of a pause (DESIGN §8: "if
+// store, shows paused within pauseShownWithin of a pause (docs/design.md §8: "if
 // worker_enabled is false → paused"; the flag is polled, and a poll takes
 // effect in under 2 s).
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // Progress: an idle worker claims eligible work within idle_poll_max
-// (DESIGN §8: "Idle: adaptive poll 1 s × 1.5 up to 30 s, reset when work
+// (docs/design.md §8: "Idle: adaptive poll 1 s × 1.5 up to 30 s, reset when work
 // is found"; §7: a file is eligible when needs_tagging, valid, not failed,
 // next_retry_at passed, and no claim exists).
 //

@@ -6,7 +6,7 @@ import (
 	"github.com/nomarr/nomarr/core/event"
 )
 
-// Dead claims go at once (DESIGN §7: "when the owner sees a worker die it
+// Dead claims go at once (docs/design.md §7: "when the owner sees a worker die it
 // releases that worker's claims at once (target: file rediscoverable
 // < 1 s after a SIGKILL)").
 //
@@ -25,7 +25,7 @@ import (
 // "worker died" release or otherwise, once check_interval has passed since
 // the `exit` event's instant (the first event after exit + check_interval
 // finds none). Production releases in the exit's own turn; the slack of
-// one tick lets a release on the next tick pass, within DESIGN's < 1 s
+// one tick lets a release on the next tick pass, within the design's < 1 s
 // target with the default check_interval of 1 s, while a release left to
 // the claim cleanup (a cleanup period, a lease_ttl) fails it.
 //

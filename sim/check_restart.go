@@ -8,7 +8,7 @@ import (
 	"github.com/nomarr/nomarr/core/restart"
 )
 
-// Restart timing (DESIGN §5: "backoff before restart"). A restart_scheduled
+// Restart timing (docs/design.md §5: "backoff before restart"). A restart_scheduled
 // event at t with backoff_ms b makes its component due for a restart at
 // t+b, t being the instant of the death that scheduled it; the `restart`
 // (the spawn of a new process by the restart policy) that follows must come
@@ -17,7 +17,7 @@ import (
 // restarts it at once (due now).
 //
 // At most one pending restart timer per component, and a stop cancels
-// them all (DESIGN §5): each restart consumes the one timer that a
+// them all (docs/design.md §5): each restart consumes the one timer that a
 // restart_scheduled or a reset set since the component's last restart, and
 // a stop clears every timer of its main process; a restart with no timer
 // pending is a violation (a timer that fired twice, or outlived its stop).
@@ -65,7 +65,7 @@ func (c *checker) restarted(e *event.Event) {
 }
 
 // checkPersisted checks, as a new main process of its node starts, the
-// restart state of component k that it finds in the store (DESIGN §5: the
+// restart state of component k that it finds in the store (docs/design.md §5: the
 // state is persisted and survives app restarts, so a crash loop cannot
 // escape its limits by restarting the app) against the checker's model
 // built from the previous main processes' events: whether k failed, the

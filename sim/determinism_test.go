@@ -1,6 +1,6 @@
 package sim_test
 
-// Determinism (DESIGN §12): the same scenario and seed give a
+// Determinism (docs/design.md §12): the same scenario and seed give a
 // byte-identical JSONL trace, whether or not the safety checker runs and
 // whether or not the trace is kept in memory; a generated scenario written
 // out as YAML replays to the same trace; and the seed matters.

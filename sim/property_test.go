@@ -356,7 +356,7 @@ func genFaults(t *rapid.T, c *genCase, insts []string, d time.Duration) []sim.Fa
 
 // expectTagged reports whether a file must end tagged when the system is
 // given a long enough fault-free tail, and why not otherwise. These are
-// exactly the outcomes DESIGN §7/§8 make final:
+// exactly the outcomes docs/design.md §7/§8 make final:
 //   - poison: crashes its worker on every attempt; quarantined after
 //     quarantine_after (2) crashes.
 //   - stall: never finishes; killed after stall_after, twice, quarantined.

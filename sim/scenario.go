@@ -19,7 +19,7 @@ import (
 	"github.com/nomarr/nomarr/config"
 )
 
-// Scenario is one scenario file (DESIGN §12): a library, a configuration, a
+// Scenario is one scenario file (docs/design.md §12): a library, a configuration, a
 // schedule of faults and the assertions checked after the run.
 type Scenario struct {
 	Name      string         `yaml:"name"`

@@ -9,7 +9,7 @@ import (
 // Rec is one trace line: {"t_ms":…, "event":…, …fields}. Empty fields are
 // omitted, so the first status event of a component in a main process (its
 // monitor had no status before) carries `to` but no `from`; every later
-// transition carries both (DESIGN §12). An expectation matches that first
+// transition carries both (docs/design.md §12). An expectation matches that first
 // event with `from: ""`.
 type Rec struct {
 	TMs int64 `json:"t_ms"`

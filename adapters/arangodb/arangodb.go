@@ -1,4 +1,4 @@
-// Package arangodb is the ArangoDB store (DESIGN §1, §10): one ArangoDB
+// Package arangodb is the ArangoDB store (docs/design.md §1, §10): one ArangoDB
 // database shared by the supervisors of several hosts, implementing
 // store.Store with github.com/arangodb/go-driver/v2 over HTTP/1.1.
 //

@@ -17,7 +17,7 @@ const SchemaVersion = 1
 // MetaSchemaVersion is the meta key holding the schema version.
 const MetaSchemaVersion = "schema_version"
 
-// Collection names (DESIGN §10).
+// Collection names (docs/design.md §10).
 const (
 	colFiles   = "library_files"
 	colClaims  = "worker_claims"

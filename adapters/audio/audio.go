@@ -1,5 +1,5 @@
 // Package audio decodes any audio file to 16 kHz mono float32 samples
-// (DESIGN §9 step 1) through an ffmpeg subprocess: every format ffmpeg knows,
+// (docs/design.md §9 step 1) through an ffmpeg subprocess: every format ffmpeg knows,
 // and a decoder crash cannot take the worker down.
 //
 // The command is
@@ -19,7 +19,7 @@
 // (it complains on stderr but exits 0) is not an error, so a truncated
 // download yields its first part (or "too short").
 //
-// Failures are *Error values carrying a worker.Class (DESIGN §8): the file's
+// Failures are *Error values carrying a worker.Class (docs/design.md §8): the file's
 // fault is Permanent, a missing or broken ffmpeg is ServiceDown (dependency
 // worker.DepDecoder), a timeout or ffmpeg dying of a signal other than a
 // stop's is Transient, and a decode stopped from outside (the context

@@ -10,7 +10,7 @@ import (
 	"github.com/nomarr/nomarr/core/worker"
 )
 
-// Error is a decode failure with its class (DESIGN §8).
+// Error is a decode failure with its class (docs/design.md §8).
 //
 // Reasons: "missing", "unreadable…", "empty", "too short: 0.5 s",
 // "not audio: <ffmpeg's first error line>", "corrupt: <…>" (Permanent);

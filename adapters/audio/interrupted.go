@@ -20,7 +20,7 @@ var stopSignals = []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGH
 // interrupted is the error of a decode stopped from outside rather than
 // failed: Class ServiceDown (dependency worker.DepDecoder), so that the
 // worker releases the file untouched, without a failure, an attempt or a
-// worker error counted (DESIGN §8; docs/decisions/decoder-errors.md says
+// worker error counted (docs/design.md §8; docs/decisions/decoder-errors.md says
 // why not Transient).
 func interrupted(reason string, err error) *Error {
 	return &Error{Class: worker.ServiceDown, Reason: "decode interrupted: " + reason, Err: err, Interrupted: true}

@@ -1,7 +1,7 @@
 // Package features computes the input features of Essentia's MusiCNN models
 // in pure Go: the log-compressed mel bands of TensorflowInputMusiCNN for every
 // frame that Essentia's FrameCutter cuts from a 16 kHz mono signal, and the
-// patches TensorflowPredictMusiCNN feeds to the network (DESIGN.md §9 item 2).
+// patches TensorflowPredictMusiCNN feeds to the network (docs/design.md §9 item 2).
 //
 // The numbers match Essentia (as shipped in essentia.js 0.1.3, Essentia
 // 2.1-beta6-dev) within 1e-4 per value; oracle_test.go checks that against

@@ -1,5 +1,5 @@
 // Package gpu probes the GPU for the supervisor's `gpu:health` value
-// (DESIGN §8; core/gpu decides what the readings mean): Probe runs
+// (docs/design.md §8; core/gpu decides what the readings mean): Probe runs
 // nvidia-smi and summarizes the GPUs it lists. It stays apart from the
 // model runner (adapters/inference), which runs on the CPU unless told to
 // use CUDA and needs no GPU: the supervising process probes the GPU while

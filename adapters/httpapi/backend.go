@@ -1,4 +1,4 @@
-// Package httpapi is the HTTP surface of `nomarr serve` (DESIGN §11): a JSON
+// Package httpapi is the HTTP surface of `nomarr serve` (docs/design.md §11): a JSON
 // API, the Prometheus endpoint and a small dashboard. It only translates HTTP
 // into calls on a Backend; it decides nothing.
 //

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// DefaultAddr is where the API listens unless told otherwise (DESIGN §11).
+// DefaultAddr is where the API listens unless told otherwise (docs/design.md §11).
 const DefaultAddr = "127.0.0.1:8356"
 
 // ShutdownTimeout bounds the graceful shutdown of ListenAndServe.

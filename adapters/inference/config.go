@@ -1,4 +1,4 @@
-// Package inference is the model adapter of the tagging job (DESIGN §9
+// Package inference is the model adapter of the tagging job (docs/design.md §9
 // step 3): it runs Essentia's MusiCNN models, exported to ONNX, through ONNX
 // Runtime (github.com/yalue/onnxruntime_go, which loads libonnxruntime.so at
 // run time — scripts/fetch-ort.sh fetches it), on the CPU unless
@@ -37,7 +37,7 @@ import (
 	"github.com/nomarr/nomarr/core/tags"
 )
 
-// Model geometry (DESIGN §9).
+// Model geometry (docs/design.md §9).
 const (
 	// PatchFrames and MelBands are the shape of one backbone input patch.
 	PatchFrames = 187

@@ -11,7 +11,7 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// schema is the layout of schema version 1 (DESIGN §10); a new database
+// schema is the layout of schema version 1 (docs/design.md §10); a new database
 // gets it and then every upgrade (version2, version3), so that a new
 // database and an upgraded one are laid out alike. Booleans are 0/1, times Unix
 // milliseconds (0: none).

@@ -1,4 +1,4 @@
-// Package sqlite is the embedded default store (DESIGN §10): one SQLite file,
+// Package sqlite is the embedded default store (docs/design.md §10): one SQLite file,
 // shared safely by several processes, implementing store.Store with
 // modernc.org/sqlite (pure Go, no cgo).
 //

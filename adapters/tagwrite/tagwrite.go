@@ -1,5 +1,5 @@
 // Package tagwrite writes Nomarr's tags into audio files and reads them back
-// (DESIGN §9 step 5), with TagLib's C++ API through a small cgo shim
+// (docs/design.md §9 step 5), with TagLib's C++ API through a small cgo shim
 // (shim.cpp; TagLib's C binding cannot write TXXX frames or MP4 free-form
 // atoms). It needs libtag1-dev and pkg-config at build time (scripts/deps.sh);
 // built without cgo, or with the notaglib build tag, Read and Write fail with

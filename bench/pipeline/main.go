@@ -1,4 +1,4 @@
-// Command pipeline benchmarks Nomarr's tagging pipeline (DESIGN §9 steps
+// Command pipeline benchmarks Nomarr's tagging pipeline (docs/design.md §9 steps
 // 1–3: ffmpeg decode → Essentia-exact mel patches → MusiCNN backbone and nine
 // heads on ONNX Runtime) against a reference built from the upstream pieces
 // (reference.js: the same ffmpeg decode, essentia.js features,

@@ -109,7 +109,7 @@ func TestConfigFileRejectsNonScalarValues(t *testing.T) {
 	}
 }
 
-// TestTaggerWorkerCountEverywhere guards that DESIGN §11's
+// TestTaggerWorkerCountEverywhere guards that docs/design.md §11's
 // tagger_worker_count works from every source that workers does (the
 // environment and flags, not only config.yaml), with invalid values
 // refused, and that workers wins when one source sets both.

@@ -1,4 +1,4 @@
-// Package breaker is the per-dependency circuit breaker of DESIGN §8: it
+// Package breaker is the per-dependency circuit breaker of docs/design.md §8: it
 // stops a worker from hammering a dead service (store, GPU, decoder).
 //
 // The breaker is a pure state machine. Time enters only through the explicit
@@ -37,7 +37,7 @@ type Config struct {
 	Cooldown time.Duration
 }
 
-// DefaultConfig returns the defaults of DESIGN §13: 5 failures, 30 s cool-down.
+// DefaultConfig returns the defaults of docs/design.md §13: 5 failures, 30 s cool-down.
 func DefaultConfig() Config {
 	return Config{Threshold: 5, Cooldown: 30 * time.Second}
 }

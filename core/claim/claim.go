@@ -1,4 +1,4 @@
-// Package claim is the claim lifecycle of DESIGN §7: discovery of eligible
+// Package claim is the claim lifecycle of docs/design.md §7: discovery of eligible
 // files, claim by unique insert, and the periodic conditional cleanup. Several
 // workers on several instances may share one store; the store's unique claim
 // key is what makes exactly one of them win a file.
@@ -13,7 +13,7 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// Defaults (DESIGN §13).
+// Defaults (docs/design.md §13).
 const (
 	DefaultLeaseTTL      = 30 * time.Second
 	DefaultCleanupPeriod = 30 * time.Second

@@ -2,7 +2,7 @@
 // server's clock and judges the difference against the claim lease.
 //
 // Claim leases (`lease_until = now + lease_ttl`) and node-name holds are
-// written and judged by each host's own wall clock (DESIGN §7). Hosts
+// written and judged by each host's own wall clock (docs/design.md §7). Hosts
 // sharing one store must keep their clocks close: a host whose clock is
 // behind writes leases that look expired early to the others (their claim
 // cleanup deletes a live claim, and the file is analysed twice though

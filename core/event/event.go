@@ -1,11 +1,11 @@
 // Package event is the vocabulary of what the worker system reports: the
-// events of the JSONL trace (DESIGN §12), emitted by core state machines to a
+// events of the JSONL trace (docs/design.md §12), emitted by core state machines to a
 // Sink. The simulator writes them as its trace; production logs them.
 package event
 
 import "time"
 
-// Kinds of events (DESIGN §12, plus a few diagnostic ones).
+// Kinds of events (docs/design.md §12, plus a few diagnostic ones).
 const (
 	Spawn            = "spawn"
 	Exit             = "exit"

@@ -1,4 +1,4 @@
-// Package frame is the health frame codec (DESIGN §3): newline-delimited
+// Package frame is the health frame codec (docs/design.md §3): newline-delimited
 // `HEALTH|{json}` lines written by a worker on its dedicated pipe and parsed by
 // the owner. It is pure: no I/O, bounded memory.
 package frame

@@ -1,4 +1,4 @@
-// Package gpu holds the decisions about GPU availability (DESIGN §8): the
+// Package gpu holds the decisions about GPU availability (docs/design.md §8): the
 // cached `gpu:health` meta value written by the supervisor's probe and read by
 // workers before each job. Probing itself (nvidia-smi) is an adapter.
 package gpu
@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Defaults of the probe (DESIGN §13).
+// Defaults of the probe (docs/design.md §13).
 const (
 	ProbeInterval = 15 * time.Second
 	ProbeTimeout  = 5 * time.Second

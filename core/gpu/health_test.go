@@ -61,6 +61,6 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		t.Fatal("Decode accepted an array")
 	}
 	if gpu.StaleAfter != 60*time.Second || gpu.ProbeInterval != 15*time.Second || gpu.ProbeTimeout != 5*time.Second {
-		t.Fatal("defaults differ from DESIGN §13")
+		t.Fatal("defaults differ from docs/design.md §13")
 	}
 }

@@ -1,6 +1,6 @@
 // Package health holds the vocabulary shared by workers, the owner and the
 // HealthMonitor: the four owner statuses and the worker phases carried by
-// health frames (DESIGN §3, §4).
+// health frames (docs/design.md §3, §4).
 package health
 
 // Status is the one status the owner reports per component.
@@ -17,7 +17,7 @@ const (
 // Phase is what a worker says it is doing, in its health frames.
 type Phase string
 
-// Worker phases (DESIGN §3, §8).
+// Worker phases (docs/design.md §3, §8).
 const (
 	Initializing  Phase = "initializing"
 	LoadingModels Phase = "loading_models"
@@ -37,7 +37,7 @@ func (p Phase) Valid() bool {
 	return false
 }
 
-// StatusOf maps a fresh frame's phase to the owner status of DESIGN §4.
+// StatusOf maps a fresh frame's phase to the owner status of docs/design.md §4.
 // Unknown phases are reported unhealthy.
 func StatusOf(p Phase) Status {
 	switch p {

@@ -1,6 +1,6 @@
 // Package inventory decides, after a scan of a library root, which stored
 // files have left the disk. library_files is the single source of truth for
-// work (DESIGN §7), so a file that is gone must stop being work; it is
+// work (docs/design.md §7), so a file that is gone must stop being work; it is
 // marked missing (not valid) rather than deleted, keeping its tagging state
 // for when it comes back (store.Inventory).
 package inventory

@@ -1,4 +1,4 @@
-// Package monitor is the generic HealthMonitor of DESIGN §6. It polls owners
+// Package monitor is the generic HealthMonitor of docs/design.md §6. It polls owners
 // for the status of registered components every check interval, records it,
 // emits an event on every transition, stops polling a failed component, writes
 // batched best-effort history snapshots, and runs maintenance hooks on their
@@ -20,7 +20,7 @@ type Owner interface {
 	Status(id string, now time.Time) health.Status
 }
 
-// Config holds the monitor's periods (DESIGN §13).
+// Config holds the monitor's periods (docs/design.md §13).
 type Config struct {
 	CheckInterval   time.Duration // 1 s
 	HistoryInterval time.Duration // 30 s

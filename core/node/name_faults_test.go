@@ -103,7 +103,7 @@ func TestReleasedNameTakenWhileReleaserExits(t *testing.T) {
 	}
 }
 
-// DESIGN/node.cleanup: leases are not expired while the store has lately
+// docs/design.md §7, node.cleanup: leases are not expired while the store has lately
 // been failing for this main process, nor for a lease_ttl after its last
 // failure. Failures to read the node name are store failures for this
 // process too.

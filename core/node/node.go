@@ -42,7 +42,7 @@ const DefaultHistoryRetention = 7 * 24 * time.Hour
 // HistoryPrunePeriod is how often old health history is deleted.
 const HistoryPrunePeriod = time.Hour
 
-// DefaultConfig returns the defaults of DESIGN §13.
+// DefaultConfig returns the defaults of docs/design.md §13.
 func DefaultConfig(instance, nodeName string, workers int) Config {
 	return Config{
 		Supervisor:    supervisor.DefaultConfig(instance, nodeName, workers),
@@ -224,7 +224,7 @@ func (n *Node) GraceAfter() time.Duration {
 	return min(n.LateAfter(), n.cfg.Supervisor.LeaseTTL/3)
 }
 
-// Status is the owner status of DESIGN §4 (the supervisor's), except that
+// Status is the owner status of docs/design.md §4 (the supervisor's), except that
 // while the node cannot read or take its name because the store fails, its
 // workers, which cannot be started, are unhealthy rather than pending.
 func (n *Node) Status(id string, now time.Time) health.Status {

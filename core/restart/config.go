@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// DefaultConfig returns the defaults of DESIGN §13: backoff 1 s doubling up to
+// DefaultConfig returns the defaults of docs/design.md §13: backoff 1 s doubling up to
 // 60 s, at most 5 restarts within 5 min, at most 20 restarts per lifetime,
 // healthy_reset 5 min and lifetime reset 24 h.
 func DefaultConfig() Config {

@@ -1,4 +1,4 @@
-// Package restart is the restart policy (DESIGN §5): a pure function of the
+// Package restart is the restart policy (docs/design.md §5): a pure function of the
 // persisted per-component State, the configuration and the current time.
 package restart
 

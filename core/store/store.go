@@ -1,5 +1,5 @@
 // Package store is the port through which the core reads and writes durable
-// state (DESIGN §7, §10). It is shaped for a document store: every method is
+// state (docs/design.md §7, §10). It is shaped for a document store: every method is
 // one atomic operation on documents with unique keys, conditional updates and
 // deletes; nothing needs cross-collection joins that AQL cannot express.
 //

@@ -5,7 +5,7 @@ package supervisor
 // releases by class (/metrics labels) without reading the reasons, which
 // are written for people and carry durations and file keys.
 
-// Kill causes: why the supervisor killed a worker (DESIGN §4, and the
+// Kill causes: why the supervisor killed a worker (docs/design.md §4, and the
 // stop). Every kill event carries exactly one of them.
 const (
 	// KillPipeClosed: the process lived on PipeCloseGrace after closing

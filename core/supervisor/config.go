@@ -8,7 +8,7 @@ import (
 	"github.com/nomarr/nomarr/core/restart"
 )
 
-// Config is the owner's configuration (DESIGN §4, §5, §7, §13).
+// Config is the owner's configuration (docs/design.md §4, §5, §7, §13).
 type Config struct {
 	// Instance names this running supervisor; claims are <Instance>/<component>.
 	Instance string
@@ -34,7 +34,7 @@ type Config struct {
 	Restart restart.Config
 }
 
-// DefaultConfig returns the defaults of DESIGN §13.
+// DefaultConfig returns the defaults of docs/design.md §13.
 func DefaultConfig(instance, node string, workers int) Config {
 	return Config{
 		Instance:        instance,

@@ -16,7 +16,7 @@ import (
 //   - a claim not released keeps its file from discovery until its lease
 //     expires (lease_ttl after its last renewal: nobody renews it any
 //     more); then any owner's claim cleanup removes it and the file is
-//     work again (DESIGN §7). No crash is counted against the file.
+//     work again (docs/design.md §7). No crash is counted against the file.
 //   - a restart state not saved leaves the last state saved: the next start
 //     counts restarts from there, so a death or a give-up decided during
 //     this run may be forgotten (a failed worker may be spawned again).

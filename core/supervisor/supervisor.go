@@ -1,4 +1,4 @@
-// Package supervisor is the owner of the worker processes (DESIGN §4, §5, §7):
+// Package supervisor is the owner of the worker processes (docs/design.md §4, §5, §7):
 // it derives each component's status from pipe facts, declares deaths, applies
 // the restart policy with one pending restart timer per component, renews the
 // leases of its live workers, releases a dead worker's claims and quarantines
@@ -402,7 +402,7 @@ func (s *Supervisor) trackHealthy(ctx context.Context, now time.Time, c *compone
 }
 
 // renew extends the leases of the live workers' claims. A worker being
-// killed is dead already (DESIGN §4): its claims are released when its
+// killed is dead already (docs/design.md §4): its claims are released when its
 // exit is seen, and if that never comes (a process that cannot leave an
 // uninterruptible wait), its leases run out and claim cleanup returns them.
 func (s *Supervisor) renew(ctx context.Context, now time.Time) {
@@ -499,7 +499,7 @@ func (s *Supervisor) Done() bool {
 	return true
 }
 
-// Reset is the manual reset of DESIGN §5: it clears the component's counters
+// Reset is the manual reset of docs/design.md §5: it clears the component's counters
 // and failure state and, unless stopping, restarts it at once if it is not
 // running. Before Start it only clears and saves the state: Start spawns.
 func (s *Supervisor) Reset(ctx context.Context, id string, now time.Time) error {
@@ -523,7 +523,7 @@ func (s *Supervisor) Reset(ctx context.Context, id string, now time.Time) error 
 	return nil
 }
 
-// Status derives the owner status of DESIGN §4 from pipe facts.
+// Status derives the owner status of docs/design.md §4 from pipe facts.
 func (s *Supervisor) Status(id string, now time.Time) health.Status {
 	c := s.byID[id]
 	if c == nil {

@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// Death detection (DESIGN §4): the rules that declare a live worker dead,
+// Death detection (docs/design.md §4): the rules that declare a live worker dead,
 // applied by Watch, and the earliest moment they can next apply
 // (WatchDeadline), so that a driver never lets a store call hold a kill up.
 
-// Watch applies the death rules of DESIGN §4 and the stop grace to every
+// Watch applies the death rules of docs/design.md §4 and the stop grace to every
 // live worker, and kills those whose time is up. It makes no store call,
 // and Tick runs it before any: a store call may wait (SQLite's busy timeout)
 // on a write lock that a hung worker holds, and the kill is what frees that
@@ -33,7 +33,7 @@ func (s *Supervisor) Watch(now time.Time) {
 	}
 }
 
-// deathRule is one rule of DESIGN §4 as it stands for one live worker: the
+// deathRule is one rule of docs/design.md §4 as it stands for one live worker: the
 // worker is dead once after has passed since from. A zero from means the
 // rule does not apply (no pipe closed, no job in progress, …). Both Watch
 // (through deathReason) and WatchDeadline (through deathDue) read the rules

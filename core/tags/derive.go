@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// Tag keys (DESIGN §9). A key is stored without the "nom:" namespace; the
+// Tag keys (docs/design.md §9). A key is stored without the "nom:" namespace; the
 // file writer adds it per format (TXXX "nom:<key>", MP4
 // "----:com.apple.iTunes:nom:<key>", Vorbis comment "NOM_<KEY>").
 //
@@ -37,7 +37,7 @@ const Backbone = "musicnn"
 // ListSep joins the values of list tags (top tags, mood lists).
 const ListSep = "; "
 
-// Write modes (config write_mode, DESIGN §9 step 5).
+// Write modes (config write_mode, docs/design.md §9 step 5).
 const (
 	// ModeNone writes nothing into files.
 	ModeNone = "none"
@@ -355,7 +355,7 @@ var minimalKeys = []string{KeyMoodStrict, KeyMoodRegular, KeyMoodLoose, KeyVersi
 // audio file under write_mode mode:
 //
 //   - "none": nothing (an empty map). The caller must then not touch the file
-//     at all (DESIGN §9: tags are written "unless write_mode is none"); handing
+//     at all (docs/design.md §9: tags are written "unless write_mode is none"); handing
 //     the empty set to a writer would instead remove the nom tags already in
 //     the file.
 //   - "minimal": the mood lists (those present) and nom_version — the tags a

@@ -1,15 +1,15 @@
 // Package tags turns model predictions into the tags Nomarr stores and writes
-// (DESIGN §9): one number per class, the MSD top tags above a threshold,
+// (docs/design.md §9): one number per class, the MSD top tags above a threshold,
 // mood label lists and the model-set version. It is pure.
 package tags
 
 // Predictions are a track's raw model outputs, one row per patch.
 type Predictions struct {
 	// MSD holds the backbone's activations: per patch, 50 scores in the MSD
-	// top-50 order of DESIGN §9.
+	// top-50 order of docs/design.md §9.
 	MSD [][]float32
 	// Heads holds, per head stem (e.g. "mood_happy"), per patch, the two
-	// class scores in the alphabetical class order of DESIGN §9.
+	// class scores in the alphabetical class order of docs/design.md §9.
 	Heads map[string][][]float32
 }
 

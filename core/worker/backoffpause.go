@@ -8,7 +8,7 @@ import (
 )
 
 // backingOff is a step of a worker backing off until waitUntil for
-// waitDep (DESIGN §8: "if worker_enabled is false → paused"; pause is
+// waitDep (docs/design.md §8: "if worker_enabled is false → paused"; pause is
 // cluster-wide).
 //
 // Invariants:

@@ -10,7 +10,7 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// Config is one worker's configuration (DESIGN §8, §13).
+// Config is one worker's configuration (docs/design.md §8, §13).
 type Config struct {
 	Component string // worker:discovery:N
 	WorkerID  string // <instance>/<component>, names its claims
@@ -56,7 +56,7 @@ type Config struct {
 	StallAfter time.Duration
 }
 
-// DefaultConfig returns the defaults of DESIGN §13 for component id.
+// DefaultConfig returns the defaults of docs/design.md §13 for component id.
 func DefaultConfig(component, workerID string) Config {
 	return Config{
 		Component:            component,

@@ -60,7 +60,7 @@ func countingRig(t *testing.T, mod func(*worker.Config)) (*rig, *countingStore) 
 	return r, cs
 }
 
-// discoverySchedule is DESIGN §8's idle poll: the times, from the first
+// discoverySchedule is docs/design.md §8's idle poll: the times, from the first
 // discovery at 0, of the discoveries before end.
 func discoverySchedule(end time.Duration) []time.Duration {
 	var out []time.Duration

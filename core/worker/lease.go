@@ -10,8 +10,8 @@ import (
 )
 
 // Orphan lease keeping. While the main process lives, it renews the leases of
-// its workers (DESIGN §7). Once it is gone, nobody does, yet the worker goes
-// on with its current job (DESIGN §8): without a renewal the claim would
+// its workers (docs/design.md §7). Once it is gone, nobody does, yet the worker goes
+// on with its current job (docs/design.md §8): without a renewal the claim would
 // expire after lease_ttl, periodic cleanup (of a restarted main process or
 // another host) would delete it, and the file could be claimed and analyzed a
 // second time while the first run is still writing tags into it.
@@ -50,7 +50,7 @@ func (w *Worker) KeepLease(ctx context.Context, now time.Time) bool {
 }
 
 // The orphan's stall watch. While the main process lives, its owner kills a
-// job whose progress stands still for stall_after (DESIGN §4): a hung
+// job whose progress stands still for stall_after (docs/design.md §4): a hung
 // inference call, a decoder that never returns. An orphan has no owner, and
 // renewing its own lease for a job that will never end would hold the file
 // for good. So drivers call OrphanAbandons next to KeepLease: once the

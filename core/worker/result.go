@@ -7,7 +7,7 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// Class is the error class of a failed job (DESIGN §8).
+// Class is the error class of a failed job (docs/design.md §8).
 type Class string
 
 const (

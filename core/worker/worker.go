@@ -1,4 +1,4 @@
-// Package worker is the worker loop of DESIGN §8 as a state machine. A driver
+// Package worker is the worker loop of docs/design.md §8 as a state machine. A driver
 // (the worker process, or a simulated process) asks it for the next Step,
 // carries the step out, and reports back (ModelsLoaded, Progress, JobDone). A
 // separate frame writer reads Frame on its own schedule, so a long job keeps

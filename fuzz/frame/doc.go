@@ -1,5 +1,5 @@
 // Package fuzzframe holds the fuzz tests of core/frame, the health frame
-// codec (DESIGN §3): Parse never panics, agrees with an encoding/json
+// codec (docs/design.md §3): Parse never panics, agrees with an encoding/json
 // reference decoder, and round-trips through Append; the Splitter gives the
 // same lines however its input is chunked, within bounded memory.
 //

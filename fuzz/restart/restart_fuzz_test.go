@@ -1,4 +1,4 @@
-// Package restartfuzz fuzzes the restart policy of core/restart (DESIGN §5).
+// Package restartfuzz fuzzes the restart policy of core/restart (docs/design.md §5).
 package restartfuzz
 
 import (

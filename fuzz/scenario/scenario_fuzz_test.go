@@ -1,4 +1,4 @@
-// Package scenariofuzz fuzzes the scenario parser of sim (DESIGN §12) and,
+// Package scenariofuzz fuzzes the scenario parser of sim (docs/design.md §12) and,
 // for small scenarios, the simulator with its safety invariants.
 //
 // Properties:
