@@ -81,25 +81,26 @@ func shellQuote(w string) string {
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
-// appKeys are the application's keys with their defaults ("" = computed).
-var appKeys = map[string]string{
-	"db":              "", // sqlite:<data_dir>/nomarr.db
-	"data_dir":        "", // $XDG_DATA_HOME/nomarr or ~/.local/share/nomarr
-	"library_root":    "",
-	"models_dir":      "",
-	"write_mode":      "full",
-	"reuse_file_tags": "true",
-	"http_addr":       "127.0.0.1:8356",
-	"api_token":       "",
-	"node":            "", // host name
-	"analyzer":        "musicnn",
-	"rescan_interval": "1h",
-	"log_level":       "info",
-	"onnxruntime_lib": "", // NOMARR_ONNXRUNTIME_LIB, or .cache/onnxruntime/libonnxruntime.so.1 (make deps)
-	"ort_threads":     "1",
-	"batch_size":      "8",
-	"ort_cpu_arena":   "true",
-}
+// appKeys are the application's keys (config.AppKeys) with their
+// defaults ("" = none, or computed in finish).
+var appKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range config.AppKeys() {
+		m[k.Name] = k.Default
+	}
+	return m
+}()
+
+// pathKeys are the application's keys that take a path (config.AppKey.Path).
+var pathKeys = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range config.AppKeys() {
+		if k.Path {
+			m[k.Name] = true
+		}
+	}
+	return m
+}()
 
 func (s *Settings) Get(key string) string { return s.app[key] }
 
