@@ -107,8 +107,9 @@ func (s *Settings) Get(key string) string { return s.app[key] }
 // Sources are the configuration sources a command line names: the
 // --config file and the key flags, as given (DefineFlags).
 type Sources struct {
-	configFile *string
-	flags      map[string]string
+	configFile  string
+	configGiven bool // --config was given, empty or not
+	flags       map[string]string
 }
 
 // DefineFlags defines on fs --config and a flag per key (dashes, and
@@ -116,7 +117,10 @@ type Sources struct {
 // Resolve applies what they were given.
 func DefineFlags(fs *flag.FlagSet) *Sources {
 	src := &Sources{flags: map[string]string{}}
-	src.configFile = fs.String("config", "", "read keys from `FILE` (YAML); default NOMARR_CONFIG, else ./config.yaml when there")
+	fs.Func("config", "read keys from `FILE` (YAML); default NOMARR_CONFIG, else ./config.yaml when there", func(v string) error {
+		src.configFile, src.configGiven = v, true
+		return nil
+	})
 	for _, k := range allKeys() {
 		usage := "configuration key " + k
 		fs.Func(strings.ReplaceAll(k, "_", "-"), usage, func(v string) error { src.flags[k] = v; return nil })
@@ -142,9 +146,9 @@ func (src *Sources) Resolve(warnings io.Writer) (*Settings, error) {
 	for _, w := range envWarnings(os.Environ()) {
 		fmt.Fprintln(warnings, w)
 	}
-	path := *src.configFile
-	if path == "" {
-		path = os.Getenv("NOMARR_CONFIG")
+	path, err := src.configPath()
+	if err != nil {
+		return nil, err
 	}
 	if path == "" {
 		if _, err := os.Stat("config.yaml"); err == nil {
@@ -156,10 +160,13 @@ func (src *Sources) Resolve(warnings io.Writer) (*Settings, error) {
 			return nil, err
 		}
 	}
-	// An empty variable is unset, as an empty value in config.yaml is (a
-	// compose file's ${TOKEN} with nothing set must not wipe api_token).
+	// An empty variable is unset, as a null value in config.yaml is (a
+	// compose file's ${TOKEN} with nothing set must not wipe api_token),
+	// except for a key that takes a path: set, empty or blank, it is an
+	// error (set refuses it), since an unset ${MUSIC_DIR} would otherwise
+	// pass for the default.
 	for _, k := range applyOrder(allKeys()) {
-		if v := os.Getenv("NOMARR_" + strings.ToUpper(k)); v != "" {
+		if v, ok := os.LookupEnv("NOMARR_" + strings.ToUpper(k)); v != "" || (ok && pathKeys[k]) {
 			if err := s.set(fromEnv, k, v); err != nil {
 				return nil, fmt.Errorf("environment NOMARR_%s: %w", strings.ToUpper(k), err)
 			}
@@ -177,8 +184,8 @@ func (src *Sources) Resolve(warnings io.Writer) (*Settings, error) {
 	if err := s.finish(); err != nil {
 		return nil, err
 	}
-	if *src.configFile != "" {
-		s.storeFlags = append(s.storeFlags, "--config", *src.configFile)
+	if src.configGiven {
+		s.storeFlags = append(s.storeFlags, "--config", src.configFile)
 	}
 	for _, k := range storeFlagKeys {
 		if v, ok := flags[k]; ok {
@@ -192,6 +199,37 @@ func (src *Sources) Resolve(warnings io.Writer) (*Settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// configPath is the config file --config or NOMARR_CONFIG names ("" when
+// neither is given, or NOMARR_CONFIG is unset). Given empty or blank, as
+// the flag or as a variable that is set, it is an error.
+func (src *Sources) configPath() (string, error) {
+	if src.configGiven {
+		if err := CheckPath("config", src.configFile); err != nil {
+			return "", fmt.Errorf("flag --config: %w", err)
+		}
+		return src.configFile, nil
+	}
+	path, ok := os.LookupEnv("NOMARR_CONFIG")
+	if !ok {
+		return "", nil
+	}
+	if err := CheckPath("config", path); err != nil {
+		return "", fmt.Errorf("environment NOMARR_CONFIG: %w", err)
+	}
+	return path, nil
+}
+
+// CheckPath refuses a path that is empty or blank (whitespace only),
+// named what in the message: an unset shell variable ("$MUSIC_DIR") or a
+// forgotten value would otherwise mean the working directory, or a
+// default, unasked.
+func CheckPath(what, path string) error {
+	if strings.TrimSpace(path) == "" {
+		return fmt.Errorf("%s: the path is empty (%q): an unset variable? Give a path (. for the working directory)", what, path)
+	}
+	return nil
 }
 
 // Keys lists every name a source may set, sorted: the worker-system keys,
@@ -239,6 +277,11 @@ func applyOrder(names []string) []string {
 // empty).
 func (s *Settings) set(src, key, value string) error {
 	if _, ok := appKeys[key]; ok {
+		if pathKeys[key] {
+			if err := CheckPath(key, value); err != nil {
+				return fmt.Errorf("%w, or leave %s unset for its default", err, key)
+			}
+		}
 		s.app[key] = value
 		s.noteFrom(src, key, value)
 		return nil

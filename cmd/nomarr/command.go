@@ -28,11 +28,28 @@ func startCommand(name string, args []string, nargs int, stdout, stderr io.Write
 	if len(rest) != nargs {
 		return nil, nil, nil, usageError(stderr, name), false
 	}
+	for _, dir := range rest { // tag DIR
+		if !pathArgOK(stderr, name, "DIR", dir) {
+			return nil, nil, nil, exitUsage, false
+		}
+	}
 	if err := app.CheckAnalyzer(s); err != nil {
 		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
 		return nil, nil, nil, exitUsage, false
 	}
 	return s, rest, app.NewLogger(s, stderr), 0, true
+}
+
+// pathArgOK reports whether path, the argument what (DIR, SCENARIO) of
+// `nomarr name`, is usable; when it is empty or blank (app.CheckPath) it
+// says so on stderr, for an exit with exitUsage: `nomarr tag "$MUSIC_DIR"`
+// with the variable unset would otherwise tag the working directory.
+func pathArgOK(stderr io.Writer, name, what, path string) bool {
+	if err := app.CheckPath(what, path); err != nil {
+		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
+		return false
+	}
+	return true
 }
 
 // signalExit is the exit code of a command stopped by sig: 128 + its

@@ -135,6 +135,9 @@ func withFiles(name string, pick func(page []store.File) []store.File, args []st
 	if len(rest) > 1 {
 		return usageError(stderr, name)
 	}
+	if len(rest) == 1 && !pathArgOK(stderr, name, "DIR", rest[0]) {
+		return exitUsage
+	}
 	match, where := func(string) bool { return true }, ""
 	// A DIR that is not there is a mistake to say (a typo would list
 	// nothing and exit 0), unless the store knows files under it: a
