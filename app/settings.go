@@ -232,6 +232,14 @@ func CheckPath(what, path string) error {
 	return nil
 }
 
+// CheckWorkers judges the worker count against host (config.CheckWorkers),
+// for the commands that start workers (tag, serve; not sim, whose workers
+// are simulated): an error is a count the host cannot run, a warning one
+// past its CPUs, for the log.
+func (s *Settings) CheckWorkers(host config.Host) (warning string, err error) {
+	return config.CheckWorkers(s.Core.Workers, host.CPUs, host.MemAvailable)
+}
+
 // Keys lists every name a source may set, sorted: the worker-system keys,
 // their aliases (tagger_worker_count) and the application's keys.
 func Keys() []string { return allKeys() }
