@@ -81,33 +81,35 @@ func shellQuote(w string) string {
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
-// appKeys are the application's keys with their defaults ("" = computed).
-var appKeys = map[string]string{
-	"db":              "", // sqlite:<data_dir>/nomarr.db
-	"data_dir":        "", // $XDG_DATA_HOME/nomarr or ~/.local/share/nomarr
-	"library_root":    "",
-	"models_dir":      "",
-	"write_mode":      "full",
-	"reuse_file_tags": "true",
-	"http_addr":       "127.0.0.1:8356",
-	"api_token":       "",
-	"node":            "", // host name
-	"analyzer":        "musicnn",
-	"rescan_interval": "1h",
-	"log_level":       "info",
-	"onnxruntime_lib": "", // NOMARR_ONNXRUNTIME_LIB, or .cache/onnxruntime/libonnxruntime.so.1 (make deps)
-	"ort_threads":     "1",
-	"batch_size":      "8",
-	"ort_cpu_arena":   "true",
-}
+// appKeys are the application's keys (config.AppKeys) with their
+// defaults ("" = none, or computed in finish).
+var appKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range config.AppKeys() {
+		m[k.Name] = k.Default
+	}
+	return m
+}()
+
+// pathKeys are the application's keys that take a path (config.AppKey.Path).
+var pathKeys = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range config.AppKeys() {
+		if k.Path {
+			m[k.Name] = true
+		}
+	}
+	return m
+}()
 
 func (s *Settings) Get(key string) string { return s.app[key] }
 
 // Sources are the configuration sources a command line names: the
 // --config file and the key flags, as given (DefineFlags).
 type Sources struct {
-	configFile *string
-	flags      map[string]string
+	configFile  string
+	configGiven bool // --config was given, empty or not
+	flags       map[string]string
 }
 
 // DefineFlags defines on fs --config and a flag per key (dashes, and
@@ -115,7 +117,10 @@ type Sources struct {
 // Resolve applies what they were given.
 func DefineFlags(fs *flag.FlagSet) *Sources {
 	src := &Sources{flags: map[string]string{}}
-	src.configFile = fs.String("config", "", "read keys from `FILE` (YAML); default NOMARR_CONFIG, else ./config.yaml when there")
+	fs.Func("config", "read keys from `FILE` (YAML); default NOMARR_CONFIG, else ./config.yaml when there", func(v string) error {
+		src.configFile, src.configGiven = v, true
+		return nil
+	})
 	for _, k := range allKeys() {
 		usage := "configuration key " + k
 		fs.Func(strings.ReplaceAll(k, "_", "-"), usage, func(v string) error { src.flags[k] = v; return nil })
@@ -141,9 +146,9 @@ func (src *Sources) Resolve(warnings io.Writer) (*Settings, error) {
 	for _, w := range envWarnings(os.Environ()) {
 		fmt.Fprintln(warnings, w)
 	}
-	path := *src.configFile
-	if path == "" {
-		path = os.Getenv("NOMARR_CONFIG")
+	path, err := src.configPath()
+	if err != nil {
+		return nil, err
 	}
 	if path == "" {
 		if _, err := os.Stat("config.yaml"); err == nil {
@@ -155,10 +160,13 @@ func (src *Sources) Resolve(warnings io.Writer) (*Settings, error) {
 			return nil, err
 		}
 	}
-	// An empty variable is unset, as an empty value in config.yaml is (a
-	// compose file's ${TOKEN} with nothing set must not wipe api_token).
+	// An empty variable is unset, as a null value in config.yaml is (a
+	// compose file's ${TOKEN} with nothing set must not wipe api_token),
+	// except for a key that takes a path: set, empty or blank, it is an
+	// error (set refuses it), since an unset ${MUSIC_DIR} would otherwise
+	// pass for the default.
 	for _, k := range applyOrder(allKeys()) {
-		if v := os.Getenv("NOMARR_" + strings.ToUpper(k)); v != "" {
+		if v, ok := os.LookupEnv("NOMARR_" + strings.ToUpper(k)); v != "" || (ok && pathKeys[k]) {
 			if err := s.set(fromEnv, k, v); err != nil {
 				return nil, fmt.Errorf("environment NOMARR_%s: %w", strings.ToUpper(k), err)
 			}
@@ -176,8 +184,8 @@ func (src *Sources) Resolve(warnings io.Writer) (*Settings, error) {
 	if err := s.finish(); err != nil {
 		return nil, err
 	}
-	if *src.configFile != "" {
-		s.storeFlags = append(s.storeFlags, "--config", *src.configFile)
+	if src.configGiven {
+		s.storeFlags = append(s.storeFlags, "--config", src.configFile)
 	}
 	for _, k := range storeFlagKeys {
 		if v, ok := flags[k]; ok {
@@ -191,6 +199,45 @@ func (src *Sources) Resolve(warnings io.Writer) (*Settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// configPath is the config file --config or NOMARR_CONFIG names ("" when
+// neither is given, or NOMARR_CONFIG is unset). Given empty or blank, as
+// the flag or as a variable that is set, it is an error.
+func (src *Sources) configPath() (string, error) {
+	if src.configGiven {
+		if err := CheckPath("config", src.configFile); err != nil {
+			return "", fmt.Errorf("flag --config: %w", err)
+		}
+		return src.configFile, nil
+	}
+	path, ok := os.LookupEnv("NOMARR_CONFIG")
+	if !ok {
+		return "", nil
+	}
+	if err := CheckPath("config", path); err != nil {
+		return "", fmt.Errorf("environment NOMARR_CONFIG: %w", err)
+	}
+	return path, nil
+}
+
+// CheckPath refuses a path that is empty or blank (whitespace only),
+// named what in the message: an unset shell variable ("$MUSIC_DIR") or a
+// forgotten value would otherwise mean the working directory, or a
+// default, unasked.
+func CheckPath(what, path string) error {
+	if strings.TrimSpace(path) == "" {
+		return fmt.Errorf("%s: the path is empty (%q): an unset variable? Give a path (. for the working directory)", what, path)
+	}
+	return nil
+}
+
+// CheckWorkers judges the worker count against host (config.CheckWorkers),
+// for the commands that start workers (tag, serve; not sim, whose workers
+// are simulated): an error is a count the host cannot run, a warning one
+// past its CPUs, for the log.
+func (s *Settings) CheckWorkers(host config.Host) (warning string, err error) {
+	return config.CheckWorkers(s.Core.Workers, host.CPUs, host.MemAvailable)
 }
 
 // Keys lists every name a source may set, sorted: the worker-system keys,
@@ -238,6 +285,11 @@ func applyOrder(names []string) []string {
 // empty).
 func (s *Settings) set(src, key, value string) error {
 	if _, ok := appKeys[key]; ok {
+		if pathKeys[key] {
+			if err := CheckPath(key, value); err != nil {
+				return fmt.Errorf("%w, or leave %s unset for its default", err, key)
+			}
+		}
 		s.app[key] = value
 		s.noteFrom(src, key, value)
 		return nil

@@ -63,10 +63,30 @@ func Reference() string {
 	return b.String()
 }
 
-// The markers around the generated text in docs/configuration.md.
+// AppReference renders the configuration reference of the application's
+// keys (AppKeys) as Markdown: one row per key, in AppKeys order, with its
+// default (Shown, else Default in backquotes) and its meaning.
+// docs/configuration.md holds it between AppReferenceBegin and
+// AppReferenceEnd.
+func AppReference() string {
+	var b strings.Builder
+	b.WriteString("| key | default | meaning |\n|---|---|---|\n")
+	for _, k := range appKeys {
+		shown := k.Shown
+		if shown == "" {
+			shown = "`" + k.Default + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.Name, shown, k.Meaning)
+	}
+	return b.String()
+}
+
+// The markers around the generated texts in docs/configuration.md.
 const (
-	ReferenceBegin = "<!-- BEGIN config.Reference: go test ./config -run TestConfigurationDoc -update -->"
-	ReferenceEnd   = "<!-- END config.Reference -->"
+	ReferenceBegin    = "<!-- BEGIN config.Reference: go test ./config -run TestConfigurationDoc -update -->"
+	ReferenceEnd      = "<!-- END config.Reference -->"
+	AppReferenceBegin = "<!-- BEGIN config.AppReference: go test ./config -run TestConfigurationDoc -update -->"
+	AppReferenceEnd   = "<!-- END config.AppReference -->"
 )
 
 // keyTypes maps each key to the kind of value it takes.

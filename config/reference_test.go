@@ -27,25 +27,48 @@ func TestEveryKeyHasAMeaning(t *testing.T) {
 	}
 }
 
-// docs/configuration.md holds config.Reference between its markers, as
-// generated from the keys, their defaults and their meanings.
+// TestEveryAppKeyIsDescribed guards that each application key has a
+// meaning and a default to show, and that no name is taken twice or by a
+// worker-system key or alias.
+func TestEveryAppKeyIsDescribed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, k := range AppKeys() {
+		if k.Meaning == "" || (k.Shown == "" && k.Default == "") {
+			t.Errorf("application key %s lacks a meaning or a default to show", k.Name)
+		}
+		if seen[k.Name] || Known(k.Name) {
+			t.Errorf("application key %s is defined twice, or is a worker-system key or alias", k.Name)
+		}
+		seen[k.Name] = true
+	}
+}
+
+// docs/configuration.md holds config.Reference and config.AppReference
+// between their markers, as generated from the keys, their defaults and
+// their meanings.
 func TestConfigurationDoc(t *testing.T) {
 	raw, err := os.ReadFile(referencePath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(raw)
-	head, rest, ok1 := strings.Cut(doc, ReferenceBegin+"\n")
-	old, tail, ok2 := strings.Cut(rest, ReferenceEnd)
-	if !ok1 || !ok2 {
-		t.Fatalf("%s lacks the markers %q and %q", referencePath, ReferenceBegin, ReferenceEnd)
+	next := doc
+	for _, part := range []struct{ begin, end, want string }{
+		{ReferenceBegin, ReferenceEnd, Reference()},
+		{AppReferenceBegin, AppReferenceEnd, AppReference()},
+	} {
+		head, rest, ok1 := strings.Cut(next, part.begin+"\n")
+		_, tail, ok2 := strings.Cut(rest, part.end)
+		if !ok1 || !ok2 {
+			t.Fatalf("%s lacks the markers %q and %q", referencePath, part.begin, part.end)
+		}
+		next = head + part.begin + "\n" + part.want + part.end + tail
 	}
-	want := Reference()
-	if old == want {
+	if next == doc {
 		return
 	}
 	if *update {
-		if err := os.WriteFile(referencePath, []byte(head+ReferenceBegin+"\n"+want+ReferenceEnd+tail), 0o644); err != nil {
+		if err := os.WriteFile(referencePath, []byte(next), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return

@@ -116,6 +116,9 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 	if len(rest) != 1 {
 		return usageError(stderr, "scan")
 	}
+	if !pathArgOK(stderr, "scan", "DIR", rest[0]) {
+		return exitUsage
+	}
 	if err := library.CheckRoot(rest[0]); err != nil {
 		fmt.Fprintln(stderr, "nomarr scan:", err)
 		return 1

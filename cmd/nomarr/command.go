@@ -10,14 +10,16 @@ import (
 	"syscall"
 
 	"github.com/nomarr/nomarr/app"
+	"github.com/nomarr/nomarr/config"
 )
 
 // exitUsage is the exit code for invalid configuration or usage.
 const exitUsage = 2
 
 // startCommand parses a job command's settings and positional arguments
-// (exactly nargs) and checks its analyzer. When ok is false it has printed
-// the help or the message: exit with code.
+// (exactly nargs), checks its analyzer and its worker count against this
+// host (app.Settings.CheckWorkers; a warning is logged). When ok is false
+// it has printed the help or the message: exit with code.
 func startCommand(name string, args []string, nargs int, stdout, stderr io.Writer) (s *app.Settings, rest []string, log *slog.Logger, code int, ok bool) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -28,11 +30,37 @@ func startCommand(name string, args []string, nargs int, stdout, stderr io.Write
 	if len(rest) != nargs {
 		return nil, nil, nil, usageError(stderr, name), false
 	}
+	for _, dir := range rest { // tag DIR
+		if !pathArgOK(stderr, name, "DIR", dir) {
+			return nil, nil, nil, exitUsage, false
+		}
+	}
 	if err := app.CheckAnalyzer(s); err != nil {
 		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
 		return nil, nil, nil, exitUsage, false
 	}
-	return s, rest, app.NewLogger(s, stderr), 0, true
+	log = app.NewLogger(s, stderr)
+	warning, err := s.CheckWorkers(config.HostResources())
+	if err != nil {
+		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
+		return nil, nil, nil, exitUsage, false
+	}
+	if warning != "" {
+		log.Warn(warning, "workers", s.Core.Workers)
+	}
+	return s, rest, log, 0, true
+}
+
+// pathArgOK reports whether path, the argument what (DIR, SCENARIO) of
+// `nomarr name`, is usable; when it is empty or blank (app.CheckPath) it
+// says so on stderr, for an exit with exitUsage: `nomarr tag "$MUSIC_DIR"`
+// with the variable unset would otherwise tag the working directory.
+func pathArgOK(stderr io.Writer, name, what, path string) bool {
+	if err := app.CheckPath(what, path); err != nil {
+		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
+		return false
+	}
+	return true
 }
 
 // signalExit is the exit code of a command stopped by sig: 128 + its

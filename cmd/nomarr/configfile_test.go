@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
 	"github.com/nomarr/nomarr/app"
@@ -64,48 +66,29 @@ func TestConfigFileNullLeavesKeyUnset(t *testing.T) {
 // nopBackend satisfies httpapi.Backend for New; it is never called.
 type nopBackend struct{ httpapi.Backend }
 
-// TestConfigFileKeepsScalarSourceText guards that config.yaml values are
-// read as the user typed them: YAML would read 0123 as 83, 0x1F as 31, 1e3
-// as 1000 and 2024-01-01 as a time, so a token or a node name would
-// silently change.
-func TestConfigFileKeepsScalarSourceText(t *testing.T) {
-	for _, c := range []struct{ key, val, want string }{
-		{"api_token", "0123", "0123"}, {"api_token", "0x1F", "0x1F"}, {"api_token", "1e3", "1e3"},
-		{"api_token", "1_000", "1_000"}, {"api_token", "12345678901234567890123", "12345678901234567890123"},
-		{"api_token", "true", "true"}, {"api_token", `"null"`, "null"}, {"api_token", "'~'", "~"},
-		{"node", "2024-01-01", "2024-01-01"}, {"node", "2024-01-01T10:00:00Z", "2024-01-01T10:00:00Z"},
-	} {
-		s, err := loadWithFile(t, c.key+": "+c.val+"\n")
-		if err != nil {
-			t.Errorf("%s: %s: %v", c.key, c.val, err)
-			continue
-		}
-		if got := s.Get(c.key); got != c.want {
-			t.Errorf("config.yaml `%s: %s` read as %q, want %q", c.key, c.val, got, c.want)
-		}
+// TestConfigDevZeroExits2 guards that --config naming a device is refused
+// at once, exit 2, with a message naming the file: /dev/zero was read
+// until memory ran out (config.ReadFile reads regular files only, of at
+// most config.MaxFileSize bytes). The file reader's own cases are
+// config's TestReadFile*.
+func TestConfigDevZeroExits2(t *testing.T) {
+	type result struct {
+		code   int
+		stderr string
 	}
-	s, err := loadWithFile(t, "workers: 3\ngpu: true\nhang_after: 45s\n")
-	if err != nil || s.Core.Workers != 3 || !s.Core.GPU || s.Core.HangAfter.String() != "45s" {
-		t.Errorf("workers: 3, gpu: true, hang_after: 45s read as %+v, %v", s, err)
-	}
-}
-
-// TestConfigFileRejectsNonScalarValues guards that a list or mapping value,
-// a duplicated key and a document that is not a mapping are errors naming
-// the key or the file, not text such as "[a b]" or map[...].
-func TestConfigFileRejectsNonScalarValues(t *testing.T) {
-	for _, c := range []struct{ body, want string }{
-		{"api_token: [a, b]\n", `"api_token"`},
-		{"api_token:\n  - a\n", `"api_token"`},
-		{"node: {a: 1}\n", `"node"`},
-		{"workers: 2\nworkers: 3\n", `"workers"`},
-		{"- workers\n", "mapping"},
-		{"just text\n", "mapping"},
-	} {
-		_, err := loadWithFile(t, c.body)
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "config file") {
-			t.Errorf("config.yaml %q: error %v, want one naming %s", c.body, err, c.want)
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		code := run([]string{"status", "--config", "/dev/zero", "--data-dir", t.TempDir()}, &out, &errb)
+		done <- result{code, errb.String()}
+	}()
+	select {
+	case r := <-done:
+		if r.code != exitUsage || !strings.Contains(r.stderr, "/dev/zero") || !strings.Contains(r.stderr, "not a regular file") {
+			t.Errorf("status --config /dev/zero: exit %d, stderr %q; want 2 and a message naming the file", r.code, r.stderr)
 		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("status --config /dev/zero had not returned after 3 s")
 	}
 }
 

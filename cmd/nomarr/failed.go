@@ -15,16 +15,31 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// runFailed implements `nomarr failed [DIR]`: the failed files (under DIR)
-// with the reason each failed, one per line.
+// runFailed implements `nomarr failed [DIR] [--json | -0]`: the failed
+// files (under DIR) with the reason each failed, one per line (listFormat).
 func runFailed(args []string, stdout, stderr io.Writer) int {
-	return withFailed("failed", args, stdout, stderr, func(_ context.Context, _ store.Store, failed []store.File, sc scope) int {
+	var format listFormat
+	return withFailed("failed", &format, args, stdout, stderr, func(_ context.Context, _ store.Store, failed []store.File, sc scope) int {
+		enc := jsonLines(stdout)
 		for _, f := range failed {
-			missing := ""
-			if !f.IsValid { // a retry makes it work only once a scan finds it again
-				missing = " (not found at the last scan)"
+			switch {
+			case format.nul:
+				fmt.Fprintf(stdout, "%s\x00", f.Path)
+			case format.json:
+				l := newListedFile(f.Path)
+				missing := !f.IsValid
+				l.Error, l.Missing = &f.LastError, &missing
+				if err := enc.Encode(l); err != nil {
+					fmt.Fprintf(stderr, "nomarr failed: %v\n", err)
+					return 1
+				}
+			default:
+				missing := ""
+				if !f.IsValid { // a retry makes it work only once a scan finds it again
+					missing = " (not found at the last scan)"
+				}
+				fmt.Fprintf(stdout, "%s\t%s%s\n", printable(f.Path), printable(f.LastError), missing)
 			}
-			fmt.Fprintf(stdout, "%s\t%s%s\n", f.Path, f.LastError, missing)
 		}
 		printTally(stderr, nFiles(len(failed), "failed ")+sc.where, len(failed),
 			"after fixing the cause, `"+sc.again("retry")+"` sends "+pick(len(failed), "it", "them")+" back to work")
@@ -35,7 +50,7 @@ func runFailed(args []string, stdout, stderr io.Writer) int {
 // runRetry implements `nomarr retry [DIR]`: the failed files (under DIR)
 // become work again; `nomarr tag`, or a running `nomarr serve`, tags them.
 func runRetry(args []string, stdout, stderr io.Writer) int {
-	return withFailed("retry", args, stdout, stderr, func(ctx context.Context, st store.Store, failed []store.File, sc scope) int {
+	return withFailed("retry", nil, args, stdout, stderr, func(ctx context.Context, st store.Store, failed []store.File, sc scope) int {
 		n, err := inBatches(ctx, failed, st.RetryFailed)
 		if err != nil {
 			fmt.Fprintf(stderr, "nomarr retry: %v (%s sent back to work before it)\n", err, nFiles(n, ""))
@@ -93,9 +108,9 @@ func pick(n int, one, many string) string {
 }
 
 // withFailed is withFiles picking the failed files.
-func withFailed(name string, args []string, stdout, stderr io.Writer,
+func withFailed(name string, own ownFlags, args []string, stdout, stderr io.Writer,
 	do func(ctx context.Context, st store.Store, failed []store.File, sc scope) int) int {
-	return withFiles(name, func(page []store.File) []store.File { return inventory.Failed(page, "") }, args, stdout, stderr, do)
+	return withFiles(name, own, func(page []store.File) []store.File { return inventory.Failed(page, "") }, args, stdout, stderr, do)
 }
 
 // scope is what withFiles's do is told of the files it got: where (" under
@@ -121,19 +136,38 @@ func (sc scope) tag() string {
 	return sc.again("tag")
 }
 
-// withFiles parses `nomarr NAME [DIR]`, opens the store, picks files from
-// each page of the library (those under DIR, as an absolute path) and runs
-// do with them.
-func withFiles(name string, pick func(page []store.File) []store.File, args []string, stdout, stderr io.Writer,
+// ownFlags are a command's own flags, beside the configuration's.
+type ownFlags interface {
+	define(fs *flag.FlagSet)
+	// check refuses, once parsed, a combination that makes no sense.
+	check() error
+}
+
+// withFiles parses `nomarr NAME [DIR]`, with the command's own flags
+// (own; nil: none), opens the store, picks files from each page of the
+// library (those under DIR, as an absolute path) and runs do with them.
+func withFiles(name string, own ownFlags, pick func(page []store.File) []store.File, args []string, stdout, stderr io.Writer,
 	do func(ctx context.Context, st store.Store, files []store.File, sc scope) int) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	if own != nil {
+		own.define(fs)
+	}
 	s, rest, code, ok := commandSettings(name, fs, args, stdout, stderr)
 	if !ok {
 		return code
 	}
 	if len(rest) > 1 {
 		return usageError(stderr, name)
+	}
+	if own != nil {
+		if err := own.check(); err != nil {
+			fmt.Fprintf(stderr, "nomarr %s: %v; run `nomarr %s --help`\n", name, err, name)
+			return exitUsage
+		}
+	}
+	if len(rest) == 1 && !pathArgOK(stderr, name, "DIR", rest[0]) {
+		return exitUsage
 	}
 	match, where := func(string) bool { return true }, ""
 	// A DIR that is not there is a mistake to say (a typo would list
@@ -146,7 +180,7 @@ func withFiles(name string, pick func(page []store.File) []store.File, args []st
 			fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
 			return 1
 		}
-		match, where = underDir(abs), " under "+abs
+		match, where = underDir(abs), " under "+printable(abs)
 		if _, err := os.Stat(abs); errors.Is(err, iofs.ErrNotExist) {
 			gone = abs
 		}

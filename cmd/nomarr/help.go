@@ -119,7 +119,11 @@ func printHelp(w io.Writer, name string, fs *flag.FlagSet) {
 		fmt.Fprintln(w, "\nflags:")
 		for _, f := range own {
 			arg, usage := flag.UnquoteUsage(f)
-			fmt.Fprintf(w, "  %-26s %s\n", strings.TrimSpace("--"+f.Name+" "+arg), usage)
+			dashes := "--"
+			if len(f.Name) == 1 { // -0
+				dashes = "-"
+			}
+			fmt.Fprintf(w, "  %-26s %s\n", strings.TrimSpace(dashes+f.Name+" "+arg), usage)
 		}
 	}
 	if name == "sim" {

@@ -51,22 +51,26 @@ var commands = []command{
 			"are gone as missing. Tags nothing. Prints the files found, by what they were\n" +
 			"to the store (new, changed, back from missing, unchanged), and the known files\n" +
 			"marked missing.\n"},
-	{"failed", "failed [DIR]",
+	{"failed", "failed [DIR] [--json | -0]",
 		"list the failed files (under DIR) with the reason each failed",
-		"Prints one line per failed file: its path, a tab, its last error. Reads the\n" +
-			"store only.\n"},
+		"Prints one line per failed file: its path, a tab, its last error. A path or\n" +
+			"error holding a character that does not print (a newline, a tab, an escape)\n" +
+			"or bytes that are not UTF-8, or beginning with \", is printed quoted as Go\n" +
+			"quotes a string (\"a\\nb.mp3\"). --json prints one JSON object per file and\n" +
+			"line; -0 the raw paths only, each followed by a NUL byte (for xargs -0).\n" +
+			"Reads the store only.\n"},
 	{"retry", "retry [DIR]",
 		"send the failed files (under DIR) back to work",
 		"A failed file stays failed until its content changes. Once its cause is fixed\n" +
 			"(a permission, a missing codec), retry clears its failure, attempts and crash\n" +
 			"count (a quarantined file too); `nomarr tag` or a running `nomarr serve` then\n" +
 			"tags it.\n"},
-	{"missing", "missing [DIR]",
+	{"missing", "missing [DIR] [--json | -0]",
 		"list the files (under DIR) the store keeps that are no longer on disk",
 		"A file a scan no longer finds is kept in the store, not valid, with its tagging\n" +
 			"state and tags, so that a library on a drive that was not mounted does not\n" +
-			"lose them. Prints the path of each such file still absent. Reads the store\n" +
-			"only.\n"},
+			"lose them. Prints the path of each such file still absent, quoted as `failed`\n" +
+			"quotes it; --json and -0 as for `failed`. Reads the store only.\n"},
 	{"forget", "forget [DIR]",
 		"delete the files (under DIR) no longer on disk from the store",
 		"For files that left the library for good (moved, renamed, deleted): the store\n" +

@@ -12,13 +12,26 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// runMissing implements `nomarr missing [DIR]`: the files the store keeps
-// that are no longer on disk (under DIR), one path per line, by path.
+// runMissing implements `nomarr missing [DIR] [--json | -0]`: the files
+// the store keeps that are no longer on disk (under DIR), one path per
+// line (listFormat), by path.
 func runMissing(args []string, stdout, stderr io.Writer) int {
-	return withGone("missing", args, stdout, stderr, func(_ context.Context, _ store.Store, gone []store.File, sc scope) int {
+	var format listFormat
+	return withGone("missing", &format, args, stdout, stderr, func(_ context.Context, _ store.Store, gone []store.File, sc scope) int {
 		slices.SortFunc(gone, func(a, b store.File) int { return strings.Compare(a.Path, b.Path) })
+		enc := jsonLines(stdout)
 		for _, f := range gone {
-			fmt.Fprintln(stdout, f.Path)
+			switch {
+			case format.nul:
+				fmt.Fprintf(stdout, "%s\x00", f.Path)
+			case format.json:
+				if err := enc.Encode(newListedFile(f.Path)); err != nil {
+					fmt.Fprintf(stderr, "nomarr missing: %v\n", err)
+					return 1
+				}
+			default:
+				fmt.Fprintln(stdout, printable(f.Path))
+			}
 		}
 		printTally(stderr, nFiles(len(gone), "")+" no longer on disk"+sc.where, len(gone),
 			pick(len(gone), "once it left for good, `"+sc.again("forget")+"` deletes it from the store",
@@ -30,7 +43,7 @@ func runMissing(args []string, stdout, stderr io.Writer) int {
 // runForget implements `nomarr forget [DIR]`: the store forgets the files
 // that are no longer on disk (under DIR), with their stored tags.
 func runForget(args []string, stdout, stderr io.Writer) int {
-	return withGone("forget", args, stdout, stderr, func(ctx context.Context, st store.Store, gone []store.File, sc scope) int {
+	return withGone("forget", nil, args, stdout, stderr, func(ctx context.Context, st store.Store, gone []store.File, sc scope) int {
 		n, err := inBatches(ctx, gone, st.ForgetMissing)
 		if err != nil {
 			fmt.Fprintf(stderr, "nomarr forget: %v (%s forgotten before it)\n", err, nFiles(n, ""))
@@ -48,7 +61,7 @@ func runForget(args []string, stdout, stderr io.Writer) int {
 // withGone is withFiles picking the files that are not valid and not on
 // disk as a scan counts files (inventory.Gone, library.OnDisk: a dangling
 // symbolic link is not on disk; a path that cannot be looked at is).
-func withGone(name string, args []string, stdout, stderr io.Writer,
+func withGone(name string, own ownFlags, args []string, stdout, stderr io.Writer,
 	do func(ctx context.Context, st store.Store, gone []store.File, sc scope) int) int {
-	return withFiles(name, func(page []store.File) []store.File { return inventory.Gone(page, "", library.OnDisk) }, args, stdout, stderr, do)
+	return withFiles(name, own, func(page []store.File) []store.File { return inventory.Gone(page, "", library.OnDisk) }, args, stdout, stderr, do)
 }

@@ -29,6 +29,9 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	if len(files) != 1 {
 		return usageError(stderr, "sim")
 	}
+	if !pathArgOK(stderr, "sim", "SCENARIO", files[0]) {
+		return exitUsage
+	}
 	sc, err := sim.Load(files[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "nomarr sim:", err)
