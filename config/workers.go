@@ -33,8 +33,8 @@ func CheckWorkers(workers, cpus int, memAvailable uint64) (warning string, err e
 	}
 	var warnings []string
 	if cpus >= 1 && workers > cpus {
-		warnings = append(warnings, fmt.Sprintf("workers %d is more than this host's %d CPUs: "+
-			"past the CPU count workers share CPUs, adding memory but little throughput", workers, cpus))
+		warnings = append(warnings, fmt.Sprintf("workers %d is more than this host's %s: "+
+			"past the CPU count workers share CPUs, adding memory but little throughput", workers, cpuCount(cpus)))
 	}
 	memBound := -1 // no memory bound
 	if memAvailable > 0 {
@@ -55,11 +55,19 @@ func CheckWorkers(workers, cpus int, memAvailable uint64) (warning string, err e
 			"%s available at %s per worker (each worker loads the models)",
 			workers, memBound, mib(memAvailable), mib(WorkerMemory))
 	case cpuBound >= 0 && workers > cpuBound:
-		return "", fmt.Errorf("config: workers %d is too many for this host's %d CPUs: at most %d, "+
+		return "", fmt.Errorf("config: workers %d is too many for this host's %s: at most %d, "+
 			"%d per CPU (past that workers only wait for a CPU, and starting them all at once outruns startup_timeout)",
-			workers, cpus, cpuBound, WorkersPerCPU)
+			workers, cpuCount(cpus), cpuBound, WorkersPerCPU)
 	}
 	return strings.Join(warnings, "; "), nil
+}
+
+// cpuCount writes n CPUs, singular for one.
+func cpuCount(n int) string {
+	if n == 1 {
+		return "1 CPU"
+	}
+	return fmt.Sprintf("%d CPUs", n)
 }
 
 // mib writes a byte count in MiB, or GiB from 10 GiB up.

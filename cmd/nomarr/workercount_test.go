@@ -49,7 +49,7 @@ func TestTagWarnsAboveTheCPUCount(t *testing.T) {
 	if err != nil || !strings.Contains(stdout.String(), "tagged 2, failed 0, pending 0") {
 		t.Fatalf("tag --workers 2 on 1 CPU: %v\n%s%s", err, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "level=WARN") || !strings.Contains(stderr.String(), "workers 2 is more than this host's 1 CPUs") {
+	if !strings.Contains(stderr.String(), "level=WARN") || !strings.Contains(stderr.String(), "workers 2 is more than this host's 1 CPU:") {
 		t.Errorf("no warning of 2 workers on 1 CPU:\n%s", stderr.String())
 	}
 }
