@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/nomarr/nomarr/internal/eventually"
 	"os"
 	"path/filepath"
 	"strings"
@@ -285,15 +286,12 @@ func TestServeShowsAndForgetsModelSets(t *testing.T) {
 	status := append([]string{"status"}, base...)
 	status[len(status)-1] = addr // base ends with --http-addr 127.0.0.1:1
 	var out string
-	for end := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	logOnFailure(t, &logs)
+	// The daemon announces no model-set record; its status is polled.
+	eventually.True(t, 20*time.Second, "status showing n2 holding the daemon back", func() bool {
 		_, out, _ = runOut(status...)
-		if strings.Contains(out, "re-tagging held back by n2 (fedcba987654), on another model set than this host (n1, "+analyzer.NoopVersion+")") {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatalf("status never showed n2 holding the daemon back:\n%s\nlog:\n%s", out, logs.String())
-		}
-	}
+		return strings.Contains(out, "re-tagging held back by n2 (fedcba987654), on another model set than this host (n1, "+analyzer.NoopVersion+")")
+	})
 	rc, fout, errs := runOut(append([]string{"models", "forget", "n2"}, base...)...)
 	if rc != 0 || !strings.Contains(fout, "the re-tagging is no longer held back") || !strings.HasPrefix(errs, "warning: n2 wrote its record 10m ago") {
 		t.Errorf("forget n2 under a running daemon: exit %d\n%s%s", rc, fout, errs)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/nomarr/nomarr/internal/eventually"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -38,15 +39,13 @@ func TestServeStopsAfterTheDatabaseFileWasMoved(t *testing.T) {
 	}
 	waitUntil := func(what string, ok func(httpapi.Info) bool) httpapi.Info {
 		t.Helper()
-		for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			if in, got := info(); got && ok(in) {
-				return in
-			}
-			if time.Now().After(end) {
-				in, _ := info()
-				t.Fatalf("never %s: last info %+v; log:\n%s", what, in, logs.String())
-			}
-		}
+		var last httpapi.Info
+		eventually.True(t, 30*time.Second, what, func() bool {
+			in, got := info()
+			last = in
+			return got && ok(in)
+		})
+		return last
 	}
 	waitUntil("a healthy worker", func(in httpapi.Info) bool {
 		return len(in.Workers) == 1 && in.Workers[0].Status == "healthy"

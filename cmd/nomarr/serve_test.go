@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/json"
+	"github.com/nomarr/nomarr/internal/eventually"
 	"io"
 	"net"
 	"net/http"
@@ -81,18 +82,14 @@ func TestServeAnswersWhileTheStoreHangs(t *testing.T) {
 	cmd, done := startServe(t, bin, &logs, "--data-dir", t.TempDir(), "--http-addr", addr,
 		"--db", "arangodb://u:p@"+blackhole.Addr().String()+"/nomarr")
 	defer func() { _ = cmd.Process.Kill() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	logOnFailure(t, &logs)
+	eventually.True(t, 10*time.Second, "serve binding "+addr, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve never bound %s; log:\n%s", addr, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
 	client := http.Client{Timeout: 3 * time.Second}
 	resp, err := client.Get("http://" + addr + "/")
 	if err != nil {
@@ -190,30 +187,27 @@ func TestWorkersNamedAfterTheBinary(t *testing.T) {
 		}
 	}()
 	client := http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if time.Now().After(deadline) {
-			t.Fatalf("no named worker within 20 s; log:\n%s", logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+	logOnFailure(t, &logs)
+	pid := 0
+	// The name is set before the first frame: a healthy worker has it.
+	eventually.True(t, 20*time.Second, "a healthy worker", func() bool {
 		resp, err := client.Get("http://" + addr + "/api/v1/info")
 		if err != nil {
-			continue
+			return false
 		}
+		defer resp.Body.Close()
 		var info httpapi.Info
-		err = json.NewDecoder(resp.Body).Decode(&info)
-		resp.Body.Close()
-		if err != nil || len(info.Workers) == 0 || info.Workers[0].PID == 0 || info.Workers[0].Status != "healthy" {
-			continue // the name is set before the first frame
+		if json.NewDecoder(resp.Body).Decode(&info) != nil || len(info.Workers) == 0 || info.Workers[0].Status != "healthy" {
+			return false
 		}
-		pid := info.Workers[0].PID
-		comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-		if err != nil {
-			t.Fatalf("worker %d: %v", pid, err)
-		}
-		if got := strings.TrimSpace(string(comm)); got != filepath.Base(bin) {
-			t.Fatalf("worker %d's comm = %q, want %q (its binary's name)", pid, got, filepath.Base(bin))
-		}
-		return
+		pid = info.Workers[0].PID
+		return pid != 0
+	})
+	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		t.Fatalf("worker %d: %v", pid, err)
+	}
+	if got := strings.TrimSpace(string(comm)); got != filepath.Base(bin) {
+		t.Fatalf("worker %d's comm = %q, want %q (its binary's name)", pid, got, filepath.Base(bin))
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/nomarr/nomarr/internal/eventually"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -86,14 +87,10 @@ func TestStatusClockFromTheDaemon(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go m.WatchClock(ctx, 30*time.Second)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if _, ok := m.ClockSkew(); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no clock reading after 5 s")
-		}
-	}
+	eventually.True(t, 5*time.Second, "a clock reading", func() bool {
+		_, ok := m.ClockSkew()
+		return ok
+	})
 	ran := make(chan error, 1)
 	go func() { ran <- m.Run(ctx, nil) }() // the API's workers come from the loop's view
 	defer func() { cancel(); <-ran }()

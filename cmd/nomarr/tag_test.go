@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nomarr/nomarr/internal/eventually"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,12 +182,13 @@ func startSlowTag(t *testing.T) *slowTag {
 // when it never holds.
 func (r *slowTag) waitUntil(t *testing.T, what string, d time.Duration, ok func() bool) {
 	t.Helper()
-	for end := time.Now().Add(d); !ok(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(end) {
+	t.Cleanup(func() {
+		if t.Failed() {
 			_ = r.cmd.Process.Kill()
-			t.Fatalf("no %s within %s:\n%s", what, d, r.stderr.String())
+			t.Logf("stderr of the run:\n%s", r.stderr.String())
 		}
-	}
+	})
+	eventually.True(t, d, what, ok)
 }
 
 // TestTagInterrupted: SIGINT stops `nomarr tag` gracefully; it says it was
@@ -279,6 +281,16 @@ func TestNothingToTagSaidOnce(t *testing.T) {
 	if got := out.String() + errb.String(); got != "nothing to tag: 1 file, 0 tagged, 0 failed, 1 missing or empty\nfound 1 audio file in "+lib+" (1 new)\n" {
 		t.Errorf("tag with nothing pending:\n%s", got)
 	}
+}
+
+// logOnFailure logs what logs holds once t has failed: the output of a
+// process whose state a test polled.
+func logOnFailure(t *testing.T, logs fmt.Stringer) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", logs.String())
+		}
+	})
 }
 
 // refuseWorkerRole ends a test binary started as a worker. A run composed

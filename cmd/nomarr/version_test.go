@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/nomarr/nomarr/internal/eventually"
 	"net/http"
 	"os"
 	"os/exec"
@@ -86,19 +87,15 @@ func TestVersion(t *testing.T) {
 		<-done
 	}()
 	var info httpapi.Info
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	logOnFailure(t, &logs)
+	eventually.True(t, 15*time.Second, "/api/v1/info from serve", func() bool {
 		resp, err := http.Get("http://" + addr + "/api/v1/info")
-		if err == nil {
-			err = json.NewDecoder(resp.Body).Decode(&info)
-			resp.Body.Close()
-			if err == nil {
-				break
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no /api/v1/info from serve: %v; log:\n%s", err, logs.String())
-		}
-	}
+		defer resp.Body.Close()
+		return json.NewDecoder(resp.Body).Decode(&info) == nil
+	})
 	if info.Version != v {
 		t.Errorf("the API's version %q, `nomarr --version` %q", info.Version, v)
 	}
