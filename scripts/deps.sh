@@ -8,9 +8,13 @@
 #   gcc, libc6-dev  a C compiler, when none is on PATH (no cc or gcc): without
 #                one Go builds without cgo, and such a binary cannot run the
 #                MusiCNN analyzer (ONNX Runtime) or write tags (TagLib)
-# With --test (make test), also what only the tests use, best effort (a
-# test that needs a missing one says so and skips):
-#   qemu-user    runs the simulator's arm64 build (cross-machine determinism)
+# With --test (make test), also what only the tests use:
+#   python3-mutagen  reads back the tags written (adapters/tagwrite), a
+#                reader that shares no code with TagLib; required: those
+#                tests fail without it
+#   qemu-user    runs the simulator's arm64 build (cross-machine
+#                determinism); best effort: a test that needs it says so
+#                and skips
 # Packages already installed are skipped; `apt-get update` runs only when
 # something is missing. Needs root, or sudo when not root.
 set -euo pipefail
@@ -23,7 +27,10 @@ if ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then
 fi
 OPTIONAL=()
 case "${1:-}" in
---test) OPTIONAL=(qemu-user) ;;
+--test)
+	PACKAGES+=(python3-mutagen)
+	OPTIONAL=(qemu-user)
+	;;
 "") ;;
 *)
 	echo "usage: deps.sh [--test]" >&2

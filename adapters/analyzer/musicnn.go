@@ -168,6 +168,12 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 	if err != nil {
 		return worker.Result{Class: worker.Permanent, Reason: err.Error(), Checkpoint: string(cp)}
 	}
+	// The standard fields (MOOD, GENRE) go with the nom keys, and only
+	// with them: write_mode none leaves the file alone.
+	std, err := tags.Standard(all, m.Tags)
+	if err != nil {
+		return worker.Result{Class: worker.Permanent, Reason: err.Error(), Checkpoint: string(cp)}
+	}
 	var rewritten *store.Stat
 	if len(write) > 0 {
 		// The write is the one step that must not happen without the
@@ -175,7 +181,7 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 		if err := job.Confirm(); err != nil {
 			return worker.FenceFailed(err, string(cp))
 		}
-		if err := tagwrite.WriteIfSame(job.Path, write, stamp); err != nil {
+		if err := tagwrite.WriteIfSame(job.Path, write, std, stamp); err != nil {
 			r := writeError(err)
 			if !errors.Is(err, tagwrite.ErrModified) {
 				r.Checkpoint = string(cp) // tags of another content are of no use

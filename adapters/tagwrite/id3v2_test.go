@@ -215,7 +215,7 @@ func saveThroughTagLib(t *testing.T, p string, tag, audio []byte) (before, after
 	if before, err = readID3v2(f); err != nil || before == nil {
 		t.Fatalf("readID3v2 = %v, %v", before, err)
 	}
-	if err := taglibWrite(f, MP3, id3Prefix, [][2]string{{"nom:k", "v"}}); err != nil {
+	if err := taglibWrite(f, MP3, id3Prefix, [][2]string{{"nom:k", "v"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if after, err = readID3v2(f); err != nil || after == nil || after.major != 4 {

@@ -10,6 +10,6 @@ import "os"
 // haveTagLib: Read and Write work in this build.
 const haveTagLib = false
 
-func taglibWrite(*os.File, Format, string, [][2]string) error { return ErrNoTagLib }
+func taglibWrite(*os.File, Format, string, [][2]string, [][2]string) error { return ErrNoTagLib }
 
-func taglibRead(*os.File, Format, string) ([][2]string, error) { return nil, ErrNoTagLib }
+func taglibRead(*os.File, Format, string, []string) ([][2]string, error) { return nil, ErrNoTagLib }

@@ -32,6 +32,13 @@
 #include <tstring.h>
 #include <tstringlist.h>
 
+#include <aifffile.h>
+#include <apefile.h>
+#include <apeitem.h>
+#include <apetag.h>
+#include <asfattribute.h>
+#include <asffile.h>
+#include <asftag.h>
 #include <flacfile.h>
 #include <id3v2framefactory.h>
 #include <id3v2tag.h>
@@ -43,6 +50,8 @@
 #include <opusfile.h>
 #include <textidentificationframe.h>
 #include <vorbisfile.h>
+#include <wavfile.h>
+#include <wavpackfile.h>
 #include <xiphcomment.h>
 
 namespace {
@@ -285,19 +294,62 @@ TagLib::String str(const std::string &s) { return TagLib::String(s, TagLib::Stri
 std::string utf8(const TagLib::String &s) { return s.to8Bit(true); }
 bool hasPrefix(const std::string &s, const std::string &p) { return s.compare(0, p.size(), p) == 0; }
 
-// ---- MP3: ID3v2.4 TXXX frames whose description starts with the prefix.
 
-bool writeMP3(FdStream &st, const std::string &prefix, const Records &recs, Failure *f) {
-#if TAGLIB_MAJOR_VERSION >= 2
-	TagLib::MPEG::File file(&st, false);
-#else
-	TagLib::MPEG::File file(&st, TagLib::ID3v2::FrameFactory::instance(), false);
-#endif
-	if (!file.isValid()) {
-		notParsed(f, "MPEG audio");
-		return false;
+// ---- Standard fields: edits of one multi-valued field by its name in the
+// format (TMOO, ----:com.apple.iTunes:MOOD, MOOD, WM/Mood, …).
+
+// StdEdit removes every value of the field equal to one of remove, then
+// appends add; the values left keep their order.
+struct StdEdit {
+	std::string name;
+	std::vector<std::string> remove, add;
+};
+typedef std::vector<StdEdit> StdEdits;
+
+// decodeStd groups records "-<name>" (a value to remove) and "+<name>" (a
+// value to add) by name, in order of first appearance.
+bool decodeStd(const Records &recs, StdEdits *out) {
+	for (const auto &kv : recs) {
+		if (kv.first.size() < 2 || (kv.first[0] != '-' && kv.first[0] != '+')) return false;
+		std::string name = kv.first.substr(1);
+		auto it = std::find_if(out->begin(), out->end(), [&](const StdEdit &e) { return e.name == name; });
+		if (it == out->end()) {
+			out->push_back(StdEdit{name, {}, {}});
+			it = out->end() - 1;
+		}
+		(kv.first[0] == '-' ? it->remove : it->add).push_back(kv.second);
 	}
-	TagLib::ID3v2::Tag *tag = file.ID3v2Tag(true);
+	return true;
+}
+
+bool removed(const StdEdit &e, const TagLib::String &v) {
+	return std::find(e.remove.begin(), e.remove.end(), utf8(v)) != e.remove.end();
+}
+
+// kept is cur without the values e removes.
+TagLib::StringList kept(const TagLib::StringList &cur, const StdEdit &e) {
+	TagLib::StringList out;
+	for (const auto &v : cur)
+		if (!removed(e, v)) out.append(v);
+	return out;
+}
+
+// names is the list of field names a read returns besides ours (records
+// (name, "")).
+typedef std::vector<std::string> Names;
+
+bool decodeNames(const char *buf, size_t len, Names *out) {
+	Records recs;
+	if (!decodeRecords(buf, len, &recs)) return false;
+	for (const auto &kv : recs) out->push_back(kv.first);
+	return true;
+}
+
+// ---- ID3v2 (MP3, WAV, AIFF): TXXX frames whose description starts with
+// the prefix; standard fields are text frames (TMOO, TCON), several values
+// null-separated (ID3v2.4).
+
+void editID3(TagLib::ID3v2::Tag *tag, const std::string &prefix, const Records &recs, const StdEdits &std) {
 	TagLib::ID3v2::FrameList frames = tag->frameList("TXXX"); // a copy: removal edits the tag's own list
 	for (TagLib::ID3v2::Frame *fr : frames) {
 		auto *u = dynamic_cast<TagLib::ID3v2::UserTextIdentificationFrame *>(fr);
@@ -309,30 +361,36 @@ bool writeMP3(FdStream &st, const std::string &prefix, const Records &recs, Fail
 		fr->setText(str(kv.second));
 		tag->addFrame(fr);
 	}
-	// Only the ID3v2 tag is saved, as version 2.4: StripNone leaves the
-	// other tag types where they are, and DoNotDuplicate copies nothing
-	// between them. TagLib (1.13, MPEG::File::save) renders only the types
-	// it is given, so an ID3v1 or APE tag at the end of the file keeps its
-	// bytes; a grown or shrunk ID3v2 tag moves them along with the audio
-	// (FdStream::insert). Saving AllTags would render them again: TagLib
-	// cuts a 29-30 character ID3v1.0 comment to 28, strips spaces and
-	// reorders APE items.
-	return file.save(TagLib::MPEG::File::ID3v2, TagLib::File::StripNone, TagLib::ID3v2::v4,
-	                 TagLib::File::DoNotDuplicate);
+	for (const auto &e : std) {
+		TagLib::ByteVector id(e.name.c_str());
+		TagLib::ID3v2::FrameList same = tag->frameList(id);
+		bool added = false;
+		for (TagLib::ID3v2::Frame *fr : same) {
+			auto *t = dynamic_cast<TagLib::ID3v2::TextIdentificationFrame *>(fr);
+			if (!t) continue;
+			TagLib::StringList l = kept(t->fieldList(), e);
+			if (!added) {
+				for (const auto &a : e.add) l.append(str(a));
+				added = true;
+			}
+			if (l.isEmpty()) {
+				tag->removeFrame(fr, true);
+			} else if (l != t->fieldList()) {
+				t->setText(l);
+			}
+		}
+		if (!added && !e.add.empty()) {
+			auto *fr = new TagLib::ID3v2::TextIdentificationFrame(id, TagLib::String::UTF8);
+			TagLib::StringList l;
+			for (const auto &a : e.add) l.append(str(a));
+			fr->setText(l);
+			tag->addFrame(fr);
+		}
+	}
 }
 
-bool readMP3(FdStream &st, const std::string &prefix, Records *out, Failure *f) {
-#if TAGLIB_MAJOR_VERSION >= 2
-	TagLib::MPEG::File file(&st, false);
-#else
-	TagLib::MPEG::File file(&st, TagLib::ID3v2::FrameFactory::instance(), false);
-#endif
-	if (!file.isValid()) {
-		notParsed(f, "MPEG audio");
-		return false;
-	}
-	TagLib::ID3v2::Tag *tag = file.ID3v2Tag(false);
-	if (!tag) return true;
+void readID3(TagLib::ID3v2::Tag *tag, const std::string &prefix, const Names &names, Records *out) {
+	if (!tag) return;
 	for (TagLib::ID3v2::Frame *fr : tag->frameList("TXXX")) {
 		auto *u = dynamic_cast<TagLib::ID3v2::UserTextIdentificationFrame *>(fr);
 		if (!u) continue;
@@ -348,6 +406,93 @@ bool readMP3(FdStream &st, const std::string &prefix, Records *out, Failure *f) 
 		}
 		if (!any) out->emplace_back(desc, "");
 	}
+	for (const auto &n : names) {
+		if (n.size() != 4) continue;
+		for (TagLib::ID3v2::Frame *fr : tag->frameList(TagLib::ByteVector(n.c_str()))) {
+			auto *t = dynamic_cast<TagLib::ID3v2::TextIdentificationFrame *>(fr);
+			if (!t) continue;
+			for (const auto &v : t->fieldList()) out->emplace_back(n, utf8(v));
+		}
+	}
+}
+
+bool writeMP3(FdStream &st, const std::string &prefix, const Records &recs, const StdEdits &std, Failure *f) {
+#if TAGLIB_MAJOR_VERSION >= 2
+	TagLib::MPEG::File file(&st, false);
+#else
+	TagLib::MPEG::File file(&st, TagLib::ID3v2::FrameFactory::instance(), false);
+#endif
+	if (!file.isValid()) {
+		notParsed(f, "MPEG audio");
+		return false;
+	}
+	editID3(file.ID3v2Tag(true), prefix, recs, std);
+	// Only the ID3v2 tag is saved, as version 2.4: StripNone leaves the
+	// other tag types where they are, and DoNotDuplicate copies nothing
+	// between them. TagLib (1.13, MPEG::File::save) renders only the types
+	// it is given, so an ID3v1 or APE tag at the end of the file keeps its
+	// bytes; a grown or shrunk ID3v2 tag moves them along with the audio
+	// (FdStream::insert). Saving AllTags would render them again: TagLib
+	// cuts a 29-30 character ID3v1.0 comment to 28, strips spaces and
+	// reorders APE items.
+	return file.save(TagLib::MPEG::File::ID3v2, TagLib::File::StripNone, TagLib::ID3v2::v4,
+	                 TagLib::File::DoNotDuplicate);
+}
+
+bool readMP3(FdStream &st, const std::string &prefix, const Names &names, Records *out, Failure *f) {
+#if TAGLIB_MAJOR_VERSION >= 2
+	TagLib::MPEG::File file(&st, false);
+#else
+	TagLib::MPEG::File file(&st, TagLib::ID3v2::FrameFactory::instance(), false);
+#endif
+	if (!file.isValid()) {
+		notParsed(f, "MPEG audio");
+		return false;
+	}
+	readID3(file.ID3v2Tag(false), prefix, names, out);
+	return true;
+}
+
+// WAV: the ID3v2 tag is the "ID3 " chunk. Only it is saved (StripNone,
+// ID3v2 alone): the RIFF INFO chunk keeps its bytes.
+bool writeWAV(FdStream &st, const std::string &prefix, const Records &recs, const StdEdits &std, Failure *f) {
+	TagLib::RIFF::WAV::File file(&st, false);
+	if (!file.isValid() || !file.ID3v2Tag()) {
+		notParsed(f, "WAV");
+		return false;
+	}
+	editID3(file.ID3v2Tag(), prefix, recs, std);
+	return file.save(TagLib::RIFF::WAV::File::ID3v2, TagLib::File::StripNone, TagLib::ID3v2::v4);
+}
+
+bool readWAV(FdStream &st, const std::string &prefix, const Names &names, Records *out, Failure *f) {
+	TagLib::RIFF::WAV::File file(&st, false);
+	if (!file.isValid()) {
+		notParsed(f, "WAV");
+		return false;
+	}
+	readID3(file.ID3v2Tag(), prefix, names, out);
+	return true;
+}
+
+// AIFF: the ID3v2 tag is the "ID3 " chunk, AIFF's only tag.
+bool writeAIFF(FdStream &st, const std::string &prefix, const Records &recs, const StdEdits &std, Failure *f) {
+	TagLib::RIFF::AIFF::File file(&st, false);
+	if (!file.isValid() || !file.tag()) {
+		notParsed(f, "AIFF");
+		return false;
+	}
+	editID3(file.tag(), prefix, recs, std);
+	return file.save(TagLib::ID3v2::v4);
+}
+
+bool readAIFF(FdStream &st, const std::string &prefix, const Names &names, Records *out, Failure *f) {
+	TagLib::RIFF::AIFF::File file(&st, false);
+	if (!file.isValid()) {
+		notParsed(f, "AIFF");
+		return false;
+	}
+	readID3(file.tag(), prefix, names, out);
 	return true;
 }
 
@@ -446,7 +591,7 @@ void patchMP4Names(FdStream &st, Failure *f) {
 	}
 }
 
-bool writeMP4(FdStream &st, const std::string &prefix, const Records &recs, Failure *f) {
+bool writeMP4(FdStream &st, const std::string &prefix, const Records &recs, const StdEdits &std, Failure *f) {
 	TagLib::MP4::File file(&st, false);
 	if (!file.isValid() || !file.tag()) {
 		notParsed(f, "MP4");
@@ -469,13 +614,24 @@ bool writeMP4(FdStream &st, const std::string &prefix, const Records &recs, Fail
 	for (const auto &k : drop) tag->removeItem(k);
 	for (const auto &kv : keep) tag->setItem(kv.first, kv.second);
 	for (const auto &kv : recs) tag->setItem(str(freeformSafe(kv.first)), TagLib::MP4::Item(TagLib::StringList(str(kv.second))));
+	// A standard field is one item of several values (one data atom each).
+	for (const auto &e : std) {
+		TagLib::String key = str(freeformSafe(e.name));
+		TagLib::StringList l = tag->contains(key) ? kept(tag->item(key).toStringList(), e) : TagLib::StringList();
+		for (const auto &a : e.add) l.append(str(a));
+		if (l.isEmpty()) {
+			if (tag->contains(key)) tag->removeItem(key);
+		} else {
+			tag->setItem(key, TagLib::MP4::Item(l));
+		}
+	}
 	if (!file.save()) return false;
 	if (st.failure().failed()) return false;
 	patchMP4Names(st, f);
 	return !f->failed();
 }
 
-bool readMP4(FdStream &st, const std::string &prefix, Records *out, Failure *f) {
+bool readMP4(FdStream &st, const std::string &prefix, const Names &names, Records *out, Failure *f) {
 	TagLib::MP4::File file(&st, false);
 	if (!file.isValid() || !file.tag()) {
 		notParsed(f, "MP4");
@@ -483,29 +639,36 @@ bool readMP4(FdStream &st, const std::string &prefix, Records *out, Failure *f) 
 	}
 	for (const auto &kv : file.tag()->itemMap()) {
 		std::string k = utf8(kv.first);
-		if (!hasPrefix(k, prefix)) continue;
+		bool named = std::find(names.begin(), names.end(), k) != names.end();
+		if (!named && !hasPrefix(k, prefix)) continue;
 		TagLib::StringList l = kv.second.toStringList();
-		if (l.isEmpty()) out->emplace_back(k, "");
+		if (l.isEmpty() && !named) out->emplace_back(k, "");
 		for (const auto &v : l) out->emplace_back(k, utf8(v));
 	}
 	return true;
 }
 
-// ---- FLAC, Ogg Vorbis, Opus, Ogg FLAC: Vorbis comment fields.
+// ---- FLAC, Ogg Vorbis, Opus, Ogg FLAC: Vorbis comment fields; a standard
+// field is repeated once per value.
 
-void editXiph(TagLib::Ogg::XiphComment *x, const std::string &prefix, const Records &recs) {
+void editXiph(TagLib::Ogg::XiphComment *x, const std::string &prefix, const Records &recs, const StdEdits &std) {
 	std::vector<TagLib::String> drop;
 	for (const auto &kv : x->fieldListMap())
 		if (hasPrefix(utf8(kv.first.upper()), prefix)) drop.push_back(kv.first);
 	for (const auto &k : drop) x->removeFields(k);
 	for (const auto &kv : recs) x->addField(str(kv.first), str(kv.second), false);
+	for (const auto &e : std) {
+		for (const auto &r : e.remove) x->removeFields(str(e.name), str(r));
+		for (const auto &a : e.add) x->addField(str(e.name), str(a), false);
+	}
 }
 
-void readXiph(TagLib::Ogg::XiphComment *x, const std::string &prefix, Records *out) {
+void readXiph(TagLib::Ogg::XiphComment *x, const std::string &prefix, const Names &names, Records *out) {
 	if (!x) return;
 	for (const auto &kv : x->fieldListMap()) {
 		std::string k = utf8(kv.first.upper());
-		if (!hasPrefix(k, prefix)) continue;
+		bool named = std::find(names.begin(), names.end(), k) != names.end();
+		if (!named && !hasPrefix(k, prefix)) continue;
 		for (const auto &v : kv.second) out->emplace_back(k, utf8(v));
 	}
 }
@@ -518,7 +681,8 @@ template <class F> bool xiphValid(F &file, Failure *f, const char *what) {
 	return true;
 }
 
-bool writeXiph(FdStream &st, int format, const std::string &prefix, const Records &recs, Failure *f) {
+bool writeXiph(FdStream &st, int format, const std::string &prefix, const Records &recs, const StdEdits &std,
+               Failure *f) {
 	switch (format) {
 	case NOM_FMT_FLAC: {
 #if TAGLIB_MAJOR_VERSION >= 2
@@ -527,25 +691,25 @@ bool writeXiph(FdStream &st, int format, const std::string &prefix, const Record
 		TagLib::FLAC::File file(&st, TagLib::ID3v2::FrameFactory::instance(), false);
 #endif
 		if (!xiphValid(file, f, "FLAC")) return false;
-		editXiph(file.xiphComment(true), prefix, recs);
+		editXiph(file.xiphComment(true), prefix, recs, std);
 		return file.save();
 	}
 	case NOM_FMT_VORBIS: {
 		TagLib::Ogg::Vorbis::File file(&st, false);
 		if (!xiphValid(file, f, "Ogg Vorbis") || !file.tag()) return false;
-		editXiph(file.tag(), prefix, recs);
+		editXiph(file.tag(), prefix, recs, std);
 		return file.save();
 	}
 	case NOM_FMT_OPUS: {
 		TagLib::Ogg::Opus::File file(&st, false);
 		if (!xiphValid(file, f, "Ogg Opus") || !file.tag()) return false;
-		editXiph(file.tag(), prefix, recs);
+		editXiph(file.tag(), prefix, recs, std);
 		return file.save();
 	}
 	case NOM_FMT_OGGFLAC: {
 		TagLib::Ogg::FLAC::File file(&st, false);
 		if (!xiphValid(file, f, "Ogg FLAC") || !file.tag()) return false;
-		editXiph(file.tag(), prefix, recs);
+		editXiph(file.tag(), prefix, recs, std);
 		return file.save();
 	}
 	}
@@ -553,7 +717,7 @@ bool writeXiph(FdStream &st, int format, const std::string &prefix, const Record
 	return false;
 }
 
-bool readXiphFile(FdStream &st, int format, const std::string &prefix, Records *out, Failure *f) {
+bool readXiphFile(FdStream &st, int format, const std::string &prefix, const Names &names, Records *out, Failure *f) {
 	switch (format) {
 	case NOM_FMT_FLAC: {
 #if TAGLIB_MAJOR_VERSION >= 2
@@ -562,30 +726,151 @@ bool readXiphFile(FdStream &st, int format, const std::string &prefix, Records *
 		TagLib::FLAC::File file(&st, TagLib::ID3v2::FrameFactory::instance(), false);
 #endif
 		if (!xiphValid(file, f, "FLAC")) return false;
-		readXiph(file.xiphComment(false), prefix, out);
+		readXiph(file.xiphComment(false), prefix, names, out);
 		return true;
 	}
 	case NOM_FMT_VORBIS: {
 		TagLib::Ogg::Vorbis::File file(&st, false);
 		if (!xiphValid(file, f, "Ogg Vorbis")) return false;
-		readXiph(file.tag(), prefix, out);
+		readXiph(file.tag(), prefix, names, out);
 		return true;
 	}
 	case NOM_FMT_OPUS: {
 		TagLib::Ogg::Opus::File file(&st, false);
 		if (!xiphValid(file, f, "Ogg Opus")) return false;
-		readXiph(file.tag(), prefix, out);
+		readXiph(file.tag(), prefix, names, out);
 		return true;
 	}
 	case NOM_FMT_OGGFLAC: {
 		TagLib::Ogg::FLAC::File file(&st, false);
 		if (!xiphValid(file, f, "Ogg FLAC")) return false;
-		readXiph(file.tag(), prefix, out);
+		readXiph(file.tag(), prefix, names, out);
 		return true;
 	}
 	}
 	f->set(0, "unknown format");
 	return false;
+}
+
+// ---- WavPack, Monkey's Audio: APEv2 items (keys case-insensitive, TagLib
+// keeps them upper-case); a standard field is one text item of several
+// values. A binary item under a standard field's name is left alone.
+
+void editAPE(TagLib::APE::Tag *tag, const std::string &prefix, const Records &recs, const StdEdits &std) {
+	std::vector<TagLib::String> drop;
+	for (const auto &kv : tag->itemListMap())
+		if (hasPrefix(utf8(kv.first.upper()), prefix)) drop.push_back(kv.first);
+	for (const auto &k : drop) tag->removeItem(k);
+	for (const auto &kv : recs) tag->setItem(str(kv.first), TagLib::APE::Item(str(kv.first), str(kv.second)));
+	for (const auto &e : std) {
+		TagLib::String key = str(e.name).upper();
+		auto it = tag->itemListMap().find(key);
+		if (it != tag->itemListMap().end() && it->second.type() != TagLib::APE::Item::Text) continue;
+		TagLib::StringList l = it != tag->itemListMap().end() ? kept(it->second.values(), e) : TagLib::StringList();
+		for (const auto &a : e.add) l.append(str(a));
+		if (l.isEmpty()) {
+			if (it != tag->itemListMap().end()) tag->removeItem(key);
+		} else if (it != tag->itemListMap().end()) {
+			TagLib::APE::Item item = it->second;
+			item.setValues(l);
+			tag->setItem(key, item);
+		} else {
+			tag->setItem(key, TagLib::APE::Item(key, l));
+		}
+	}
+}
+
+void readAPE(TagLib::APE::Tag *tag, const std::string &prefix, const Names &names, Records *out) {
+	if (!tag) return;
+	for (const auto &kv : tag->itemListMap()) {
+		if (kv.second.type() != TagLib::APE::Item::Text) continue;
+		std::string k = utf8(kv.first.upper());
+		bool named = std::find(names.begin(), names.end(), k) != names.end();
+		if (!named && !hasPrefix(k, prefix)) continue;
+		TagLib::StringList l = kv.second.values();
+		if (l.isEmpty() && !named) out->emplace_back(k, "");
+		for (const auto &v : l) out->emplace_back(k, utf8(v));
+	}
+}
+
+// The APE tag is saved at the end of the file; an ID3v1 tag there is
+// rendered again by TagLib's save.
+template <class F>
+bool writeAPEFile(FdStream &st, const char *what, const std::string &prefix, const Records &recs, const StdEdits &std,
+                  Failure *f) {
+	F file(&st, false);
+	if (!file.isValid()) {
+		notParsed(f, what);
+		return false;
+	}
+	editAPE(file.APETag(true), prefix, recs, std);
+	return file.save();
+}
+
+template <class F>
+bool readAPEFile(FdStream &st, const char *what, const std::string &prefix, const Names &names, Records *out,
+                 Failure *f) {
+	F file(&st, false);
+	if (!file.isValid()) {
+		notParsed(f, what);
+		return false;
+	}
+	readAPE(file.APETag(false), prefix, names, out);
+	return true;
+}
+
+// ---- WMA (ASF): attributes; a standard field is one attribute per value.
+// Attributes under a standard field's name that are not text are kept.
+
+void editASF(TagLib::ASF::Tag *tag, const std::string &prefix, const Records &recs, const StdEdits &std) {
+	std::vector<TagLib::String> drop;
+	for (const auto &kv : tag->attributeListMap())
+		if (hasPrefix(utf8(kv.first), prefix)) drop.push_back(kv.first);
+	for (const auto &k : drop) tag->removeItem(k);
+	for (const auto &kv : recs) tag->setAttribute(str(kv.first), TagLib::ASF::Attribute(str(kv.second)));
+	for (const auto &e : std) {
+		TagLib::String key = str(e.name);
+		TagLib::ASF::AttributeList l;
+		for (const auto &a : tag->attribute(key))
+			if (a.type() != TagLib::ASF::Attribute::UnicodeType || !removed(e, a.toString())) l.append(a);
+		for (const auto &a : e.add) l.append(TagLib::ASF::Attribute(str(a)));
+		if (l.isEmpty()) {
+			if (tag->contains(key)) tag->removeItem(key);
+		} else {
+			tag->setAttribute(key, l);
+		}
+	}
+}
+
+void readASF(TagLib::ASF::Tag *tag, const std::string &prefix, const Names &names, Records *out) {
+	if (!tag) return;
+	for (const auto &kv : tag->attributeListMap()) {
+		std::string k = utf8(kv.first);
+		bool named = std::find(names.begin(), names.end(), k) != names.end();
+		if (!named && !hasPrefix(k, prefix)) continue;
+		for (const auto &a : kv.second)
+			if (a.type() == TagLib::ASF::Attribute::UnicodeType) out->emplace_back(k, utf8(a.toString()));
+	}
+}
+
+bool writeASF(FdStream &st, const std::string &prefix, const Records &recs, const StdEdits &std, Failure *f) {
+	TagLib::ASF::File file(&st, false);
+	if (!file.isValid() || !file.tag()) {
+		notParsed(f, "ASF");
+		return false;
+	}
+	editASF(file.tag(), prefix, recs, std);
+	return file.save();
+}
+
+bool readASFFile(FdStream &st, const std::string &prefix, const Names &names, Records *out, Failure *f) {
+	TagLib::ASF::File file(&st, false);
+	if (!file.isValid()) {
+		notParsed(f, "ASF");
+		return false;
+	}
+	readASF(file.tag(), prefix, names, out);
+	return true;
 }
 
 char *dupMsg(const std::string &s) {
@@ -611,13 +896,15 @@ int finish(bool ok, const FdStream &st, Failure &f, int *err_no, char **msg) {
 } // namespace
 
 extern "C" int nom_tag_write(int fd, const char *name, int format, const char *prefix, const char *buf, size_t len,
-                             int *err_no, char **msg) {
+                             const char *std_buf, size_t std_len, int *err_no, char **msg) {
 	*err_no = 0;
 	*msg = nullptr;
 	Failure f;
 	try {
-		Records recs;
-		if (!decodeRecords(buf, len, &recs)) {
+		Records recs, std_recs;
+		StdEdits std;
+		if (!decodeRecords(buf, len, &recs) || !decodeRecords(std_buf, std_len, &std_recs) ||
+		    !decodeStd(std_recs, &std)) {
 			f.set(EINVAL, "malformed tag buffer");
 			*err_no = f.err_no;
 			*msg = dupMsg(f.msg);
@@ -626,9 +913,14 @@ extern "C" int nom_tag_write(int fd, const char *name, int format, const char *p
 		FdStream st(fd, name, false);
 		bool ok = false;
 		switch (format) {
-		case NOM_FMT_MP3: ok = writeMP3(st, prefix, recs, &f); break;
-		case NOM_FMT_MP4: ok = writeMP4(st, prefix, recs, &f); break;
-		default: ok = writeXiph(st, format, prefix, recs, &f); break;
+		case NOM_FMT_MP3: ok = writeMP3(st, prefix, recs, std, &f); break;
+		case NOM_FMT_MP4: ok = writeMP4(st, prefix, recs, std, &f); break;
+		case NOM_FMT_WAV: ok = writeWAV(st, prefix, recs, std, &f); break;
+		case NOM_FMT_AIFF: ok = writeAIFF(st, prefix, recs, std, &f); break;
+		case NOM_FMT_WAVPACK: ok = writeAPEFile<TagLib::WavPack::File>(st, "WavPack", prefix, recs, std, &f); break;
+		case NOM_FMT_APE: ok = writeAPEFile<TagLib::APE::File>(st, "Monkey's Audio", prefix, recs, std, &f); break;
+		case NOM_FMT_ASF: ok = writeASF(st, prefix, recs, std, &f); break;
+		default: ok = writeXiph(st, format, prefix, recs, std, &f); break;
 		}
 		return finish(ok, st, f, err_no, msg);
 	} catch (const std::exception &e) {
@@ -639,21 +931,32 @@ extern "C" int nom_tag_write(int fd, const char *name, int format, const char *p
 	return -1;
 }
 
-extern "C" int nom_tag_read(int fd, const char *name, int format, const char *prefix, char **out, size_t *out_len,
-                            int *err_no, char **msg) {
+extern "C" int nom_tag_read(int fd, const char *name, int format, const char *prefix, const char *names_buf,
+                            size_t names_len, char **out, size_t *out_len, int *err_no, char **msg) {
 	*err_no = 0;
 	*msg = nullptr;
 	*out = nullptr;
 	*out_len = 0;
 	Failure f;
 	try {
+		Names names;
+		if (!decodeNames(names_buf, names_len, &names)) {
+			*err_no = EINVAL;
+			*msg = dupMsg("malformed name buffer");
+			return -1;
+		}
 		FdStream st(fd, name, true);
 		Records recs;
 		bool ok = false;
 		switch (format) {
-		case NOM_FMT_MP3: ok = readMP3(st, prefix, &recs, &f); break;
-		case NOM_FMT_MP4: ok = readMP4(st, prefix, &recs, &f); break;
-		default: ok = readXiphFile(st, format, prefix, &recs, &f); break;
+		case NOM_FMT_MP3: ok = readMP3(st, prefix, names, &recs, &f); break;
+		case NOM_FMT_MP4: ok = readMP4(st, prefix, names, &recs, &f); break;
+		case NOM_FMT_WAV: ok = readWAV(st, prefix, names, &recs, &f); break;
+		case NOM_FMT_AIFF: ok = readAIFF(st, prefix, names, &recs, &f); break;
+		case NOM_FMT_WAVPACK: ok = readAPEFile<TagLib::WavPack::File>(st, "WavPack", prefix, names, &recs, &f); break;
+		case NOM_FMT_APE: ok = readAPEFile<TagLib::APE::File>(st, "Monkey's Audio", prefix, names, &recs, &f); break;
+		case NOM_FMT_ASF: ok = readASFFile(st, prefix, names, &recs, &f); break;
+		default: ok = readXiphFile(st, format, prefix, names, &recs, &f); break;
 		}
 		int rc = finish(ok, st, f, err_no, msg);
 		if (rc != 0) return rc;

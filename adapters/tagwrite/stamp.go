@@ -80,13 +80,13 @@ func (s Stamp) differences(o Stamp) string {
 	return strings.Join(d, ", ")
 }
 
-// WriteIfSame is Write for a caller that read the file earlier and must put
+// WriteIfSame is WriteAll for a caller that read the file earlier and must put
 // tags only into the content it read (tags computed from one content must
 // not land in another): it fails with an error wrapping ErrModified, and
 // touches nothing, when the file it opens at path does not have the stamp
 // want (StampOf, taken before the file was read). Everything else is as
-// for Write, including its own check that the file does not change while
-// the copy is prepared.
-func WriteIfSame(path string, t map[string]string, want Stamp) error {
-	return write(path, t, &want)
+// for WriteAll, including its own check that the file does not change
+// while the copy is prepared.
+func WriteIfSame(path string, t map[string]string, std Standard, want Stamp) error {
+	return write(path, t, std, &want)
 }

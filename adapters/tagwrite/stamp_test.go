@@ -76,7 +76,7 @@ func TestWriteIfSameRefusesOtherContent(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 			c.change(t, path)
 			before := sha(t, path)
-			err = WriteIfSame(path, tags, stamp)
+			err = WriteIfSame(path, tags, nil, stamp)
 			if !errors.Is(err, ErrModified) {
 				t.Fatalf("WriteIfSame = %v, want ErrModified", err)
 			}
@@ -112,7 +112,7 @@ func TestWriteIfSameRefusesOtherContent(t *testing.T) {
 		if err := json.Unmarshal(b, &kept); err != nil || kept != stamp {
 			t.Fatalf("JSON round trip %s: %+v, %v", b, kept, err)
 		}
-		if err := WriteIfSame(link, tags, kept); err != nil {
+		if err := WriteIfSame(link, tags, nil, kept); err != nil {
 			t.Fatalf("WriteIfSame = %v", err)
 		}
 		if got, err := Read(path); err != nil || !maps.Equal(got, tags) {

@@ -30,6 +30,11 @@ var (
 	_ [int(C.NOM_FMT_VORBIS) - int(Vorbis)]struct{}   = [0]struct{}{}
 	_ [int(C.NOM_FMT_OPUS) - int(Opus)]struct{}       = [0]struct{}{}
 	_ [int(C.NOM_FMT_OGGFLAC) - int(OggFLAC)]struct{} = [0]struct{}{}
+	_ [int(C.NOM_FMT_WAV) - int(WAV)]struct{}         = [0]struct{}{}
+	_ [int(C.NOM_FMT_AIFF) - int(AIFF)]struct{}       = [0]struct{}{}
+	_ [int(C.NOM_FMT_WAVPACK) - int(WavPack)]struct{} = [0]struct{}{}
+	_ [int(C.NOM_FMT_APE) - int(APE)]struct{}         = [0]struct{}{}
+	_ [int(C.NOM_FMT_ASF) - int(ASF)]struct{}         = [0]struct{}{}
 )
 
 // shimError is the error of a failed shim call that returned rc (see
@@ -81,17 +86,22 @@ func decodeRecords(b []byte) ([][2]string, error) {
 }
 
 // taglibWrite replaces the tags whose names start with prefix in the file
-// open read-write as f by recs (full names).
-func taglibWrite(f *os.File, format Format, prefix string, recs [][2]string) error {
-	buf := encodeRecords(recs)
+// open read-write as f by recs (full names), and edits its standard fields
+// by std: records ("-"+name, value) remove that value, ("+"+name, value)
+// append it (see shim.h).
+func taglibWrite(f *os.File, format Format, prefix string, recs, std [][2]string) error {
+	buf, sbuf := encodeRecords(recs), encodeRecords(std)
 	cbuf := C.CBytes(append(buf, 0)) // never empty, so never a nil pointer
 	defer C.free(cbuf)
+	csbuf := C.CBytes(append(sbuf, 0))
+	defer C.free(csbuf)
 	cname, cprefix := C.CString(f.Name()), C.CString(prefix)
 	defer C.free(unsafe.Pointer(cname))
 	defer C.free(unsafe.Pointer(cprefix))
 	var errNo C.int
 	var msg *C.char
-	rc := C.nom_tag_write(C.int(f.Fd()), cname, C.int(format), cprefix, (*C.char)(cbuf), C.size_t(len(buf)), &errNo, &msg)
+	rc := C.nom_tag_write(C.int(f.Fd()), cname, C.int(format), cprefix, (*C.char)(cbuf), C.size_t(len(buf)),
+		(*C.char)(csbuf), C.size_t(len(sbuf)), &errNo, &msg)
 	runtime.KeepAlive(f)
 	if rc != 0 {
 		return shimError(rc, errNo, msg)
@@ -100,15 +110,23 @@ func taglibWrite(f *os.File, format Format, prefix string, recs [][2]string) err
 }
 
 // taglibRead returns the tags whose names start with prefix in the file open
-// as f, one record (full name, value) per value.
-func taglibRead(f *os.File, format Format, prefix string) ([][2]string, error) {
+// as f, one record (full name, value) per value, then the values of the
+// standard fields named in names, one record (name, value) per value.
+func taglibRead(f *os.File, format Format, prefix string, names []string) ([][2]string, error) {
+	nrecs := make([][2]string, len(names))
+	for i, n := range names {
+		nrecs[i] = [2]string{n, ""}
+	}
+	nbuf := encodeRecords(nrecs)
+	cnbuf := C.CBytes(append(nbuf, 0))
+	defer C.free(cnbuf)
 	cname, cprefix := C.CString(f.Name()), C.CString(prefix)
 	defer C.free(unsafe.Pointer(cname))
 	defer C.free(unsafe.Pointer(cprefix))
 	var errNo C.int
 	var msg, out *C.char
 	var outLen C.size_t
-	rc := C.nom_tag_read(C.int(f.Fd()), cname, C.int(format), cprefix, &out, &outLen, &errNo, &msg)
+	rc := C.nom_tag_read(C.int(f.Fd()), cname, C.int(format), cprefix, (*C.char)(cnbuf), C.size_t(len(nbuf)), &out, &outLen, &errNo, &msg)
 	runtime.KeepAlive(f)
 	if rc != 0 {
 		return nil, shimError(rc, errNo, msg)

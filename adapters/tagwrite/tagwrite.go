@@ -129,6 +129,11 @@ const (
 	Vorbis  Format = 4 // Ogg Vorbis
 	Opus    Format = 5 // Ogg Opus
 	OggFLAC Format = 6
+	WAV     Format = 7  // RIFF WAVE, tags in its ID3v2 chunk
+	AIFF    Format = 8  // AIFF and AIFF-C, tags in the ID3v2 chunk
+	WavPack Format = 9  // APEv2 tag
+	APE     Format = 10 // Monkey's Audio, APEv2 tag
+	ASF     Format = 11 // WMA (ASF container)
 )
 
 func (f Format) String() string {
@@ -145,6 +150,16 @@ func (f Format) String() string {
 		return "Ogg Opus"
 	case OggFLAC:
 		return "Ogg FLAC"
+	case WAV:
+		return "WAV"
+	case AIFF:
+		return "AIFF"
+	case WavPack:
+		return "WavPack"
+	case APE:
+		return "Monkey's Audio"
+	case ASF:
+		return "WMA"
 	}
 	return fmt.Sprintf("Format(%d)", int(f))
 }
@@ -187,14 +202,61 @@ const TempPrefix = tempcopy.Prefix
 // copied to tmp and before TagLib edits the copy.
 var testHookAfterCopy func(tmp string)
 
-func prefix(f Format) string {
+// Name families: how a format names our tags.
+const (
+	famID3    = iota // "nom:<key>": ID3v2 TXXX (MP3, WAV, AIFF), ASF attribute
+	famMP4           // "----:com.apple.iTunes:nom:<key>"
+	famVorbis        // "NOM_<KEY>": Vorbis comment, APEv2 item
+)
+
+func family(f Format) int {
 	switch f {
-	case MP3:
-		return id3Prefix
+	case MP3, WAV, AIFF, ASF:
+		return famID3
 	case MP4:
+		return famMP4
+	}
+	return famVorbis
+}
+
+func prefix(f Format) string {
+	switch family(f) {
+	case famID3:
+		return id3Prefix
+	case famMP4:
 		return mp4Prefix
 	}
 	return vorbisPrefix
+}
+
+// stdName is the name of the standard field (tags.FieldMood,
+// tags.FieldGenre) in a file of format f.
+func stdName(f Format, field string) string {
+	mood := field == tags.FieldMood
+	pick := func(m, g string) string {
+		if mood {
+			return m
+		}
+		return g
+	}
+	switch f {
+	case MP3, WAV, AIFF:
+		return pick("TMOO", "TCON")
+	case MP4:
+		return pick("----:com.apple.iTunes:MOOD", "\u00a9gen")
+	case ASF:
+		return pick("WM/Mood", "WM/Genre")
+	}
+	return pick("MOOD", "GENRE")
+}
+
+// stdNames are the names of tags.StandardFields in format f.
+func stdNames(f Format) []string {
+	out := make([]string, len(tags.StandardFields))
+	for i, fld := range tags.StandardFields {
+		out[i] = stdName(f, fld)
+	}
+	return out
 }
 
 // VorbisName is the Vorbis comment name of key: "NOM_" and the key upper
@@ -211,10 +273,10 @@ func VorbisName(key string) string {
 
 // FileName is the name of key's tag in a file of format f.
 func FileName(f Format, key string) string {
-	switch f {
-	case MP3:
+	switch family(f) {
+	case famID3:
 		return id3Prefix + key
-	case MP4:
+	case famMP4:
 		return mp4Prefix + key
 	}
 	return VorbisName(key)
@@ -223,7 +285,7 @@ func FileName(f Format, key string) string {
 // knownVorbis maps the Vorbis names of the keys of core/tags back to them.
 var knownVorbis = func() map[string]string {
 	m := map[string]string{}
-	for _, k := range tags.Keys() {
+	for _, k := range append(tags.Keys(), tags.WrittenKeys()...) {
 		m[VorbisName(k)] = k
 	}
 	return m
@@ -231,10 +293,10 @@ var knownVorbis = func() map[string]string {
 
 // keyOf is the key of a name read from a file of format f.
 func keyOf(f Format, name string) string {
-	switch f {
-	case MP3:
+	switch family(f) {
+	case famID3:
 		return strings.TrimPrefix(name, id3Prefix)
-	case MP4:
+	case famMP4:
 		return strings.TrimPrefix(name, mp4Prefix)
 	}
 	up := strings.ToUpper(name)
@@ -313,14 +375,31 @@ func detect(f *os.File) (Format, error) {
 			off += 10 // footer
 		}
 		magic := make([]byte, 4)
-		if m, _ := f.ReadAt(magic, off); m == 4 && string(magic) == "fLaC" {
-			return FLAC, nil
+		if m, _ := f.ReadAt(magic, off); m == 4 {
+			switch string(magic) {
+			case "fLaC":
+				return FLAC, nil
+			case "MAC ":
+				return APE, nil
+			case "wvpk":
+				return WavPack, nil
+			}
 		}
 		return MP3, nil
 	case bytes.HasPrefix(head, []byte("fLaC")):
 		return FLAC, nil
 	case len(head) >= 12 && string(head[4:8]) == "ftyp":
 		return MP4, nil
+	case len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WAVE":
+		return WAV, nil
+	case len(head) >= 12 && string(head[:4]) == "FORM" && (string(head[8:12]) == "AIFF" || string(head[8:12]) == "AIFC"):
+		return AIFF, nil
+	case bytes.HasPrefix(head, []byte("wvpk")):
+		return WavPack, nil
+	case bytes.HasPrefix(head, []byte("MAC ")):
+		return APE, nil
+	case bytes.HasPrefix(head, asfHeader):
+		return ASF, nil
 	case bytes.HasPrefix(head, []byte("OggS")) && len(head) >= 27:
 		// The first packet follows the segment table of the first page.
 		p := 27 + int(head[26])
@@ -343,6 +422,9 @@ func detect(f *os.File) (Format, error) {
 	return 0, fmt.Errorf("%w: %s", ErrUnsupported, f.Name())
 }
 
+// asfHeader is the GUID of the ASF Header Object that starts a WMA file.
+var asfHeader = []byte{0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11, 0xa6, 0xd9, 0x00, 0xaa, 0x00, 0x62, 0xce, 0x6c}
+
 // Read returns the tags of ours in the file at path, keys in canonical form
 // (see the package comment); an empty map when there are none. Anything but
 // a regular file is ErrUnsupported, and so is a file TagLib cannot parse.
@@ -356,20 +438,49 @@ func Read(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := readOpen(f, format)
+	t, _, err := readOpen(f, format)
 	if err != nil {
 		return nil, fmt.Errorf("tagwrite: read %s (%s): %w", path, format, err)
 	}
 	return t, nil
 }
 
-func readOpen(f *os.File, format Format) (map[string]string, error) {
-	recs, err := taglibRead(f, format, prefix(format))
+// ReadStandard returns the values of the standard fields (tags.FieldMood,
+// tags.FieldGenre) in the file at path, the user's and Nomarr's, in the
+// file's order; a field without values is absent.
+func ReadStandard(path string) (map[string][]string, error) {
+	f, _, err := openRegular(path)
+	if err != nil {
+		return nil, fmt.Errorf("tagwrite: read %s: %w", path, err)
+	}
+	defer f.Close()
+	format, err := detect(f)
 	if err != nil {
 		return nil, err
 	}
+	_, std, err := readOpen(f, format)
+	if err != nil {
+		return nil, fmt.Errorf("tagwrite: read %s (%s): %w", path, format, err)
+	}
+	return std, nil
+}
+
+// readOpen reads our tags (several values of one name joined by
+// tags.ListSep) and the standard fields' values.
+func readOpen(f *os.File, format Format) (map[string]string, map[string][]string, error) {
+	names := stdNames(format)
+	recs, err := taglibRead(f, format, prefix(format), names)
+	if err != nil {
+		return nil, nil, err
+	}
 	out := make(map[string]string, len(recs))
+	std := map[string][]string{}
 	for _, r := range recs {
+		if i := slices.Index(names, r[0]); i >= 0 {
+			fld := tags.StandardFields[i]
+			std[fld] = append(std[fld], r[1])
+			continue
+		}
 		k := keyOf(format, r[0])
 		if old, ok := out[k]; ok {
 			out[k] = old + tags.ListSep + r[1]
@@ -377,21 +488,40 @@ func readOpen(f *os.File, format Format) (map[string]string, error) {
 			out[k] = r[1]
 		}
 	}
-	return out, nil
+	return out, std, nil
 }
 
 // Write makes the tags of ours in the file at path exactly t: it adds or
 // replaces the tags of t and removes our tags that are not in t, crash-safely
 // (see the package comment). When the file already holds exactly t, Write
-// leaves it alone. An empty t removes all our tags.
+// leaves it alone. An empty t removes all our tags. It writes no standard
+// field, and takes out of them what Nomarr wrote there before (WriteAll
+// with no standard values).
 func Write(path string, t map[string]string) error {
-	return write(path, t, nil)
+	return write(path, t, nil, nil)
 }
 
-// write is Write; with want, it first makes sure that the file it opened
-// has that stamp (WriteIfSame).
-func write(path string, t map[string]string, want *Stamp) (err error) {
+// Standard is what a write puts into the standard fields: by field
+// (tags.FieldMood, tags.FieldGenre), Nomarr's values, as tags.Standard
+// gives them. A field absent, or present with no values, keeps only the
+// user's values.
+type Standard map[string][]string
+
+// WriteAll is Write, and also edits the standard fields as std says (see
+// the package comment, "Standard fields"): in each, the values Nomarr wrote
+// before (recorded under tags.WrittenKey) are replaced by std's, and the
+// user's values are kept as they are, in their order.
+func WriteAll(path string, t map[string]string, std Standard) error {
+	return write(path, t, std, nil)
+}
+
+// write is WriteAll; with want, it first makes sure that the file it
+// opened has that stamp (WriteIfSame).
+func write(path string, t map[string]string, std Standard, want *Stamp) (err error) {
 	if err := validate(t); err != nil {
+		return err
+	}
+	if err := validateStandard(t, std); err != nil {
 		return err
 	}
 	real, err := filepath.EvalSymlinks(path)
@@ -417,18 +547,19 @@ func write(path string, t map[string]string, want *Stamp) (err error) {
 	if err != nil {
 		return err
 	}
-	cur, err := readOpen(orig, format)
+	cur, held, err := readOpen(orig, format)
 	if err != nil {
 		return wrap(fmt.Errorf("read current tags (%s): %w", format, err))
 	}
+	t, edits := planStandard(t, std, cur, held)
 	wantRead := readForm(format, t)
-	if maps.Equal(cur, wantRead) {
+	if maps.Equal(cur, wantRead) && !anyChange(edits) {
 		return nil // nothing to write: a read-only file that holds them is fine
 	}
 	if err := checkWritable(real, st, dir); err != nil {
 		return wrap(err)
 	}
-	if err := checkID3v2(orig); err != nil {
+	if err := checkID3v2Of(orig, format); err != nil {
 		return wrap(err)
 	}
 	others, err := checkComment(orig, format)
@@ -460,17 +591,23 @@ func write(path string, t map[string]string, want *Stamp) (err error) {
 	for _, k := range slices.Sorted(maps.Keys(t)) { // a deterministic layout
 		recs = append(recs, [2]string{FileName(format, k), t[k]})
 	}
-	if err := taglibWrite(tmp.File, format, prefix(format), recs); err != nil {
+	if err := taglibWrite(tmp.File, format, prefix(format), recs, stdRecords(format, edits)); err != nil {
 		return wrap(fmt.Errorf("edit copy (%s): %w", format, err))
 	}
-	back, err := readOpen(tmp.File, format)
+	back, backStd, err := readOpen(tmp.File, format)
 	if err != nil {
 		return wrap(fmt.Errorf("read back copy (%s): %w", format, err))
 	}
 	if !maps.Equal(back, wantRead) {
 		return wrap(fmt.Errorf("copy reads back %d tags of ours, not the %d written", len(back), len(wantRead)))
 	}
-	if err := keptOthers(tmp.File, format, others); err != nil {
+	for _, fld := range tags.StandardFields {
+		if wantVals := edits[fld].Result; !sameValues(format, backStd[fld], wantVals) {
+			return wrap(fmt.Errorf("copy's %s field reads back %d values, not the %d written: %w",
+				stdName(format, fld), len(backStd[fld]), len(wantVals), ErrUnsupported))
+		}
+	}
+	if err := keptOthers(tmp.File, format, others, vorbisEdits(format, edits)); err != nil {
 		return wrap(err)
 	}
 	if err := tmp.Sync(); err != nil {

@@ -62,10 +62,22 @@ func run(t *testing.T, name string, args ...string) string {
 }
 
 // Kinds of test files.
-var kinds = []string{"mp3", "mp3-id3v23", "flac", "m4a", "ogg", "opus"}
+var kinds = []string{"mp3", "mp3-id3v23", "flac", "m4a", "ogg", "opus", "wav", "aiff", "wv", "wma"}
 
 func kindFormat(kind string) Format {
-	return map[string]Format{"mp3": MP3, "mp3-id3v23": MP3, "flac": FLAC, "m4a": MP4, "ogg": Vorbis, "opus": Opus}[kind]
+	return map[string]Format{"mp3": MP3, "mp3-id3v23": MP3, "flac": FLAC, "m4a": MP4, "ogg": Vorbis, "opus": Opus,
+		"wav": WAV, "aiff": AIFF, "wv": WavPack, "wma": ASF}[kind]
+}
+
+// kindPictures is the number of cover pictures makeFile gives a file of
+// kind: ffmpeg writes none into WAV, WavPack and WMA (it stores a WMA's
+// picture as a video stream, not as WM/Picture).
+func kindPictures(kind string) int {
+	switch kind {
+	case "wav", "wv", "wma":
+		return 0
+	}
+	return 1
 }
 
 // pictureBlock is a FLAC picture block (front cover) of a JPEG, base64, as
@@ -98,7 +110,8 @@ func makeFile(t *testing.T, dir, kind string) string {
 	if _, err := os.Stat(cover); err != nil {
 		run(t, "ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=s=64x64", "-frames:v", "1", cover)
 	}
-	ext := map[string]string{"mp3": ".mp3", "mp3-id3v23": ".mp3", "flac": ".flac", "m4a": ".m4a", "ogg": ".ogg", "opus": ".opus"}[kind]
+	ext := map[string]string{"mp3": ".mp3", "mp3-id3v23": ".mp3", "flac": ".flac", "m4a": ".m4a", "ogg": ".ogg", "opus": ".opus",
+		"wav": ".wav", "aiff": ".aiff", "wv": ".wv", "wma": ".wma"}[kind]
 	out := filepath.Join(dir, "track-"+kind+ext)
 	args := []string{"-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=2"}
 	pic := []string{"-i", cover, "-map", "0:a", "-map", "1:v", "-c:v", "copy", "-disposition:v", "attached_pic"}
@@ -115,6 +128,14 @@ func makeFile(t *testing.T, dir, kind string) string {
 		args = append(args, "-c:a", "libvorbis", "-metadata", "METADATA_BLOCK_PICTURE="+pictureBlock(t, cover))
 	case "opus":
 		args = append(args, "-c:a", "libopus", "-metadata", "METADATA_BLOCK_PICTURE="+pictureBlock(t, cover))
+	case "wav":
+		args = append(args, "-c:a", "pcm_s16le") // tags in a RIFF INFO chunk
+	case "aiff":
+		args = append(append(args, pic...), "-c:a", "pcm_s16be", "-write_id3v2", "1")
+	case "wv":
+		args = append(args, "-c:a", "wavpack") // tags in an APEv2 tag
+	case "wma":
+		args = append(args, "-c:a", "wmav2", "-b:a", "64k")
 	}
 	args = append(args, "-metadata", "title=Tïtle", "-metadata", "artist=The Artist", "-metadata", "album=An Album", out)
 	run(t, "ffmpeg", args...)
@@ -128,7 +149,7 @@ type probed struct {
 
 // isOurs tells our tags from the others by the name ffprobe shows.
 func isOurs(f Format, name string) bool {
-	if f == MP3 || f == MP4 {
+	if family(f) != famVorbis {
 		return strings.HasPrefix(name, "nom:")
 	}
 	return strings.HasPrefix(strings.ToUpper(name), "NOM_")
@@ -166,8 +187,8 @@ func probe(t *testing.T, path string, f Format) probed {
 			}
 			out.ours[k] = v
 		} else {
-			if f != MP3 && f != MP4 {
-				// Vorbis comment names are case-insensitive, and TagLib
+			if family(f) == famVorbis {
+				// Vorbis comment and APE names are case-insensitive, and TagLib
 				// saves them upper-case ("title" → "TITLE").
 				k = strings.ToUpper(k)
 			}
@@ -265,10 +286,10 @@ func addForeign(t *testing.T, path string, f Format) {
 	t.Helper()
 	var foreign [][2]string
 	var fprefix string
-	switch f {
-	case MP3:
+	switch family(f) {
+	case famID3:
 		fprefix, foreign = "other", [][2]string{{"other:x", "keep 1"}, {"nominal", "keep 2"}}
-	case MP4:
+	case famMP4:
 		// A name with a ':' exercises the free-form placeholder of the shim.
 		fprefix, foreign = "----:com.apple.iTunes:", [][2]string{{"----:com.apple.iTunes:foo:bar", "keep 1"}, {"----:com.apple.iTunes:nominal", "keep 2"}}
 	default:
@@ -280,7 +301,7 @@ func addForeign(t *testing.T, path string, f Format) {
 			t.Fatal(err)
 		}
 		defer fh.Close()
-		if err := taglibWrite(fh, f, prefix, recs); err != nil {
+		if err := taglibWrite(fh, f, prefix, recs, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -307,17 +328,20 @@ func TestWriteFormats(t *testing.T) {
 					t.Fatalf("adding foreign tags lost %s=%q", k, v)
 				}
 			}
-			if before.probe.pictures != 1 {
-				t.Fatalf("fixture has %d pictures, want 1", before.probe.pictures)
+			if before.probe.pictures != kindPictures(kind) {
+				t.Fatalf("fixture has %d pictures, want %d", before.probe.pictures, kindPictures(kind))
 			}
 			if (kind == "mp3") != (before.id3v1 != "") {
 				t.Fatalf("fixture: ID3v1 block %q", before.id3v1)
 			}
-			if len(before.probe.ours) != 1 {
+			if len(before.probe.ours) != 1 && f != WAV {
 				t.Fatalf("fixture: ours %v, want the one stale tag", before.probe.ours)
 			}
+			mutagenBefore := mutagenOthers(f, mutagenTags(t, path))
 			for _, want := range []string{"Tïtle", "The Artist", "An Album", "keep 1", "keep 2"} {
-				if !containsValue(before.probe.others, want) {
+				// ffmpeg does not show a WAV's ID3v2 chunk next to its
+				// RIFF INFO chunk (see below); mutagen does.
+				if !containsValue(before.probe.others, want) && (f != WAV || !containsValue(mutagenBefore, want)) {
 					t.Fatalf("fixture lacks %q: %v", want, before.probe.others)
 				}
 			}
@@ -331,7 +355,7 @@ func TestWriteFormats(t *testing.T) {
 				if after.id3v1 != before.id3v1 {
 					t.Errorf("ID3v1 block changed: %q → %q", before.id3v1, after.id3v1)
 				}
-				if after.picture != before.picture || after.probe.pictures != 1 {
+				if after.picture != before.picture || after.probe.pictures != kindPictures(kind) {
 					t.Errorf("picture changed: %s → %s (%d pictures)", before.picture, after.picture, after.probe.pictures)
 				}
 				if !maps.Equal(after.probe.others, before.probe.others) {
@@ -341,8 +365,17 @@ func TestWriteFormats(t *testing.T) {
 				for k, v := range want {
 					wantProbe[probeName(f, k)] = v
 				}
-				if !maps.Equal(after.probe.ours, wantProbe) {
+				// ffmpeg reads a WAV's ID3v2 chunk only when the file has
+				// no RIFF INFO chunk, and this one has.
+				if f != WAV && !maps.Equal(after.probe.ours, wantProbe) {
 					t.Errorf("ffprobe shows our tags\n%v\nwant\n%v", after.probe.ours, wantProbe)
+				}
+				mt := mutagenTags(t, path)
+				if got := mutagenOurs(f, mt); !maps.Equal(got, want) {
+					t.Errorf("mutagen reads our tags\n%v\nwant\n%v", got, want)
+				}
+				if got := mutagenOthers(f, mt); !maps.Equal(got, mutagenBefore) {
+					t.Errorf("mutagen: other tags changed:\nbefore %q\nafter  %q", mutagenBefore, got)
 				}
 				got, err := Read(path)
 				if err != nil {
@@ -683,11 +716,11 @@ func TestInvalidTags(t *testing.T) {
 func TestUnsupported(t *testing.T) {
 	needTools(t)
 	dir := t.TempDir()
-	wav := filepath.Join(dir, "a.wav")
-	run(t, "ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=0.2", wav)
+	mka := filepath.Join(dir, "a.mka")
+	run(t, "ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=0.2", "-c:a", "flac", mka)
 	txt := filepath.Join(dir, "a.mp3")
 	os.WriteFile(txt, []byte("not audio at all"), 0o644)
-	for _, p := range []string{wav, txt} {
+	for _, p := range []string{mka, txt} {
 		if err := Write(p, map[string]string{"nom_version": "v"}); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("Write(%s) = %v, want ErrUnsupported", p, err)
 		}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/nomarr/nomarr/core/tags"
 )
 
 // ErrTagsAtRisk: the file's Vorbis comment holds tags that TagLib would
@@ -281,7 +283,7 @@ func checkComment(f *os.File, format Format) ([]field, error) {
 	if err != nil {
 		return nil, atRisk("%v", err)
 	}
-	recs, err := taglibRead(f, format, "")
+	recs, err := taglibRead(f, format, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -297,8 +299,10 @@ func checkComment(f *os.File, format Format) ([]field, error) {
 }
 
 // keptOthers makes sure the copy's Vorbis comment holds every field of
-// another program's that the original's held (raw), values unchanged.
-func keptOthers(tmp *os.File, format Format, raw []field) error {
+// another program's that the original's held (raw), values unchanged, but
+// for the standard fields' edits (by field name): their Remove values gone,
+// their Add values added.
+func keptOthers(tmp *os.File, format Format, raw []field, edits map[string]tags.FieldEdit) error {
 	switch format {
 	case FLAC, Vorbis, Opus, OggFLAC:
 	default:
@@ -309,6 +313,14 @@ func keptOthers(tmp *os.File, format Format, raw []field) error {
 		return atRisk("the edited copy's Vorbis comment: %v", err)
 	}
 	want, got := countFields(raw, notOurs), countFields(after, notOurs)
+	for name, e := range edits {
+		for _, v := range e.Remove {
+			delete(want, field{name, v})
+		}
+		for _, v := range e.Add {
+			want[field{name, v}]++
+		}
+	}
 	if !maps.Equal(want, got) {
 		return atRisk("the edited copy does not keep the other tags%s", missing(want, got))
 	}

@@ -78,12 +78,22 @@ type Options struct {
 	// 0 ≤ MoodLoose ≤ MoodRegular ≤ MoodStrict ≤ 1. Loose starts at 0.5 (the
 	// head says "more likely than not"); 0.6 and 0.7 ask for a clearer vote.
 	MoodStrict, MoodRegular, MoodLoose float64
+	// StandardTags (config standard_tags) are the standard fields written
+	// next to the nom keys (Standard): FieldMood, FieldGenre, each at most
+	// once; none writes only the nom keys.
+	StandardTags []string
+	// MoodTier (config mood_tier) is the mood list written into MOOD:
+	// KeyMoodStrict, KeyMoodRegular or KeyMoodLoose. Needed when
+	// StandardTags holds FieldMood.
+	MoodTier string
 }
 
-// DefaultOptions returns TopThreshold 0.1, TopMax 5 and mood thresholds
-// 0.7 (strict), 0.6 (regular), 0.5 (loose).
+// DefaultOptions returns TopThreshold 0.1, TopMax 5, mood thresholds
+// 0.7 (strict), 0.6 (regular), 0.5 (loose), and MOOD written from the
+// regular list (DefaultStandardTags).
 func DefaultOptions() Options {
-	return Options{TopThreshold: 0.1, TopMax: 5, MoodStrict: 0.7, MoodRegular: 0.6, MoodLoose: 0.5}
+	return Options{TopThreshold: 0.1, TopMax: 5, MoodStrict: 0.7, MoodRegular: 0.6, MoodLoose: 0.5,
+		StandardTags: slices.Clone(DefaultStandardTags), MoodTier: KeyMoodRegular}
 }
 
 // Validate reports whether the options are usable.
@@ -109,7 +119,7 @@ func (o Options) Validate() error {
 		return fmt.Errorf("tags: mood thresholds strict %v, regular %v, loose %v: want strict ≥ regular ≥ loose",
 			o.MoodStrict, o.MoodRegular, o.MoodLoose)
 	}
-	return nil
+	return o.validateStandard()
 }
 
 // Mood is one mood label and the head class it is read from.
