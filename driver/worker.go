@@ -43,168 +43,216 @@ func RunWorker(ctx context.Context, w *worker.Worker, an worker.Analyzer, models
 	if clk == nil {
 		clk = clock.New()
 	}
-	var mu sync.Mutex // serialises every call into w
-	wake := make(chan struct{}, 1)
-	poke := func() {
+	r := &workerRun{ctx: ctx, w: w, an: an, models: models, clk: clk, log: log,
+		wake: make(chan struct{}, 1), abandon: make(chan worker.Step, 1),
+		stopFrames: make(chan struct{}), framesDone: make(chan struct{})}
+	r.last = w.Frame() // the first frame; nothing else runs yet
+	go r.writeFrames(wio.Frames, frameInterval)
+	if wio.Control != nil {
+		go r.watchControl(wio.Control)
+	}
+	if wio.Term != nil {
+		go r.watchTerm(wio.Term) // ends with RunWorker when no stop comes
+	}
+	for {
+		var s worker.Step
+		r.locked(func() { s = w.Step(ctx, clk.Now()) })
+		var ex worker.Step
+		left := false
+		switch s.Kind {
+		case worker.Wait:
+			r.wait(s.Until)
+		case worker.LoadModels:
+			ex, left = r.loadModels()
+		case worker.UnloadModels:
+			models.Unload()
+			r.locked(func() { w.ModelsUnloaded(clk.Now()) })
+		case worker.Run:
+			ex, left = r.runJob(s.Job)
+		case worker.Exit:
+			ex, left = s, true
+		}
+		if left {
+			return r.exit(ex)
+		}
+	}
+}
+
+// workerRun is one RunWorker: the core's worker, what it drives, and the
+// goroutines beside the loop. mu serialises every call into w.
+type workerRun struct {
+	ctx    context.Context
+	w      *worker.Worker
+	an     worker.Analyzer
+	models worker.Models
+	clk    clock.Clock
+	log    *slog.Logger
+
+	mu         sync.Mutex
+	wake       chan struct{} // a fact the loop must see now (stop, main death)
+	diedOnce   sync.Once
+	orphaned   atomic.Bool      // the core has been told the main process died
+	abandon    chan worker.Step // an orphan's stalled job (worker.OrphanAbandons)
+	stopFrames chan struct{}
+	framesDone chan struct{}
+	last       frame.Frame // the last frame built; the writer's own
+}
+
+// locked runs f holding the lock on the core's worker.
+func (r *workerRun) locked(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f()
+}
+
+// poke wakes the loop without blocking.
+func (r *workerRun) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// mainDied tells the core, once, that the main process is gone.
+func (r *workerRun) mainDied(why string) {
+	r.diedOnce.Do(func() {
+		r.locked(r.w.MainDied)
+		r.orphaned.Store(true)
+		r.log.Warn("main process gone: finishing the current job, then exiting", "why", why)
+		r.poke()
+	})
+}
+
+// writeFrames is the frame writer and, after main death, the keeper of the
+// job's lease. It never waits for the lock: while the loop holds it, the
+// last frame is sent again.
+func (r *workerRun) writeFrames(out io.Writer, interval time.Duration) {
+	defer close(r.framesDone)
+	t := r.clk.Ticker(interval)
+	defer t.Stop()
+	var buf []byte
+	writing := true
+	for first := true; ; first = false {
+		if !first && r.mu.TryLock() {
+			r.last = r.w.Frame()
+			r.mu.Unlock()
+		}
+		if writing {
+			buf = frame.Append(buf[:0], &r.last)
+			if _, err := out.Write(buf); err != nil {
+				writing = false
+				r.mainDied("frame write failed: " + err.Error())
+			}
+		}
+		if r.orphaned.Load() { // KeepLease is a no-op until then; no frame waits for it
+			r.keepLease()
+		}
 		select {
-		case wake <- struct{}{}:
+		case <-t.C:
+		case <-r.stopFrames:
+			return
+		}
+	}
+}
+
+// keepLease renews an orphan's lease and hands a stalled job to the loop.
+func (r *workerRun) keepLease() {
+	var s worker.Step
+	var stalled bool
+	r.locked(func() {
+		r.w.KeepLease(r.ctx, r.clk.Now())
+		s, stalled = r.w.OrphanAbandons(r.clk.Now())
+	})
+	if stalled {
+		select {
+		case r.abandon <- s:
 		default:
 		}
 	}
-	var diedOnce sync.Once
-	var orphaned atomic.Bool // the core has been told the main process died
-	mainDied := func(why string) {
-		diedOnce.Do(func() {
-			mu.Lock()
-			w.MainDied()
-			mu.Unlock()
-			orphaned.Store(true)
-			log.Warn("main process gone: finishing the current job, then exiting", "why", why)
-			poke()
-		})
+}
+
+// watchControl reads the control pipe until EOF: the main process died.
+func (r *workerRun) watchControl(control io.Reader) {
+	_, _ = io.Copy(io.Discard, control)
+	r.mainDied("control pipe closed")
+}
+
+// watchTerm tells the core of a stop request, until the run ends.
+func (r *workerRun) watchTerm(term <-chan struct{}) {
+	select {
+	case <-term:
+	case <-r.stopFrames:
+		return
 	}
-	abandon := make(chan worker.Step, 1) // an orphan's stalled job (worker.OrphanAbandons)
-	stopFrames := make(chan struct{})
-	framesDone := make(chan struct{})
-	last := w.Frame() // the first frame; nothing else runs yet
-	// The frame writer; after main death, the keeper of the job's lease.
-	go func() {
-		defer close(framesDone)
-		t := clk.Ticker(frameInterval)
-		defer t.Stop()
-		var buf []byte
-		writing := true
-		for first := true; ; first = false {
-			if !first && mu.TryLock() {
-				last = w.Frame()
-				mu.Unlock()
-			}
-			if writing {
-				buf = frame.Append(buf[:0], &last)
-				if _, err := wio.Frames.Write(buf); err != nil {
-					writing = false
-					mainDied("frame write failed: " + err.Error())
-				}
-			}
-			if orphaned.Load() { // KeepLease is a no-op until then; no frame waits for it
-				mu.Lock()
-				w.KeepLease(ctx, clk.Now())
-				s, stalled := w.OrphanAbandons(clk.Now())
-				mu.Unlock()
-				if stalled {
-					select {
-					case abandon <- s:
-					default:
-					}
-				}
-			}
-			select {
-			case <-t.C:
-			case <-stopFrames:
-				return
-			}
-		}
-	}()
-	if wio.Control != nil {
-		go func() { // control watcher
-			_, _ = io.Copy(io.Discard, wio.Control)
-			mainDied("control pipe closed")
-		}()
+	r.locked(r.w.StopRequested)
+	r.log.Info("stop requested: finishing the current job")
+	r.poke()
+}
+
+// exit stops the frame writer and returns s's exit code.
+func (r *workerRun) exit(s worker.Step) int {
+	close(r.stopFrames)
+	select { // a frame write blocked on a stopped parent must not keep us
+	case <-r.framesDone:
+	case <-r.clk.After(time.Second):
 	}
-	if wio.Term != nil {
-		go func() { // ends with RunWorker when no stop comes
-			select {
-			case <-wio.Term:
-			case <-stopFrames:
-				return
-			}
-			mu.Lock()
-			w.StopRequested()
-			mu.Unlock()
-			log.Info("stop requested: finishing the current job")
-			poke()
-		}()
+	r.log.Info("worker exiting", "code", s.Code, "reason", s.Reason)
+	return s.Code
+}
+
+// wait sleeps until the core's deadline, or until a fact wakes the loop.
+func (r *workerRun) wait(until time.Time) {
+	d := until.Sub(r.clk.Now())
+	if d <= 0 {
+		return
 	}
-	exit := func(s worker.Step) int {
-		close(stopFrames)
-		select { // a frame write blocked on a stopped parent must not keep us
-		case <-framesDone:
-		case <-clk.After(time.Second):
-		}
-		log.Info("worker exiting", "code", s.Code, "reason", s.Reason)
-		return s.Code
+	t := r.clk.Timer(d)
+	select {
+	case <-t.C:
+	case <-r.wake:
+		t.Stop()
 	}
-	progress := func(p int64) {
-		mu.Lock()
-		w.Progress(p)
-		mu.Unlock()
-	}
+}
+
+// loadModels runs the load beside the loop: a stop or the main process's
+// death meanwhile releases the file at once (worker.LeaveLoading), whatever
+// the load does. left: the worker must exit with ex.
+func (r *workerRun) loadModels() (ex worker.Step, left bool) {
+	loaded := make(chan error, 1)
+	go func() { loaded <- r.models.Load(r.ctx) }()
 	for {
-		mu.Lock()
-		s := w.Step(ctx, clk.Now())
-		mu.Unlock()
-		switch s.Kind {
-		case worker.Wait:
-			d := s.Until.Sub(clk.Now())
-			if d > 0 {
-				t := clk.Timer(d)
-				select {
-				case <-t.C:
-				case <-wake:
-					t.Stop()
-				}
+		select {
+		case err := <-loaded:
+			r.locked(func() { r.w.ModelsLoaded(r.ctx, r.clk.Now(), err) })
+			return worker.Step{}, false
+		case <-r.wake:
+			r.locked(func() { ex, left = r.w.LeaveLoading(r.ctx, r.clk.Now()) })
+			if left {
+				r.log.Warn("leaving while the models load", "reason", ex.Reason)
+				return ex, true
 			}
-		case worker.LoadModels:
-			// The load runs beside the loop too: a stop or the main
-			// process's death meanwhile releases the file at once
-			// (worker.LeaveLoading), whatever the load does.
-			loaded := make(chan error, 1)
-			go func() { loaded <- models.Load(ctx) }()
-			for waiting := true; waiting; {
-				select {
-				case err := <-loaded:
-					mu.Lock()
-					w.ModelsLoaded(ctx, clk.Now(), err)
-					mu.Unlock()
-					waiting = false
-				case <-wake:
-					mu.Lock()
-					ex, leave := w.LeaveLoading(ctx, clk.Now())
-					mu.Unlock()
-					if leave {
-						log.Warn("leaving while the models load", "reason", ex.Reason)
-						return exit(ex)
-					}
-				}
-			}
-		case worker.UnloadModels:
-			models.Unload()
-			mu.Lock()
-			w.ModelsUnloaded(clk.Now())
-			mu.Unlock()
-		case worker.Run:
-			// The job runs beside the loop, so that an orphan can leave a job
-			// that will never return (a hung inference call): the process's
-			// exit ends it.
-			job := s.Job
-			job.Fence = func() error { // worker.Fence: the claim is still ours
-				mu.Lock()
-				defer mu.Unlock()
-				return w.Fence(ctx, clk.Now())
-			}
-			done := make(chan worker.Result, 1)
-			go func() { done <- an.Analyze(ctx, job, progress) }()
-			select {
-			case res := <-done:
-				mu.Lock()
-				w.JobDone(ctx, clk.Now(), res)
-				mu.Unlock()
-			case ex := <-abandon:
-				log.Error("abandoning the current job", "reason", ex.Reason)
-				return exit(ex)
-			}
-		case worker.Exit:
-			return exit(s)
 		}
+	}
+}
+
+// runJob runs the job beside the loop, so that an orphan can leave a job
+// that will never return (a hung inference call): the process's exit ends
+// it. left: the worker must exit with ex.
+func (r *workerRun) runJob(job worker.Job) (ex worker.Step, left bool) {
+	job.Fence = func() error { // worker.Fence: the claim is still ours
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.w.Fence(r.ctx, r.clk.Now())
+	}
+	progress := func(p int64) { r.locked(func() { r.w.Progress(p) }) }
+	done := make(chan worker.Result, 1)
+	go func() { done <- r.an.Analyze(r.ctx, job, progress) }()
+	select {
+	case res := <-done:
+		r.locked(func() { r.w.JobDone(r.ctx, r.clk.Now(), res) })
+		return worker.Step{}, false
+	case ex := <-r.abandon:
+		r.log.Error("abandoning the current job", "reason", ex.Reason)
+		return ex, true
 	}
 }
