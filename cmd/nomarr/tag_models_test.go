@@ -34,6 +34,7 @@ func TestTagRefusesADamagedModel(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "tag", music, "--data-dir", data, "--workers", "2", "--analyzer", "musicnn",
 		"--models-dir", models, "--onnxruntime-lib", lib)
+	cmd.WaitDelay = 5 * time.Second // workers holding the output open must not hold the test
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start)
