@@ -16,7 +16,7 @@ import (
 // for the life of workers and a file's retry, DEBUG for the rest.
 func eventLevel(kind string) slog.Level {
 	switch kind {
-	case event.Failed, event.Kill, event.Quarantined, event.StoreError, event.NodeName, event.FileFailed, event.MainPaused:
+	case event.Failed, event.Kill, event.Quarantined, event.StoreError, event.ModelLoadFailed, event.NodeName, event.FileFailed, event.MainPaused:
 		return slog.LevelWarn
 	case event.RestartScheduled, event.Restart, event.Status, event.Exit, event.Reset, event.Stop, event.FileRetry:
 		return slog.LevelInfo

@@ -15,6 +15,7 @@ import (
 	"github.com/nomarr/nomarr/app/service"
 	gpuhealth "github.com/nomarr/nomarr/core/gpu"
 	"github.com/nomarr/nomarr/core/inventory"
+	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/driver"
 )
 
@@ -24,11 +25,11 @@ import (
 // (forcestop.go), and it returns nil either way. The API's socket is bound
 // first: when http_addr cannot be bound, Serve returns its error before any
 // worker starts. version is the build's, for the API. An error of the
-// configuration is a *ConfigError.
+// configuration, and a damaged store, is a *ConfigError.
 func Serve(s *Settings, log *slog.Logger, version string) error {
 	// The store is opened on first use, once the address is bound: a serve
 	// refused for its address creates nothing.
-	st := LazyStore(s.Get("db"))
+	st := LazyStore(s.Get("db"), atStart()...)
 	defer st.Close()
 	// The file lines still waiting for their path are logged before the
 	// store closes and the process exits (the quarantine of the last file).
@@ -80,8 +81,10 @@ func Serve(s *Settings, log *slog.Logger, version string) error {
 	return nil
 }
 
-// ConfigError is an error of the configuration, found once the run began
-// (the command exits 2 for it, as for a bad flag).
+// ConfigError is an error of the configuration, found once the run began,
+// or a store the run refuses to start on because it is damaged: what the
+// operator must fix before any start can work (the command exits 2 for
+// it, as for a bad flag).
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
@@ -90,8 +93,8 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // serveStart is serve's look at the store before it says it is serving:
 // the daemon starts even when the store is down (or its directory is not
 // there yet), retrying while its workers back off, but not on a store of
-// the wrong kind, nor under a node name another running main process
-// holds. A stop signal cuts the look short.
+// the wrong kind, nor on a damaged one (*ConfigError: exit 2), nor under a
+// node name another running main process holds. A stop signal cuts the look short.
 func serveStart(ctx context.Context, s *Settings, st *reconnect.Store, log *slog.Logger) error {
 	if err := ensureDataDir(s); err != nil {
 		log.Error("cannot create the store's directory; retrying the store", "err", err)
@@ -102,6 +105,10 @@ func serveStart(ctx context.Context, s *Settings, st *reconnect.Store, log *slog
 		// outage, retried.
 		if WrongStore(err) {
 			return errors.New(strings.TrimPrefix(err.Error(), "store unavailable: "))
+		}
+		// A damaged database is no outage either: no retry mends it.
+		if store.IsCorrupt(err) {
+			return refuseDamaged(err)
 		}
 		log.Error("store unavailable; retrying", "db", Redact(s.Get("db")), "err", err)
 	}

@@ -52,6 +52,16 @@ func OpenForSettings(s *Settings) (Store, error) {
 	return OpenStore(context.Background(), s.Get("db"))
 }
 
+// openForStart is OpenForSettings for the start of tag: the store is
+// checked whole (atStart), and a damaged one is refused (refuseDamaged).
+func openForStart(s *Settings) (Store, error) {
+	if err := ensureDataDir(s); err != nil {
+		return nil, err
+	}
+	st, err := OpenStore(context.Background(), s.Get("db"), atStart()...)
+	return st, refuseDamaged(err)
+}
+
 // Redact hides the password of a store URL.
 func Redact(db string) string {
 	if strings.HasPrefix(db, "arangodb") {

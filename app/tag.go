@@ -76,12 +76,12 @@ type TagEnd struct {
 // transient error (60 s, 120 s, … up to 30 min apart), which a one-shot
 // run does not sit through. SIGINT or SIGTERM ends it too, gracefully
 // (TagEnd.Signal); a second signal forces the stop (forcestop.go). An
-// error of the configuration is a *ConfigError.
+// error of the configuration, and a damaged store, is a *ConfigError.
 func Tag(s *Settings, dir string, log *slog.Logger, view TagView) (TagEnd, error) {
 	if err := library.CheckRoot(dir); err != nil {
 		return TagEnd{}, err
 	}
-	st, err := OpenForSettings(s)
+	st, err := openForStart(s)
 	if err != nil {
 		return TagEnd{}, err
 	}
@@ -94,7 +94,7 @@ func Tag(s *Settings, dir string, log *slog.Logger, view TagView) (TagEnd, error
 	defer release()
 	t := &tagRun{s: s, st: st, dir: dir, log: log, view: view}
 	if end, err := t.prepare(ctx, interrupted); err != nil || end.Stage != TagRan {
-		return end, err
+		return end, refuseDamaged(err) // damage the scan found is refused as at the open
 	}
 	// The file lines still waiting for their path are logged before the
 	// summary, and in any case before the store closes and the process

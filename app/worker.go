@@ -128,8 +128,9 @@ func workerSignals() <-chan struct{} {
 // workerLogSink logs a worker's events. Its log reaches the main
 // process's stderr: a file's failure (WARN) and its retry (INFO) are seen
 // at the default level, with the file's path and the reason, and so are
-// its store errors (WARN, each operation's at most once per 30 s, as the
-// main process logs its own); the other events are DEBUG (the main
+// its failed model loads (WARN) and its store errors (WARN, each
+// operation's at most once per 30 s, as the main process logs its own);
+// the other events are DEBUG (the main
 // process logs the workers' lives).
 func workerLogSink(log *slog.Logger) event.Sink {
 	var mu sync.Mutex
@@ -138,7 +139,7 @@ func workerLogSink(log *slog.Logger) event.Sink {
 		lvl := slog.LevelDebug
 		attrs := []any{}
 		switch e.Event {
-		case event.FileFailed, event.FileRetry:
+		case event.FileFailed, event.FileRetry, event.ModelLoadFailed:
 			lvl = eventLevel(e.Event)
 		case event.StoreError: // the worker's own store trouble (it may be the only one to have it)
 			lvl = slog.LevelWarn

@@ -65,8 +65,12 @@ func (a *API) Info(ctx context.Context) (httpapi.Info, error) {
 	// Workers are shown even while the store is down: that is when they matter.
 	if err := a.readStore(ctx, &info, now); err != nil {
 		info.StoreError = err.Error()
+		a.Main.watch.damaged("info", err) // damage stays reported, whatever later reads find
 	}
 	h := a.Main.StoreHealth()
+	if c := h.Corrupt; c != nil {
+		info.StoreCorrupt = &httpapi.StoreCorruption{Since: c.Since.UTC(), Op: c.Op, Error: c.Err}
+	}
 	if len(h.Errors) > 0 {
 		info.StoreErrors = h.Errors
 	}

@@ -33,6 +33,14 @@ func (w *storeWatch) note(ctx context.Context, op string, write bool, err error)
 	w.w.Note(op, write, o, err, w.now())
 }
 
+// damaged records a call outside the node's (the API's reads) that found
+// the database damaged (storehealth.Watch.Damaged).
+func (w *storeWatch) damaged(op string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.w.Damaged(op, err, w.now())
+}
+
 // health is a copy of the state now.
 func (w *storeWatch) health() storehealth.Health {
 	w.mu.Lock()

@@ -124,6 +124,11 @@ type Info struct {
 	// refuse every write (another process holds the SQLite write lock, the
 	// disk is full, the database file was replaced).
 	StoreWritesFailing *StoreWriteFailure `json:"store_writes_failing,omitempty"`
+	// StoreCorrupt is set once a store call of the main process or a read
+	// for this API found the database damaged (store.ErrCorrupt): no retry
+	// mends it, so it stays set until the main process stops; its Error
+	// says how to repair the file.
+	StoreCorrupt *StoreCorruption `json:"store_corrupt,omitempty"`
 	// StoreErrors counts the main process's store calls that failed as a
 	// store fault since it started, by operation (e.g. "renew_leases");
 	// left out until one failed.
@@ -156,6 +161,14 @@ type Info struct {
 // StoreWriteFailure is a run of failed store writes of the main process:
 // since the first failed, with the last one's operation and error.
 type StoreWriteFailure struct {
+	Since time.Time `json:"since"`
+	Op    string    `json:"op"`
+	Error string    `json:"error"`
+}
+
+// StoreCorruption is the first store call that found the database
+// damaged.
+type StoreCorruption struct {
 	Since time.Time `json:"since"`
 	Op    string    `json:"op"`
 	Error string    `json:"error"`

@@ -25,7 +25,7 @@ type collector struct {
 	s *Server
 
 	status, restarts, files, errs, conflicts, dropped, frameAge, avgProc *prometheus.Desc
-	library, claimed, enabled, storeUp, build                            *prometheus.Desc
+	library, claimed, enabled, storeUp, storeCorrupt, build              *prometheus.Desc
 	storeErrs, phase                                                     *prometheus.Desc
 	kills, deaths, quarantined, released                                 *prometheus.Desc
 	clockOffset                                                          *prometheus.Desc
@@ -49,8 +49,11 @@ func newCollector(s *Server) *collector {
 		library:   d("nomarr_library_files", "Library files by state; the states partition the files (sum() is the total; a file gone at the last scan is invalid whatever its tags).", "state"),
 		claimed:   d("nomarr_library_files_claimed", "Files claimed by a worker now (in progress): counted in their state in nomarr_library_files too, pending as a rule."),
 		enabled:   d("nomarr_workers_enabled", "1 when workers are enabled (not paused), else 0 (absent while the store is unreachable)."),
-		storeUp: d("nomarr_store_up", "1 when the store answered this scrape's reads and the main process's last store write succeeded, "+
+		storeUp: d("nomarr_store_up", "1 when the store answered this scrape's reads, the main process's last store write succeeded "+
+			"and no call found the database damaged, "+
 			"else 0 (when the reads failed, the library and enabled gauges are absent, not 0)."),
+		storeCorrupt: d("nomarr_store_corrupt", "1 once the main process found the database damaged (a SQLite file cut short or "+
+			"with malformed pages: no retry mends it; restore it, or recover it with sqlite3 FILE .recover), else 0."),
 		storeErrs: d("nomarr_store_errors_total", "Store calls of the main process that failed as a store fault, by operation (absent until one failed).", "op"),
 		phase:     d("nomarr_worker_phase", "1 for the phase a running worker's last health frame gave (absent with no process or no frame yet).", "component", "phase"),
 		build:     d("nomarr_build_info", "Always 1; the version label is the running build.", "version"),
@@ -69,7 +72,7 @@ func newCollector(s *Server) *collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.status, c.restarts, c.files, c.errs, c.conflicts,
-		c.dropped, c.frameAge, c.avgProc, c.library, c.claimed, c.enabled, c.storeUp, c.build, c.storeErrs, c.phase,
+		c.dropped, c.frameAge, c.avgProc, c.library, c.claimed, c.enabled, c.storeUp, c.storeCorrupt, c.build, c.storeErrs, c.phase,
 		c.kills, c.deaths, c.quarantined, c.released, c.clockOffset} {
 		ch <- d
 	}
@@ -105,7 +108,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	// Unknown is not zero: with the store unreachable the counts and the
 	// pause flag could not be read, and a dashboard must not show an empty
 	// library or running workers for it.
-	gauge(c.storeUp, b2f(info.StoreError == "" && info.StoreWritesFailing == nil))
+	gauge(c.storeUp, b2f(info.StoreError == "" && info.StoreWritesFailing == nil && info.StoreCorrupt == nil))
+	gauge(c.storeCorrupt, b2f(info.StoreCorrupt != nil))
 	for op, n := range info.StoreErrors {
 		counter(c.storeErrs, float64(n), op)
 	}

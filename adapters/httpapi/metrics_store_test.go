@@ -32,3 +32,17 @@ func TestMetricsStoreWritesFailing(t *testing.T) {
 	fams = scrape(t, f, Options{})
 	wantSeries(t, "store up", series(t, fams, "nomarr_store_up", G), map[string]float64{"": 1})
 }
+
+// A damaged database is not up, and says so: nomarr_store_corrupt 1 and
+// nomarr_store_up 0, even while reads of pages the damage missed still
+// answer; 0 for a whole one.
+func TestMetricsStoreCorrupt(t *testing.T) {
+	f := newFake()
+	G := dto.MetricType_GAUGE
+	fams := scrape(t, f, Options{})
+	wantSeries(t, "store corrupt", series(t, fams, "nomarr_store_corrupt", G), map[string]float64{"": 0})
+	f.info.StoreCorrupt = &StoreCorruption{Since: time.Now(), Op: "claim", Error: "database file is corrupt"}
+	fams = scrape(t, f, Options{})
+	wantSeries(t, "store corrupt", series(t, fams, "nomarr_store_corrupt", G), map[string]float64{"": 1})
+	wantSeries(t, "store up", series(t, fams, "nomarr_store_up", G), map[string]float64{"": 0})
+}

@@ -28,7 +28,9 @@ import (
 // http_addr). It exits 1 when the store cannot be read: no daemon and no
 // store, or a daemon that reports its store unavailable (the view is still
 // printed, with the store's error); when the daemon's store writes are
-// failing (store_writes_failing, printed too); when a worker of the daemon
+// failing (store_writes_failing, printed too); when the daemon found its
+// database damaged (store_corrupt, printed with how to repair it) or, with
+// no daemon, the store is damaged; when a worker of the daemon
 // failed (each is listed with its reason and the reset command); when the
 // daemon's clock is dangerously off the store server's (clock_skew
 // dangerous, printed too: other hosts may take its live claims); and when
@@ -60,13 +62,13 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		}
 		st, serr := app.OpenForSettings(s)
 		if serr != nil {
-			fmt.Fprintf(stderr, "nomarr status: no daemon at %s, and the store is unavailable: %v\n", s.Get("http_addr"), serr)
+			fmt.Fprintf(stderr, "nomarr status: no daemon at %s, and the store is %s: %v\n", s.Get("http_addr"), storeState(serr), serr)
 			return 1
 		}
 		defer st.Close()
 		c, cerr := st.Counts(context.Background())
 		if cerr != nil {
-			fmt.Fprintln(stderr, "nomarr status:", cerr)
+			fmt.Fprintf(stderr, "nomarr status: the store is %s: %v\n", storeState(cerr), cerr)
 			return 1
 		}
 		v, ok, merr := st.GetMeta(context.Background(), store.MetaWorkerEnabled)
@@ -123,10 +125,31 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			return s.Again("workers", "reset")
 		})
 	}
-	if info.StoreError != "" || info.StoreWritesFailing != nil || failedWorkers(info.Workers) > 0 || info.ClockSkew == string(clockskew.Dangerous) {
+	if info.StoreError != "" || info.StoreWritesFailing != nil || info.StoreCorrupt != nil || failedWorkers(info.Workers) > 0 ||
+		info.ClockSkew == string(clockskew.Dangerous) {
 		return 1
 	}
 	return 0
+}
+
+// storeState is what a failure to read the store says of it: "damaged"
+// for a corrupt database (no retry mends it), else "unavailable".
+func storeState(err error) string {
+	if store.IsCorrupt(err) {
+		return "damaged"
+	}
+	return "unavailable"
+}
+
+// writeStoreCorruptLine says, once the daemon found its database damaged,
+// since when, which call found it, and how to repair the file (the
+// error's own advice).
+func writeStoreCorruptLine(stdout io.Writer, c *httpapi.StoreCorruption, now time.Time) {
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(stdout, "store damaged since %s (%s ago), found by %s: %s\n", c.Since.Local().Format(time.DateTime),
+		now.Sub(c.Since).Round(time.Second), strings.ReplaceAll(c.Op, "_", " "), c.Error)
 }
 
 // writeStoreWritesLine says, while the daemon's last store write failed,
@@ -275,6 +298,7 @@ func writeStatus(stdout io.Writer, info httpapi.Info, now time.Time, again func(
 		enabled = "unknown"
 	}
 	fmt.Fprintf(stdout, "; workers enabled: %s\n", enabled)
+	writeStoreCorruptLine(stdout, info.StoreCorrupt, now)
 	writeStoreWritesLine(stdout, info.StoreWritesFailing, now)
 	writeClockLine(stdout, info, now)
 	writeModelSetsLine(stdout, info.ModelSets, now, again)

@@ -47,3 +47,18 @@ func TestStatusShowsFailingStoreWrites(t *testing.T) {
 		t.Errorf("exit %d, %q; want exit 1, the counts and %q", rc, out, want)
 	}
 }
+
+// A database the daemon found damaged is no passing outage: status says
+// it is damaged, since when, which call found it and how to repair it,
+// and exits 1, even while the counts still read.
+func TestStatusShowsADamagedStore(t *testing.T) {
+	since := time.Now().Add(-2 * time.Minute)
+	damage := "database file is corrupt (database disk image is malformed (11)): stop nomarr, then restore the file from a backup"
+	rc, out := statusOf(t, httpapi.Info{Instance: "h:1:2", Store: "sqlite:/x.db", WorkerEnabled: true,
+		Library:      store.Counts{Total: 5, Tagged: 2, Pending: 3},
+		StoreCorrupt: &httpapi.StoreCorruption{Since: since, Op: "renew_leases", Error: damage}})
+	want := "store damaged since " + since.Local().Format(time.DateTime) + " (2m0s ago), found by renew leases: " + damage + "\n"
+	if rc != 1 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, %q; want exit 1 and %q", rc, out, want)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/library"
 	"github.com/nomarr/nomarr/adapters/sqlite"
+	"github.com/nomarr/nomarr/core/stop"
 	"github.com/nomarr/nomarr/internal/syncbuf"
 )
 
@@ -199,6 +200,8 @@ func TestTagInterrupted(t *testing.T) {
 	cmd, stderr, done := r.cmd, r.stderr, r.done
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	r.waitUntil(t, "stop", 5*time.Second, func() bool { return strings.Contains(stderr.String(), "msg=stop") })
+	// A signal within stop.Window of the first is the same request.
+	time.Sleep(stop.Window)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-done:

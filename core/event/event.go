@@ -33,8 +33,9 @@ const (
 	StoreError       = "store_error"
 	ModelsLoaded     = "models_loaded"
 	ModelsUnloaded   = "models_unloaded"
-	NodeName         = "node_name"   // the hold on the node name: waiting, refused, taken over, lost
-	MainPaused       = "main_paused" // the main process did not run for a while; its workers are not blamed
+	ModelLoadFailed  = "model_load_failed" // a worker could not load its models (a file missing or damaged, no runtime)
+	NodeName         = "node_name"         // the hold on the node name: waiting, refused, taken over, lost
+	MainPaused       = "main_paused"       // the main process did not run for a while; its workers are not blamed
 )
 
 // Event is one fact. Field order is the JSON field order of the trace, so a

@@ -10,6 +10,8 @@ package storehealth
 import (
 	"maps"
 	"time"
+
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // Health is what the main process's own store calls said of the store so
@@ -19,6 +21,18 @@ import (
 type Health struct {
 	Errors        map[string]int64 // by operation (snake_case method name); never nil
 	WritesFailing *WriteFailure    // nil: the last write noted was taken, or none failed
+	// Corrupt is the first call that found the database damaged
+	// (store.IsCorrupt); nil while none did. Damage is no outage: no
+	// retry mends it, so it stays set for the life of the process.
+	Corrupt *Corruption
+}
+
+// Corruption is the first store call of the main process that found the
+// database damaged.
+type Corruption struct {
+	Since time.Time
+	Op    string
+	Err   string // says how to repair the file (the adapter's message)
 }
 
 // WriteFailure is a run of failed store writes of the main process.
@@ -43,9 +57,15 @@ type WriteFailure struct {
 //     writes do not.
 //   - A call whose caller GaveUp says nothing of the store: it is neither
 //     counted nor setting nor clearing anything.
+//   - Corrupt is set by the first Fault whose error is store.IsCorrupt,
+//     read or write (or the first such error handed to Damaged), and
+//     never changes after: a damaged file stays
+//     damaged whatever later calls answer (they may read pages the damage
+//     missed).
 type Watch struct {
 	errs    map[string]int64
 	failing *WriteFailure
+	corrupt *Corruption
 }
 
 // Note records one call of op that ended at now with outcome o (err: its
@@ -60,6 +80,7 @@ func (w *Watch) Note(op string, write bool, o Outcome, err error, now time.Time)
 			w.errs = map[string]int64{}
 		}
 		w.errs[op]++
+		w.Damaged(op, err, now)
 	}
 	switch {
 	case !write:
@@ -72,6 +93,15 @@ func (w *Watch) Note(op string, write bool, o Outcome, err error, now time.Time)
 	}
 }
 
+// Damaged records a call outside the main process's own (the API's
+// reads) whose error err says the database is damaged: it sets Corrupt as
+// a noted call would, and changes nothing else. Any other err is ignored.
+func (w *Watch) Damaged(op string, err error, now time.Time) {
+	if w.corrupt == nil && store.IsCorrupt(err) {
+		w.corrupt = &Corruption{Since: now, Op: op, Err: errText(err)}
+	}
+}
+
 // Health is a copy of the state now: later notes do not change it.
 func (w *Watch) Health() Health {
 	h := Health{Errors: maps.Clone(w.errs)}
@@ -81,6 +111,10 @@ func (w *Watch) Health() Health {
 	if w.failing != nil {
 		f := *w.failing
 		h.WritesFailing = &f
+	}
+	if w.corrupt != nil {
+		c := *w.corrupt
+		h.Corrupt = &c
 	}
 	return h
 }

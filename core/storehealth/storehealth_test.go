@@ -2,6 +2,7 @@ package storehealth
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -80,5 +81,46 @@ func TestHealthIsACopy(t *testing.T) {
 	w.Note("release", true, Fault, errors.New("locked"), t0.Add(time.Second))
 	if h.Errors["release"] != 1 || h.WritesFailing.Err != "disk full" {
 		t.Fatalf("an earlier Health changed by a later note: %+v %+v", h, h.WritesFailing)
+	}
+}
+
+// A call that finds the database damaged sets Corrupt, read or write, and
+// nothing clears it: a write the store takes afterwards (a page the
+// damage missed) clears WritesFailing only. A call whose caller gave up
+// sets nothing.
+func TestCorruptionStays(t *testing.T) {
+	var w Watch
+	damaged := fmt.Errorf("counts: %w", store.ErrCorrupt)
+	w.Note("counts", false, GaveUp, damaged, t0)
+	if c := w.Health().Corrupt; c != nil {
+		t.Fatalf("a call given up on set corrupt: %+v", c)
+	}
+	w.Note("renew_leases", true, Fault, errors.New("database is locked"), t0)
+	if c := w.Health().Corrupt; c != nil {
+		t.Fatalf("a lock set corrupt: %+v", c)
+	}
+	w.Note("counts", false, Fault, damaged, t0.Add(time.Second))
+	w.Note("set_meta", true, Fault, fmt.Errorf("set meta: %w", store.ErrCorrupt), t0.Add(2*time.Second))
+	w.Note("renew_leases", true, Answered, nil, t0.Add(3*time.Second))
+	h := w.Health()
+	if c := h.Corrupt; c == nil || !c.Since.Equal(t0.Add(time.Second)) || c.Op != "counts" || c.Err != damaged.Error() {
+		t.Fatalf("corrupt = %+v, want the first damaged call's", c)
+	}
+	if h.WritesFailing != nil {
+		t.Fatalf("writes failing after a write was taken: %+v", h.WritesFailing)
+	}
+}
+
+// Damaged (the API's reads) sets Corrupt for a damaged database only, and
+// counts nothing.
+func TestDamagedSetsCorruptOnly(t *testing.T) {
+	var w Watch
+	w.Damaged("info", errors.New("database is locked"), t0)
+	if h := w.Health(); h.Corrupt != nil {
+		t.Fatalf("a lock set corrupt: %+v", h.Corrupt)
+	}
+	w.Damaged("info", fmt.Errorf("read: %w", store.ErrCorrupt), t0)
+	if h := w.Health(); h.Corrupt == nil || h.Corrupt.Op != "info" || len(h.Errors) != 0 || h.WritesFailing != nil {
+		t.Fatalf("health %+v, want corrupt and nothing else", h)
 	}
 }

@@ -467,7 +467,7 @@ func (w *Worker) ModelsLoaded(ctx context.Context, now time.Time, err error) {
 	}
 	w.tel.Errors++
 	w.tel.ConsecutiveErrors++
-	w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, Reason: "model load failed: " + err.Error()})
+	w.sink.Emit(event.Event{T: now, Event: event.ModelLoadFailed, Component: w.cfg.Component, Reason: err.Error()})
 	w.releaseHeld(ctx, now, "model load failed")
 	w.waitUntil, w.waitDep = now.Add(w.depFailed(depModels)), depModels
 }

@@ -890,6 +890,10 @@ func TestModelLoadFailureReleasesClaim(t *testing.T) {
 	if _, ok := r.st.ClaimOf("a"); ok {
 		t.Fatal("claim kept after a failed model load")
 	}
+	// A model that cannot be loaded is not the store's trouble.
+	if got := r.ev.of(event.ModelLoadFailed); len(got) != 1 || got[0].Reason != "onnx: no such file" || len(r.ev.of(event.StoreError)) != 0 {
+		t.Fatalf("events %+v, want one model_load_failed and no store_error", r.ev.events)
+	}
 	if tel := r.w.Telemetry(); tel.ConsecutiveErrors != 1 {
 		t.Fatalf("telemetry = %+v", tel)
 	}
