@@ -65,7 +65,7 @@ func CheckAnalyzer(s *Settings) error {
 		// worker's load, again after each backoff and restart, while the
 		// run sits at 0 done. It takes 130-370 ms on a busy 2-core host
 		// (TestTagRefusesADamagedModel checks the refusal).
-		if err := gpu.CheckModels(context.Background(), gpu.Config{LibraryPath: s.Get("onnxruntime_lib"),
+		if err := inference.CheckModels(context.Background(), inference.Config{LibraryPath: s.Get("onnxruntime_lib"),
 			ModelsDir: s.Get("models_dir"), Logger: slog.New(slog.DiscardHandler)}); err != nil {
 			return fmt.Errorf("%w; replace the file with a whole copy (the MusiCNN ONNX models)", err)
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomarr/nomarr/adapters/gpu"
+	"github.com/nomarr/nomarr/adapters/inference"
 )
 
 // TestTagRefusesADamagedModel: a backbone cut short in the models
@@ -24,7 +24,7 @@ func TestTagRefusesADamagedModel(t *testing.T) {
 	}
 	lib := filepath.Join(root, ".cache", "onnxruntime", "libonnxruntime.so.1")
 	models := copyModels(t, filepath.Join(root, "..", "shared", "models", "musicnn"))
-	backbone := filepath.Join(models, gpu.BackboneFile)
+	backbone := filepath.Join(models, inference.BackboneFile)
 	if err := os.Truncate(backbone, 100_000); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestTagRefusesADamagedModel(t *testing.T) {
 func copyModels(t *testing.T, dir string) string {
 	t.Helper()
 	to := t.TempDir()
-	for _, f := range gpu.ModelFiles() {
+	for _, f := range inference.ModelFiles() {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatalf("models: %v", err)
