@@ -103,6 +103,14 @@ var commands = []command{
 		"Places n-2 waypoints evenly between A's and B's track vectors and takes for\n" +
 			"each the closest unused track, with mix's rules. Lists the paths, or writes\n" +
 			"an M3U8 playlist.\n"},
+	{"playlists", "playlists --out DIR [--rules FILE]",
+		"M3U8 and Navidrome smart playlists per mood label and per rule",
+		"Writes in DIR, for each label of the regular mood tier in the stored tags and\n" +
+			"for each rule of FILE (a YAML list: name, mood, tier, genre, score, min, max),\n" +
+			"NAME.m3u8 (paths relative to DIR) and NAME.nsp, a Navidrome smart playlist\n" +
+			"selecting the same tracks through the custom tags (docs/commands.md). Running\n" +
+			"it again replaces them and deletes those no longer written; a file it did not\n" +
+			"write (not in DIR/.nomarr-playlists) is never touched. Reads the store only.\n"},
 	{"sim", "sim SCENARIO [--seed N] [--json] [--no-check]",
 		"run a scenario in the deterministic simulator",
 		"Prints the JSONL trace (with --json) and a summary. Exit 1 when an expectation\n" +
@@ -171,6 +179,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runMix(args[1:], stdout, stderr)
 	case "path":
 		return runPath(args[1:], stdout, stderr)
+	case "playlists":
+		return runPlaylists(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return runVersion(args[1:], stdout, stderr)
 	case "worker": // hidden: started by a main process
