@@ -570,7 +570,28 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		}
 		return out, nil
 	},
-	qForgetTags:   keyedRemove(colTags),
+	qForgetTags:    keyedRemove(colTags),
+	qForgetVectors: keyedRemove(colVectors),
+	qPutVector: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		k := str(b["key"])
+		if _, ok := f.colls[colFiles][k]; !ok {
+			return nil, nil
+		}
+		f.colls[colVectors][k] = doc{"_key": k, "model_set": b["model_set"], "vector": b["vector"]}
+		return []any{1}, nil
+	},
+	qTrackVectors: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		return f.vectors(b, int(num(b["limit"]))), nil
+	},
+	qTrackVectorsAll: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		return f.vectors(b, -1), nil
+	},
+	qListTags: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		return f.listTags(b, int(num(b["limit"]))), nil
+	},
+	qListTagsAll: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		return f.listTags(b, -1), nil
+	},
 	qForgetClaims: keyedRemove(colClaims),
 	qDiscover: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		return f.discover(b, int(num(b["limit"]))), nil
@@ -814,9 +835,10 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		f.colls[colMeta][k] = with(m, "value", b["value"])
 		return []any{1}, nil
 	},
-	qInitMeta: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+	qRaiseSchema: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		k := str(b["key"])
-		if _, ok := f.colls[colMeta][k]; !ok {
+		old, ok := f.colls[colMeta][k]
+		if n, err := strconv.Atoi(str(old["value"])); !ok || err != nil || float64(n) < num(b["n"]) {
 			f.colls[colMeta][k] = doc{"_key": k, "name": k, "value": b["value"]}
 		}
 		return nil, nil
@@ -907,6 +929,39 @@ func (f *fakeServer) discover(b map[string]any, limit int) []any {
 }
 
 // list is ListFiles: every file after the cursor, in key order.
+// vectors emulates qTrackVectors: the model set's vectors after the
+// cursor, in key order.
+func (f *fakeServer) vectors(b map[string]any, limit int) []any {
+	var out []any
+	for _, k := range slices.Sorted(maps.Keys(f.colls[colVectors])) {
+		v := f.colls[colVectors][k]
+		if k <= str(b["after"]) || v["model_set"] != b["model_set"] {
+			continue
+		}
+		if limit >= 0 && len(out) == limit {
+			break
+		}
+		out = append(out, doc{"key": k, "vector": v["vector"]})
+	}
+	return out
+}
+
+// listTags emulates qListTags.
+func (f *fakeServer) listTags(b map[string]any, limit int) []any {
+	var out []any
+	for _, k := range slices.Sorted(maps.Keys(f.colls[colTags])) {
+		if k <= str(b["after"]) {
+			continue
+		}
+		if limit >= 0 && len(out) == limit {
+			break
+		}
+		t := f.colls[colTags][k]
+		out = append(out, doc{"key": k, "version": t["version"], "tags": t["tags"]})
+	}
+	return out
+}
+
 func (f *fakeServer) list(b map[string]any, limit int) []any {
 	var out []any
 	for _, k := range slices.Sorted(maps.Keys(f.colls[colFiles])) {

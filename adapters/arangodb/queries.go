@@ -338,8 +338,13 @@ const qSwapMeta = `FOR m IN meta FILTER m._key == @key AND m.value == @old
   UPDATE m WITH { value: @value } IN meta
   RETURN 1`
 
-// qInitMeta inserts a meta value unless the key exists.
-const qInitMeta = `INSERT { _key: @key, name: @key, value: @value } INTO meta OPTIONS { overwriteMode: "ignore" }`
+// qRaiseSchema records the schema version @value (@n as a number) unless
+// meta holds a higher one: another process of a newer program may have
+// upgraded the database meanwhile.
+const qRaiseSchema = `UPSERT { _key: @key }
+  INSERT { _key: @key, name: @key, value: @value }
+  UPDATE { value: TO_NUMBER(OLD.value) < @n ? @value : OLD.value }
+  IN meta`
 
 // qLoadRestart / qSaveRestart: one document per component key.
 const qLoadRestart = `FOR r IN worker_restart_policy FILTER r._key == @key RETURN r`
@@ -376,3 +381,43 @@ const qRecentHistory = `FOR h IN health_history
 
 // qTags reads a file's tags.
 const qTags = `FOR t IN file_tags FILTER t._key == @key RETURN t.tags`
+
+// qForgetVectors deletes the track vectors of @keys (files just forgotten).
+const qForgetVectors = `FOR k IN @keys
+  FOR v IN track_vectors
+    FILTER v._key == k
+    REMOVE v IN track_vectors
+    RETURN 1`
+
+// qPutVector stores a file's track vector, replacing the one it had, only
+// for a stored file (reads library_files, writes track_vectors); no row:
+// no such file.
+const qPutVector = `FOR f IN library_files
+  FILTER f._key == @key
+  UPSERT { _key: @key }
+    INSERT { _key: @key, model_set: @model_set, vector: @vector }
+    REPLACE { _key: @key, model_set: @model_set, vector: @vector }
+    IN track_vectors
+  RETURN 1`
+
+// qTrackVectors: one model set's vectors after the cursor, in key order
+// (primary index; the model set filtered per document).
+const qTrackVectors = `FOR v IN track_vectors
+  FILTER v._key > @after AND v.model_set == @model_set
+  SORT v._key
+  LIMIT @limit
+  RETURN { key: v._key, vector: v.vector }`
+
+// qTrackVectorsAll is qTrackVectors without a limit.
+var qTrackVectorsAll = strings.Replace(qTrackVectors, "\n  LIMIT @limit", "", 1)
+
+// qListTags: the stored tags after the cursor, in key order (primary
+// index).
+const qListTags = `FOR t IN file_tags
+  FILTER t._key > @after
+  SORT t._key
+  LIMIT @limit
+  RETURN { key: t._key, version: t.version, tags: t.tags }`
+
+// qListTagsAll is qListTags without a limit.
+var qListTagsAll = strings.Replace(qListTags, "\n  LIMIT @limit", "", 1)

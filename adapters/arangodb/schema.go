@@ -11,8 +11,10 @@ import (
 )
 
 // SchemaVersion is the layout this package creates and understands; it is
-// kept in meta under MetaSchemaVersion.
-const SchemaVersion = 1
+// kept in meta under MetaSchemaVersion. Version 2 added track_vectors; a
+// version 1 database gets it at its next open (the bootstrap's steps are
+// idempotent), and a program of version 1 then refuses it.
+const SchemaVersion = 2
 
 // MetaSchemaVersion is the meta key holding the schema version.
 const MetaSchemaVersion = "schema_version"
@@ -25,12 +27,13 @@ const (
 	colHistory = "health_history"
 	colMeta    = "meta"
 	colTags    = "file_tags"
+	colVectors = "track_vectors"
 )
 
 // collections in creation order; meta last: its schema_version document
 // marks a complete bootstrap. library_files comes first: it is the sharding
 // prototype of the others (see createCollection).
-var collections = []string{colFiles, colClaims, colRestart, colHistory, colTags, colMeta}
+var collections = []string{colFiles, colClaims, colRestart, colHistory, colTags, colVectors, colMeta}
 
 // index is one persistent index of the bootstrap: not unique, not sparse.
 type index struct {
@@ -102,8 +105,8 @@ func (s *Store) bootstrap(ctx context.Context) error {
 		}
 	}
 	err = s.write(ctx, conflictsOnly, func(ctx context.Context) error {
-		_, err := queryAll[any](ctx, s.db, qInitMeta, map[string]any{
-			"key": MetaSchemaVersion, "value": strconv.Itoa(SchemaVersion),
+		_, err := queryAll[any](ctx, s.db, qRaiseSchema, map[string]any{
+			"key": MetaSchemaVersion, "value": strconv.Itoa(SchemaVersion), "n": SchemaVersion,
 		})
 		return err
 	})

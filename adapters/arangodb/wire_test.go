@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,7 +196,7 @@ func TestBootstrap(t *testing.T) {
 			}
 		}
 	})
-	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != "1" {
+	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != strconv.Itoa(SchemaVersion) {
 		t.Fatalf("schema version = %q %v %v", v, ok, err)
 	}
 	// A second open of a complete database costs one query.
@@ -205,9 +206,35 @@ func TestBootstrap(t *testing.T) {
 		t.Fatalf("second open sent %v", got)
 	}
 	// A newer schema is refused.
-	f.locked(func() { f.colls[colMeta][MetaSchemaVersion] = with(f.colls[colMeta][MetaSchemaVersion], "value", "2") })
+	f.locked(func() {
+		f.colls[colMeta][MetaSchemaVersion] = with(f.colls[colMeta][MetaSchemaVersion], "value", strconv.Itoa(SchemaVersion+1))
+	})
 	if _, err := Open(bg, f.url()); err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Fatalf("Open of a newer schema = %v", err)
+	}
+}
+
+// A database of schema version 1 (no track_vectors) gets the collection
+// and the version at its next open, its files kept, and takes vectors.
+func TestBootstrapUpgradesVersion1(t *testing.T) {
+	f := newFake(t, "nomarr")
+	s := openFake(t, f)
+	if _, err := s.UpsertFiles(bg, []store.File{{Key: "a", Path: "/m/a.flac", Size: 1, MtimeMs: 1, IsValid: true, NeedsTagging: true}}); err != nil {
+		t.Fatal(err)
+	}
+	f.locked(func() {
+		delete(f.colls, colVectors)
+		f.colls[colMeta][MetaSchemaVersion] = with(f.colls[colMeta][MetaSchemaVersion], "value", "1")
+	})
+	s = openFake(t, f)
+	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != strconv.Itoa(SchemaVersion) {
+		t.Fatalf("schema version after the upgrade = %q %v %v", v, ok, err)
+	}
+	if err := s.PutTrackVector(bg, "a", "m1", []float32{0.6, 0.8}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.TrackVectors(bg, "m1", "", 0); err != nil || len(got) != 1 || !slices.Equal(got[0].Vector, []float32{0.6, 0.8}) {
+		t.Fatalf("TrackVectors after the upgrade = %+v, %v", got, err)
 	}
 }
 

@@ -46,9 +46,12 @@ type Store struct {
 	pending []int32        // positions of files with NeedsTagging && IsValid && !Failed, ascending
 	claims  map[string]*store.Claim
 	tags    map[string]map[string]string
-	restart map[string]restart.State
-	meta    map[string]string
-	history []store.HistoryRow
+	// tagVersions holds the model-set version of each file's stored tags.
+	tagVersions map[string]string
+	vectors     map[string]store.TrackVector
+	restart     map[string]restart.State
+	meta        map[string]string
+	history     []store.HistoryRow
 	// historyIDs holds the identity of every row of history (kept and
 	// pruned with it): AppendHistory skips a row already there in O(1).
 	historyIDs map[store.HistoryIdentity]struct{}
@@ -66,14 +69,16 @@ type Store struct {
 // New returns an empty store; seed drives the random-error fault.
 func New(seed uint64) *Store {
 	return &Store{
-		index:      map[string]int{},
-		claims:     map[string]*store.Claim{},
-		tags:       map[string]map[string]string{},
-		restart:    map[string]restart.State{},
-		meta:       map[string]string{},
-		historyIDs: map[store.HistoryIdentity]struct{}{},
-		rng:        rand.New(rand.NewPCG(seed, 0x6e6f6d617272)),
-		TagWrites:  map[string]int{},
+		index:       map[string]int{},
+		claims:      map[string]*store.Claim{},
+		tags:        map[string]map[string]string{},
+		tagVersions: map[string]string{},
+		vectors:     map[string]store.TrackVector{},
+		restart:     map[string]restart.State{},
+		meta:        map[string]string{},
+		historyIDs:  map[store.HistoryIdentity]struct{}{},
+		rng:         rand.New(rand.NewPCG(seed, 0x6e6f6d617272)),
+		TagWrites:   map[string]int{},
 	}
 }
 
@@ -269,6 +274,7 @@ func (s *Store) Complete(_ context.Context, ref store.Ref, c store.Completion) e
 		f.StatSeq = max(f.StatSeq, s.statSeq())
 	}
 	s.tags[f.Key] = maps.Clone(c.Tags)
+	s.tagVersions[f.Key] = c.Version
 	s.TagWrites[f.Key]++
 	delete(s.claims, ref.FileKey)
 	s.setPendingMembership(pos)
@@ -518,6 +524,8 @@ func (s *Store) ForgetMissing(_ context.Context, keys []string) (int, error) {
 		delete(s.index, k)
 		delete(s.claims, k)
 		delete(s.tags, k)
+		delete(s.tagVersions, k)
+		delete(s.vectors, k)
 	}
 	s.pending = s.pending[:0]
 	for i, f := range s.files {

@@ -250,6 +250,7 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 func downgradeToV1(t testing.TB, path string, extra ...string) {
 	t.Helper()
 	execAll(t, path, append([]string{
+		`DROP TABLE track_vectors`,
 		`ALTER TABLE library_files DROP COLUMN stat_seq`,
 		`DROP TRIGGER library_counts_insert`, `DROP TRIGGER library_counts_delete`, `DROP TRIGGER library_counts_update`,
 		`DROP TABLE library_counts`,
@@ -284,7 +285,7 @@ func TestOpenWaitsForAnUpgradeInProgress(t *testing.T) {
 	// The holder is another process upgrading the file: the open below
 	// read version 1 before the commit, and finds the file upgraded when
 	// it gets the lock.
-	for _, ddl := range slices.Concat(version2, version3, extrasDDL()) {
+	for _, ddl := range slices.Concat(version2, version3, version4, extrasDDL()) {
 		var args []any
 		if strings.Contains(ddl, "?1") {
 			args = append(args, ms(time.Now()))

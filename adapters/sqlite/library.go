@@ -798,6 +798,7 @@ func (s *Store) ForgetMissing(ctx context.Context, keys []string) (int, error) {
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
 		n = 0
 		file, tags, claim := tx.StmtContext(ctx, s.ws[sForgetFile]), tx.StmtContext(ctx, s.ws[sForgetTags]), tx.StmtContext(ctx, s.ws[sForgetClaim])
+		vector := tx.StmtContext(ctx, s.ws[sForgetVector])
 		for _, k := range keys {
 			res, err := file.ExecContext(ctx, k)
 			if err != nil {
@@ -809,7 +810,7 @@ func (s *Store) ForgetMissing(ctx context.Context, keys []string) (int, error) {
 				continue
 			}
 			n++
-			for _, st := range []*sql.Stmt{tags, claim} {
+			for _, st := range []*sql.Stmt{tags, claim, vector} {
 				if _, err := st.ExecContext(ctx, k); err != nil {
 					return fmt.Errorf("%s: %w", k, err)
 				}

@@ -202,6 +202,22 @@ var version3 = []string{
 	`ALTER TABLE library_files ADD COLUMN stat_seq INTEGER NOT NULL DEFAULT 0`,
 }
 
+// version4 upgrades schema version 3 to 4: track_vectors holds one track
+// vector per file (store.Vectors) as little-endian float32s, with the
+// model-set version that made it; its index serves a read of one model
+// set's vectors in key order. A new schema version rather than an extra:
+// a program of version 3 would forget files and leave their vectors
+// behind. A rowid table: a 200-dimension vector is 800 bytes, too wide
+// for WITHOUT ROWID's page layout.
+var version4 = []string{
+	`CREATE TABLE IF NOT EXISTS track_vectors (
+		file_key  TEXT NOT NULL PRIMARY KEY,
+		model_set TEXT NOT NULL,
+		vector    BLOB NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS track_vectors_model_set ON track_vectors (model_set, file_key)`,
+}
+
 // extras are indexes added since schema version 2 that change no
 // semantics (a program of this version is right with or without them), so
 // they need no new schema version, which would make the programs already
@@ -275,6 +291,8 @@ const (
 	sForgetFile
 	sForgetTags
 	sForgetClaim
+	sForgetVector
+	sPutVector
 	// reads (query-only connections)
 	sDiscover
 	sFile
@@ -286,6 +304,8 @@ const (
 	sTags
 	sHistory
 	sListFiles
+	sTrackVectors
+	sListTags
 	nStmts
 )
 
@@ -347,9 +367,14 @@ var writeSQL = map[int]string{
 			AND NOT EXISTS (SELECT 1 FROM worker_claims WHERE file_key = ?1)`,
 	// A file is forgotten only while it is not valid; its tags and claim go
 	// with it (ForgetMissing runs the last two only after the first).
-	sForgetFile:  `DELETE FROM library_files WHERE key = ? AND is_valid = 0`,
-	sForgetTags:  `DELETE FROM file_tags WHERE file_key = ?`,
-	sForgetClaim: `DELETE FROM worker_claims WHERE file_key = ?`,
+	sForgetFile:   `DELETE FROM library_files WHERE key = ? AND is_valid = 0`,
+	sForgetTags:   `DELETE FROM file_tags WHERE file_key = ?`,
+	sForgetClaim:  `DELETE FROM worker_claims WHERE file_key = ?`,
+	sForgetVector: `DELETE FROM track_vectors WHERE file_key = ?`,
+	// A file's vector, replacing the one it had, only for a stored file.
+	sPutVector: `INSERT INTO track_vectors (file_key, model_set, vector)
+		SELECT key, ?2, ?3 FROM library_files WHERE key = ?1
+		ON CONFLICT (file_key) DO UPDATE SET model_set = excluded.model_set, vector = excluded.vector`,
 	// Claim = insert, only if the file is eligible at claimed_at; the primary
 	// key refuses a second claim.
 	sClaimInsert: `INSERT INTO worker_claims (file_key, worker_id, claimed_at, lease_until)
@@ -460,6 +485,9 @@ var readSQL = map[int]string{
 		FROM worker_restart_policy WHERE key = ?`,
 	sTags:      `SELECT tags FROM file_tags WHERE file_key = ?`,
 	sListFiles: `SELECT ` + fileCols + ` FROM library_files WHERE key > ?1 ORDER BY key LIMIT ?2`,
+	sTrackVectors: `SELECT file_key, vector FROM track_vectors INDEXED BY track_vectors_model_set
+		WHERE model_set = ?1 AND file_key > ?2 ORDER BY file_key LIMIT ?3`,
+	sListTags: `SELECT file_key, version, tags FROM file_tags WHERE file_key > ?1 ORDER BY file_key LIMIT ?2`,
 	sHistory: `SELECT at_ms, instance, component, status FROM
 			(SELECT id, at_ms, instance, component, status FROM health_history ORDER BY id DESC LIMIT ?)
 		ORDER BY id`,

@@ -71,6 +71,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReleaseMissing", testReleaseMissing},
 		{"ForgetMissing", testForgetMissing},
 		{"PathBytes", testPathBytes},
+		{"TrackVectors", testTrackVectors},
+		{"TrackVectorReplaced", testTrackVectorReplaced},
+		{"TrackVectorRefused", testTrackVectorRefused},
+		{"TrackVectorForgotten", testTrackVectorForgotten},
+		{"ListTags", testListTags},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

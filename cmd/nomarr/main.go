@@ -86,6 +86,31 @@ var commands = []command{
 			"for a host gone with other models (it would hold the others back for 2 h); a\n" +
 			"host that still runs records its own again within 30 min. Reads and writes the\n" +
 			"store, daemon or not. Exit 1 when NODE has no record.\n"},
+	{"similar", "similar FILE [-n 20] [--json | --m3u]",
+		"the tracks that sound closest to FILE",
+		"Lists the n tracks whose track vectors (of this host's model set) are closest\n" +
+			"to FILE's, best first, with their cosine score; --json as one object a line,\n" +
+			"--m3u as an M3U8 playlist. Reads the store only. Exit 1 when FILE is not a\n" +
+			"file of the store or has no track vector yet.\n"},
+	{"mix", "mix SEED... [-n 30] [--out FILE.m3u8]",
+		"a playlist that starts from the seeds and stays close to them",
+		"Opens with the seeds and adds tracks close to them but not to each other: no\n" +
+			"near-duplicate (another file of the same recording), at most 2 tracks of one\n" +
+			"artist and 3 of one album in a row, artist and album taken from the folder\n" +
+			"layout (ARTIST/ALBUM/FILE). Lists the paths, or writes an M3U8 playlist.\n"},
+	{"path", "path A B [-n 15] [--out FILE.m3u8]",
+		"a playlist that moves from A to B in even steps",
+		"Places n-2 waypoints evenly between A's and B's track vectors and takes for\n" +
+			"each the closest unused track, with mix's rules. Lists the paths, or writes\n" +
+			"an M3U8 playlist.\n"},
+	{"playlists", "playlists --out DIR [--rules FILE]",
+		"M3U8 and Navidrome smart playlists per mood label and per rule",
+		"Writes in DIR, for each label of the regular mood tier in the stored tags and\n" +
+			"for each rule of FILE (a YAML list: name, mood, tier, genre, score, min, max),\n" +
+			"NAME.m3u8 (paths relative to DIR) and NAME.nsp, a Navidrome smart playlist\n" +
+			"selecting the same tracks through the custom tags (docs/commands.md). Running\n" +
+			"it again replaces them and deletes those no longer written; a file it did not\n" +
+			"write (not in DIR/.nomarr-playlists) is never touched. Reads the store only.\n"},
 	{"sim", "sim SCENARIO [--seed N] [--json] [--no-check]",
 		"run a scenario in the deterministic simulator",
 		"Prints the JSONL trace (with --json) and a summary. Exit 1 when an expectation\n" +
@@ -148,6 +173,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runForget(args[1:], stdout, stderr)
 	case "models":
 		return runModels(args[1:], stdout, stderr)
+	case "similar":
+		return runSimilar(args[1:], stdout, stderr)
+	case "mix":
+		return runMix(args[1:], stdout, stderr)
+	case "path":
+		return runPath(args[1:], stdout, stderr)
+	case "playlists":
+		return runPlaylists(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return runVersion(args[1:], stdout, stderr)
 	case "worker": // hidden: started by a main process

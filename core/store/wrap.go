@@ -14,7 +14,8 @@ type Op struct {
 	// methods share one.
 	Name string
 	// Writes: the call may change the store (every method but the reads
-	// Discover, File, Counts, ListFiles, GetMeta and LoadRestart).
+	// Discover, File, Counts, ListFiles, GetMeta, LoadRestart,
+	// TrackVectors and ListTags).
 	Writes bool
 	// Refs, when not nil, lists the claims the call names (its Ref or
 	// Claim) or answers (the claims ReleaseWorker released and
@@ -252,5 +253,23 @@ func (w wrapped) AppendHistory(ctx context.Context, rows []HistoryRow) error {
 func (w wrapped) PruneHistory(ctx context.Context, before time.Time) (int, error) {
 	return answer(w, ctx, Op{Name: "prune_history", Writes: true}, func(ctx context.Context, st Store) (int, error) {
 		return st.PruneHistory(ctx, before)
+	})
+}
+
+func (w wrapped) PutTrackVector(ctx context.Context, fileKey, modelSet string, vec []float32) error {
+	return w.around(ctx, Op{Name: "put_track_vector", Writes: true}, func(ctx context.Context, st Store) error {
+		return st.PutTrackVector(ctx, fileKey, modelSet, vec)
+	})
+}
+
+func (w wrapped) TrackVectors(ctx context.Context, modelSet, after string, limit int) ([]TrackVector, error) {
+	return answer(w, ctx, Op{Name: "track_vectors"}, func(ctx context.Context, st Store) ([]TrackVector, error) {
+		return st.TrackVectors(ctx, modelSet, after, limit)
+	})
+}
+
+func (w wrapped) ListTags(ctx context.Context, after string, limit int) ([]FileTags, error) {
+	return answer(w, ctx, Op{Name: "list_tags"}, func(ctx context.Context, st Store) ([]FileTags, error) {
+		return st.ListTags(ctx, after, limit)
 	})
 }
