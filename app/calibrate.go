@@ -143,21 +143,26 @@ func WriteDistribution(out io.Writer, ls LibraryScores, c *tags.Calibration) {
 	if ls.Skipped > 0 {
 		fmt.Fprintf(out, " (%d without stored scores left out)", ls.Skipped)
 	}
-	fmt.Fprintf(out, "\n\n%-36s %6s %6s %6s %6s %6s  %-*s\n", "class", "p5", "p25", "p50", "p75", "p95", histBins+2, "0 … 1")
+	width := 0
+	for _, k := range classKeys() {
+		width = max(width, len(k))
+	}
+	fmt.Fprintf(out, "\n\n%-*s %6s %6s %6s %6s %6s  %s\n", width, "class", "p5", "p25", "p50", "p75", "p95", "0 … 1")
 	for _, k := range classKeys() {
 		s := slices.Clone(ls.Scores[k])
 		if len(s) == 0 {
 			continue
 		}
 		sort.Float64s(s)
-		fmt.Fprintf(out, "%-36s", k)
+		fmt.Fprintf(out, "%-*s", width, k)
 		for _, p := range []float64{5, 25, 50, 75, 95} {
 			fmt.Fprintf(out, " %6.3f", tags.Percentile(s, p))
 		}
 		fmt.Fprintf(out, "  |%s|\n", histogram(s))
 	}
-	fmt.Fprintf(out, "\nA score at p5 counts as 0 and one at p95 as 1 before the mood thresholds apply\n"+
-		"(calibration: library); `nomarr retag` or the next analysis writes the new lists.\n")
+	fmt.Fprintf(out, "\nWith calibration: library, a score at p5 counts as 0 and one at p95 as 1 before\n"+
+		"the mood thresholds apply, from the next start of tag or serve; files keep the\n"+
+		"lists they were derived under (nom:derived) until they are analysed again.\n")
 }
 
 // histogram draws the scores (in [0, 1]) in histBins bins.
