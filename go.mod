@@ -10,7 +10,10 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
-require github.com/Azure/go-ansiterm v0.0.0-20261006220739-8c912ac31dd4 // indirect
+require (
+	github.com/Azure/go-ansiterm v0.0.0-20261006220739-8c912ac31dd4 // indirect
+	github.com/BurntSushi/toml v1.6.0 // indirect
+)
 
 require (
 	dario.cat/mergo v1.0.2 // indirect

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -32,6 +33,12 @@ func newMain(s *Settings, st Store, log *slog.Logger, sink event.Sink) (*driver.
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	opt, err := s.WorkerTagOptions(ctx, st, "", log)
+	if err != nil {
+		return nil, err
+	}
 	instance := fmt.Sprintf("%s:%d:%d", s.Get("node"), os.Getpid(), time.Now().UnixMilli())
 	var m *driver.Main
 	command := func(component string, gen uint64) (string, []string) { // called once m is running
@@ -48,7 +55,7 @@ func newMain(s *Settings, st Store, log *slog.Logger, sink event.Sink) (*driver.
 	m.Spawner.Name = name
 	m.Spawner.Env = WorkerEnvironment(WorkerSpec{DB: s.Get("db"), Config: s.Core.Values(), Analyzer: s.Get("analyzer"),
 		StateDir: filepath.Join(s.Get("data_dir"), "analyzer-state"), ModelsDir: s.Get("models_dir"),
-		OrtLib: s.Get("onnxruntime_lib"), WriteMode: s.Get("write_mode"), Reuse: reuse, Threads: threads, BatchSize: batch, CPUArena: arena, UseGPU: s.Core.GPU,
+		OrtLib: s.Get("onnxruntime_lib"), WriteMode: s.Get("write_mode"), Tags: &opt, Reuse: reuse, Threads: threads, BatchSize: batch, CPUArena: arena, UseGPU: s.Core.GPU,
 		LogLevel: s.Get("log_level")})
 	return m, nil
 }

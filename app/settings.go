@@ -382,6 +382,9 @@ func (s *Settings) finish() error {
 	default:
 		return fmt.Errorf("write_mode: want none, minimal or full, got %q", s.app["write_mode"])
 	}
+	if err := s.checkTagSettings(); err != nil {
+		return err
+	}
 	if d, err := time.ParseDuration(s.app["rescan_interval"]); err != nil || d < 0 {
 		return fmt.Errorf("rescan_interval: want a duration such as 1h, got %q", s.app["rescan_interval"])
 	}

@@ -39,11 +39,14 @@ type WorkerSpec struct {
 	ModelsDir string `json:"models_dir,omitempty"`
 	OrtLib    string `json:"onnxruntime_lib,omitempty"`
 	WriteMode string `json:"write_mode,omitempty"`
-	Reuse     bool   `json:"reuse_file_tags,omitempty"`
-	Threads   int    `json:"ort_threads,omitempty"`
-	BatchSize int    `json:"batch_size,omitempty"`
-	CPUArena  bool   `json:"ort_cpu_arena,omitempty"`
-	UseGPU    bool   `json:"gpu,omitempty"`
+	// Tags are the tag-derivation options (Settings.WorkerTagOptions);
+	// nil: tags.DefaultOptions.
+	Tags      *tags.Options `json:"tags,omitempty"`
+	Reuse     bool          `json:"reuse_file_tags,omitempty"`
+	Threads   int           `json:"ort_threads,omitempty"`
+	BatchSize int           `json:"batch_size,omitempty"`
+	CPUArena  bool          `json:"ort_cpu_arena,omitempty"`
+	UseGPU    bool          `json:"gpu,omitempty"`
 }
 
 // ScriptAnalyzer builds the drills' script analyzer (analyzer
@@ -176,7 +179,14 @@ func newAnalyzer(spec WorkerSpec, script ScriptAnalyzer, log *slog.Logger) (work
 		}
 		models := inference.New(inference.Config{LibraryPath: spec.OrtLib, ModelsDir: spec.ModelsDir, Threads: spec.Threads,
 			BatchSize: spec.BatchSize, CPUArena: spec.CPUArena, UseCUDA: spec.UseGPU})
-		return &analyzer.MusiCNN{Models: models, Tags: tags.DefaultOptions(), WriteMode: spec.WriteMode, ReuseFileTags: spec.Reuse, Log: log}, nil
+		opt := tags.DefaultOptions()
+		if spec.Tags != nil {
+			opt = *spec.Tags
+		}
+		if err := opt.Validate(); err != nil {
+			return nil, fmt.Errorf("analyzer: %w", err)
+		}
+		return &analyzer.MusiCNN{Models: models, Tags: opt, WriteMode: spec.WriteMode, ReuseFileTags: spec.Reuse, Log: log}, nil
 	}
 	return nil, fmt.Errorf("analyzer: unknown analyzer %q (musicnn, noop, script:SCENARIO)", spec.Analyzer)
 }

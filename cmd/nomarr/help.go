@@ -160,6 +160,8 @@ var appDefaults = map[string]string{
 	"node":            "the host name",
 	"analyzer":        "musicnn (or noop, script:SCENARIO)",
 	"write_mode":      "full (or minimal, none)",
+	"standard_tags":   "mood (or genre, mood,genre, none)",
+	"calibration":     "none (or library: run `nomarr calibrate` first)",
 	"log_level":       "info (or debug, warn, error)",
 	"library_root":    "none (serve: scan nothing)",
 	"api_token":       "none",

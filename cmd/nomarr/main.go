@@ -111,6 +111,19 @@ var commands = []command{
 			"selecting the same tracks through the custom tags (docs/commands.md). Running\n" +
 			"it again replaces them and deletes those no longer written; a file it did not\n" +
 			"write (not in DIR/.nomarr-playlists) is never touched. Reads the store only.\n"},
+	{"calibrate", "calibrate [--db sqlite:PATH]",
+		"scale the mood scores by the library's: compute and store the calibration",
+		"Reads the class scores the store keeps for every file tagged by this host's model\n" +
+			"set (at least 20), computes each class's 5th and 95th percentiles, stores them\n" +
+			"and prints each class's distribution. With calibration: library, tag and serve\n" +
+			"then scale each mood score so that the library's 5th percentile counts as 0 and\n" +
+			"its 95th as 1 before the mood thresholds apply; the files' nom:derived names the\n" +
+			"calibration. Exit 1 when the store cannot be read or holds too few files.\n"},
+	{"navidrome-config", "navidrome-config [--config FILE]",
+		"print the Tags section of navidrome.toml for every tag Nomarr writes",
+		"Prints a custom tag for each nom key, with the names Navidrome reads it under in\n" +
+			"every format (scores as floats, lists split on \"; \"), to add to navidrome.toml\n" +
+			"before a full scan. MOOD and GENRE need none (docs/media-servers.md).\n"},
 	{"sim", "sim SCENARIO [--seed N] [--json] [--no-check]",
 		"run a scenario in the deterministic simulator",
 		"Prints the JSONL trace (with --json) and a summary. Exit 1 when an expectation\n" +
@@ -181,6 +194,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runPath(args[1:], stdout, stderr)
 	case "playlists":
 		return runPlaylists(args[1:], stdout, stderr)
+	case "calibrate":
+		return runCalibrate(args[1:], stdout, stderr)
+	case "navidrome-config":
+		return runNavidromeConfig(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return runVersion(args[1:], stdout, stderr)
 	case "worker": // hidden: started by a main process

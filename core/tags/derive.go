@@ -41,7 +41,7 @@ const ListSep = "; "
 const (
 	// ModeNone writes nothing into files.
 	ModeNone = "none"
-	// ModeMinimal writes the three mood lists and nom_version.
+	// ModeMinimal writes the three mood lists, nom_version and derived.
 	ModeMinimal = "minimal"
 	// ModeFull writes every derived tag.
 	ModeFull = "full"
@@ -86,6 +86,10 @@ type Options struct {
 	// KeyMoodStrict, KeyMoodRegular or KeyMoodLoose. Needed when
 	// StandardTags holds FieldMood.
 	MoodTier string
+	// Calibration (config calibration: library), when set, scales each
+	// mood class's score by the library's range before the tiers apply;
+	// nil applies them to the scores as they are.
+	Calibration *Calibration
 }
 
 // DefaultOptions returns TopThreshold 0.1, TopMax 5, mood thresholds
@@ -118,6 +122,9 @@ func (o Options) Validate() error {
 	if o.MoodLoose > o.MoodRegular || o.MoodRegular > o.MoodStrict {
 		return fmt.Errorf("tags: mood thresholds strict %v, regular %v, loose %v: want strict ≥ regular ≥ loose",
 			o.MoodStrict, o.MoodRegular, o.MoodLoose)
+	}
+	if err := o.Calibration.Validate(); err != nil {
+		return err
 	}
 	return o.validateStandard()
 }
@@ -157,7 +164,7 @@ var ErrEmpty = errors.New("tags: empty predictions")
 // Keys returns every key Derive can produce, sorted. Readers of formats that
 // lose the case or the '-' of a key (Vorbis comments) map names back with it.
 func Keys() []string {
-	keys := []string{KeyVersion, KeyTopTags, KeyMoodStrict, KeyMoodRegular, KeyMoodLoose}
+	keys := []string{KeyVersion, KeyDerived, KeyTopTags, KeyMoodStrict, KeyMoodRegular, KeyMoodLoose}
 	for _, h := range Heads {
 		c := Classes[h]
 		keys = append(keys, ClassKey(h, c[0]), ClassKey(h, c[1]), SpreadKey(h))
@@ -229,11 +236,13 @@ func Num(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 //     highest first (ties in MSD order), at most opt.TopMax, joined by "; ";
 //     absent when none qualifies;
 //   - "mood-strict", "mood-regular", "mood-loose": the labels of Moods whose
-//     mean reaches opt.MoodStrict / MoodRegular / MoodLoose, conflicts
+//     mean, scaled by opt.Calibration when set, reaches opt.MoodStrict /
+//     MoodRegular / MoodLoose, conflicts
 //     resolved as MoodConflicts says, alphabetical, joined by "; "; absent
 //     when empty. Each label is placed at its highest tier and listed in that
 //     tier and every looser one, so strict ⊆ regular ⊆ loose by construction;
-//   - "nom_version": version.
+//   - "nom_version": version;
+//   - "derived": Derivation(opt), the options the lists were derived under.
 //
 // Comparisons use the rounded means, so a list agrees with the numbers
 // written next to it. Errors: invalid options, an empty version, no patches,
@@ -287,6 +296,7 @@ func Derive(p Predictions, version string, opt Options) (map[string]string, erro
 		}
 	}
 	out[KeyVersion] = version
+	out[KeyDerived] = Derivation(opt)
 	return out, nil
 }
 
@@ -319,7 +329,7 @@ const (
 func moodLists(heads map[string][]pooled, opt Options) (strict, regular, loose []string) {
 	tier := make(map[string]int, len(Moods))
 	for _, m := range Moods {
-		v := heads[m.Head][m.Class].mean
+		v := opt.Calibration.Scale(ClassKey(m.Head, Classes[m.Head][m.Class]), heads[m.Head][m.Class].mean)
 		switch {
 		case v >= opt.MoodStrict:
 			tier[m.Label] = tierStrict
@@ -359,7 +369,7 @@ func moodLists(heads map[string][]pooled, opt Options) (strict, regular, loose [
 }
 
 // minimalKeys are the keys written in ModeMinimal.
-var minimalKeys = []string{KeyMoodStrict, KeyMoodRegular, KeyMoodLoose, KeyVersion}
+var minimalKeys = []string{KeyMoodStrict, KeyMoodRegular, KeyMoodLoose, KeyVersion, KeyDerived}
 
 // WriteSet selects from all (Derive's result) the tags that go into the
 // audio file under write_mode mode:
@@ -368,9 +378,9 @@ var minimalKeys = []string{KeyMoodStrict, KeyMoodRegular, KeyMoodLoose, KeyVersi
 //     at all (docs/design.md §9: tags are written "unless write_mode is none"); handing
 //     the empty set to a writer would instead remove the nom tags already in
 //     the file.
-//   - "minimal": the mood lists (those present) and nom_version — the tags a
-//     player uses for playlists, plus the version that produced them so a
-//     stale file can be recognised.
+//   - "minimal": the mood lists (those present), nom_version and derived —
+//     the tags a player uses for playlists, plus the model set and the
+//     options that produced them, so a stale file can be recognised.
 //   - "full": every tag of all.
 //
 // The result is a new map; all is not modified. An unknown mode is an error.

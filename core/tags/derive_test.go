@@ -75,8 +75,11 @@ func TestDeriveKeysAndValues(t *testing.T) {
 	if got[KeyMoodStrict] != "happy" || got[KeyMoodRegular] != "happy" || got[KeyMoodLoose] != "happy; party; relaxed" {
 		t.Errorf("moods: strict %q regular %q loose %q", got[KeyMoodStrict], got[KeyMoodRegular], got[KeyMoodLoose])
 	}
-	if n := len(got); n != 3*len(Heads)+5 {
-		t.Errorf("%d keys, want %d", n, 3*len(Heads)+5)
+	if n := len(got); n != 3*len(Heads)+6 {
+		t.Errorf("%d keys, want %d", n, 3*len(Heads)+6)
+	}
+	if got[KeyDerived] != "mood=0.7/0.6/0.5 top=0.1/5 cal=none" {
+		t.Errorf("derived = %q", got[KeyDerived])
 	}
 	for k := range got {
 		if !slices.Contains(Keys(), k) {
@@ -213,11 +216,11 @@ func TestWriteSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, v := range min {
-		if !slices.Contains([]string{KeyMoodStrict, KeyMoodRegular, KeyMoodLoose, KeyVersion}, k) || all[k] != v {
+		if !slices.Contains([]string{KeyMoodStrict, KeyMoodRegular, KeyMoodLoose, KeyVersion, KeyDerived}, k) || all[k] != v {
 			t.Errorf("minimal has %s=%q", k, v)
 		}
 	}
-	if min[KeyVersion] != "v9" || min[KeyMoodStrict] != "happy" || len(min) != 4 {
+	if min[KeyVersion] != "v9" || min[KeyMoodStrict] != "happy" || len(min) != 5 {
 		t.Errorf("minimal = %v", min)
 	}
 	full, err := WriteSet(all, ModeFull)

@@ -17,6 +17,10 @@ import (
 // result of Derive with these options:
 //
 //   - nom_version is version (another model set's scores are not these);
+//   - derived is Derivation(opt): the lists were derived under these
+//     thresholds and this calibration (a file without it, tagged before
+//     the key existed, was derived under the fixed defaults, and counts
+//     as derived under them);
 //   - both class numbers and the spread of every head are there, each a
 //     number in [0, 1] written as Num writes it, a spread at most 0.5 (a
 //     set written by write_mode minimal lacks them, so it is analysed
@@ -29,11 +33,15 @@ import (
 //     another top-tag threshold cannot be told apart.
 //
 // The result holds the keys of Keys found in file with a value, nothing
-// else (Derive leaves an empty list out too); ok is
+// else (Derive leaves an empty list out too), and derived; ok is
 // false (and the result nil) when any condition fails. file is not
 // modified.
 func Reuse(file map[string]string, version string, opt Options) (map[string]string, bool) {
 	if version == "" || file[KeyVersion] != version || opt.Validate() != nil {
+		return nil, false
+	}
+	derived := Derivation(opt)
+	if d, ok := file[KeyDerived]; ok && d != derived || !ok && derived != legacyDerivation {
 		return nil, false
 	}
 	heads := make(map[string][]pooled, len(Heads))
@@ -76,6 +84,7 @@ func Reuse(file map[string]string, version string, opt Options) (map[string]stri
 			out[k] = v
 		}
 	}
+	out[KeyDerived] = derived
 	return out, true
 }
 

@@ -97,6 +97,8 @@ func TestReuseRefusesIncompleteOrEditedTags(t *testing.T) {
 		"NaN":                            with(base, ClassKey("mood_happy", "happy"), "NaN"),
 		"minus zero":                     with(base, ClassKey("gender", "male"), "-0.0000"),
 		"a spread above 0.5":             with(base, SpreadKey("gender"), "0.5001"),
+		"another top-tag threshold":      with(base, KeyDerived, "mood=0.7/0.6/0.5 top=0.2/5 cal=none"),
+		"another calibration":            with(base, KeyDerived, "mood=0.7/0.6/0.5 top=0.1/5 cal=library:0123abcd"),
 	}
 	for name, file := range cases {
 		if got, ok := Reuse(file, "v1", opt); ok {
@@ -121,4 +123,56 @@ func with(m map[string]string, k, v string) map[string]string {
 	out := maps.Clone(m)
 	out[k] = v
 	return out
+}
+
+// A file tagged before the derived key existed counts as derived under the
+// fixed defaults: reused under them (and given the key), not under others.
+func TestReuseOfFilesWithoutDerived(t *testing.T) {
+	preds := constPreds(2, 0.3, map[string]float32{"mood_happy": 0.8, "mood_sad": 0.9})
+	opt := DefaultOptions()
+	base, err := Derive(preds, "v1", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := without(base, KeyDerived)
+	got, ok := Reuse(legacy, "v1", opt)
+	if !ok || got[KeyDerived] != Derivation(opt) {
+		t.Fatalf("legacy file under the defaults: %v, %v", got, ok)
+	}
+	other := opt
+	other.TopThreshold = 0.2 // the same lists: only derived tells them apart
+	if _, ok := Reuse(legacy, "v1", other); ok {
+		t.Error("legacy file reused under another top-tag threshold")
+	}
+	if _, ok := Reuse(base, "v1", other); ok {
+		t.Error("file derived under the defaults reused under another top-tag threshold")
+	}
+}
+
+// Tags derived under a calibration are reused under that calibration only.
+func TestReuseUnderCalibration(t *testing.T) {
+	preds := constPreds(2, 0.3, map[string]float32{"mood_happy": 0.55, "mood_sad": 0.9})
+	cal := &Calibration{Version: "v1", Ranges: map[string]Range{ClassKey("mood_happy", "happy"): {Low: 0.1, High: 0.6}}}
+	opt := DefaultOptions()
+	opt.Calibration = cal
+	got, err := Derive(preds, "v1", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0.55 scales to 0.9: strict under the calibration, loose without.
+	if got[KeyMoodStrict] != "happy" {
+		t.Fatalf("calibrated strict = %q", got[KeyMoodStrict])
+	}
+	if _, ok := Reuse(got, "v1", opt); !ok {
+		t.Error("refused under its own calibration")
+	}
+	if _, ok := Reuse(got, "v1", DefaultOptions()); ok {
+		t.Error("reused without the calibration")
+	}
+	other := *cal
+	other.Ranges = map[string]Range{ClassKey("mood_happy", "happy"): {Low: 0.1, High: 0.61}}
+	opt.Calibration = &other
+	if _, ok := Reuse(got, "v1", opt); ok {
+		t.Error("reused under another calibration")
+	}
 }
