@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Nomarr needs (idempotent):
-#   ffmpeg       audio decoding (adapters/audio)
+#   ffmpeg       audio decoding (adapters/audio: the ffmpeg decoder, and
+#                the test library)
+#   libavformat-dev, libavcodec-dev, libswresample-dev, libavutil-dev
+#                audio decoding inside the worker through cgo (adapters/audio
+#                libav.go; the nolibav build tag leaves it out)
 #   libtag1-dev  tag writing (TagLib)
 #   pkg-config   locating TagLib for cgo
 #   sox          test-library generation (scripts/testaudio.sh)
@@ -19,7 +23,7 @@
 # something is missing. Needs root, or sudo when not root.
 set -euo pipefail
 
-PACKAGES=(ffmpeg libtag1-dev pkg-config sox espeak-ng)
+PACKAGES=(ffmpeg libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libtag1-dev pkg-config sox espeak-ng)
 # A C compiler is looked for on PATH, not by package: one installed by other
 # means (clang as cc, a toolchain of its own) is taken as it is.
 if ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then

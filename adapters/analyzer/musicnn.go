@@ -21,8 +21,9 @@ import (
 	"github.com/nomarr/nomarr/core/worker"
 )
 
-// MusiCNN is the production analyzer: ffmpeg decode → Essentia-exact mel
-// patches → ONNX backbone and heads → tags → crash-safe write into the file.
+// MusiCNN is the production analyzer: decode → Essentia-exact mel patches →
+// ONNX backbone and heads, streamed in bounded chunks (analyzeStream) →
+// tags → crash-safe write into the file.
 // Its checkpoint after inference holds the derived tags, so a retry after a
 // failed write skips decoding and inference, as long as the model set is
 // the one that derived them and the file is still the content they were
@@ -45,9 +46,10 @@ type MusiCNN struct {
 	// Log, when set, gets a DEBUG line for each file whose tags are reused.
 	Log *slog.Logger
 
-	mu  sync.Mutex
-	ext *features.Extractor
-	buf []float32
+	mu      sync.Mutex
+	ext     *features.Extractor
+	patcher *features.Patcher
+	buf     []float32 // one chunk of patches
 }
 
 // checkpoint is what a finished inference leaves for a retry: the tags and
@@ -103,24 +105,6 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 		// Stamped before the decoder opens the file: a change from here
 		// on gives another stamp.
 		st, stampErr := tagwrite.StampOf(job.Path)
-		samples, err := audio.Decode(ctx, job.Path, m.Audio)
-		if err != nil {
-			return classify(err, worker.DepDecoder)
-		}
-		if stampErr != nil {
-			return writeError(stampErr)
-		}
-		stamp = st
-		progress(1)
-		if m.ext == nil {
-			m.ext = features.NewExtractor()
-		}
-		var n int
-		m.buf, n = m.ext.AppendPatches(m.buf[:0], samples)
-		if n == 0 {
-			return worker.Result{Class: worker.Permanent, Reason: "too short for one patch"}
-		}
-		progress(2)
 		// The file's tags of ours, read at most once, when a decision below
 		// needs them (empty when TagLib cannot read them: its error, if it
 		// matters, comes back at the write).
@@ -133,31 +117,48 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 			}
 			return held
 		}
-		if m.ReuseFileTags {
-			if ft := fileTags(); ctx.Err() == nil {
-				all = m.reuse(ft, job.Path)
+		// gate decides, once the audio has decoded into a patch, whether
+		// the models run: a file already holding this model set's
+		// analysis reuses it; a file whose tags could not be written
+		// fails before them (the models are the expensive part) — a
+		// format that cannot hold them (WAV, WMA, …) always, a read-only
+		// library unless the file holds this model set's tags already
+		// (then the write may find nothing to change).
+		gate := func() (map[string]string, *worker.Result) {
+			if m.ReuseFileTags {
+				if ft := fileTags(); ctx.Err() == nil {
+					if reused := m.reuse(ft, job.Path); reused != nil {
+						return reused, nil
+					}
+				}
 			}
-		}
-		if all == nil && m.WriteMode != tags.ModeNone {
-			// The models are the expensive part: a file whose tags could
-			// not be written fails before them — a format that cannot
-			// hold them (WAV, WMA, …) always, a read-only library unless
-			// the file holds this model set's tags already (then the
-			// write may find nothing to change).
-			err := tagwrite.Writable(job.Path)
-			if errors.Is(err, tagwrite.ErrUnsupported) ||
-				errors.Is(err, tagwrite.ErrReadOnly) && fileTags()[tags.KeyVersion] != m.Models.Version() {
-				return writeError(err)
+			if m.WriteMode != tags.ModeNone {
+				err := tagwrite.Writable(job.Path)
+				if errors.Is(err, tagwrite.ErrUnsupported) ||
+					errors.Is(err, tagwrite.ErrReadOnly) && fileTags()[tags.KeyVersion] != m.Models.Version() {
+					r := writeError(err)
+					return nil, &r
+				}
 			}
+			return nil, nil
 		}
+		var step int64
+		res, err := m.analyzeStream(ctx, job.Path, progress, &step, gate)
+		if err != nil {
+			return streamResult(err)
+		}
+		if stampErr != nil {
+			return writeError(stampErr)
+		}
+		stamp = st
+		step++
+		progress(step)
+		if res.patches == 0 {
+			return worker.Result{Class: worker.Permanent, Reason: "too short for one patch"}
+		}
+		all = res.gated
 		if all == nil {
-			pred, err := m.Models.Predict(m.buf, n)
-			if err != nil {
-				class, dep := inference.Classify(err)
-				return worker.Result{Class: class, Dependency: dep, Reason: "inference: " + err.Error()}
-			}
-			progress(3)
-			all, err = tags.Derive(pred, m.Models.Version(), m.Tags)
+			all, err = tags.Derive(res.pred, m.Models.Version(), m.Tags)
 			if err != nil {
 				return worker.Result{Class: worker.Permanent, Reason: "derive tags: " + err.Error()}
 			}

@@ -55,13 +55,22 @@ const SampleRate = 16000
 
 // Defaults of Options.
 const (
-	DefaultFFmpeg     = "ffmpeg"
-	DefaultTimeout    = 5 * time.Minute
-	DefaultMaxSeconds = 30 * 60.0
+	DefaultFFmpeg  = "ffmpeg"
+	DefaultTimeout = 5 * time.Minute
 	// DefaultMinSeconds: one MusiCNN patch is 187 frames of 512 samples at
 	// hop 256, (187-1)·256 + 512 = 48128 samples ≈ 3.0 s at 16 kHz; shorter
 	// audio yields no patch at all.
 	DefaultMinSeconds = 3.0
+)
+
+// Decoders (Options.Decoder).
+const (
+	// DecoderLibav decodes in this process through libav (libavformat,
+	// libavcodec, libswresample) called through cgo: no process per file.
+	// Builds without cgo, or with the nolibav tag, do not have it.
+	DecoderLibav = "libav"
+	// DecoderFFmpeg runs one ffmpeg process per file.
+	DecoderFFmpeg = "ffmpeg"
 )
 
 // waitDelay bounds how long Decode waits, once ffmpeg is killed, for its
@@ -71,21 +80,25 @@ const waitDelay = time.Second
 // stderrLimit bounds the ffmpeg diagnostics kept for the error reason.
 const stderrLimit = 8 << 10
 
-// chunkSamples is the size of the blocks the output is collected in (1 MiB).
+// chunkSamples is the size of the blocks Decode collects the output in (1 MiB).
 const chunkSamples = 1 << 18
 
-// Options configure Decode. The zero value uses every default.
+// Options configure Decode and Stream. The zero value uses every default.
 type Options struct {
-	// FFmpeg is the ffmpeg executable: a path, or a name looked up in PATH.
-	// Default "ffmpeg".
+	// Decoder is DecoderLibav or DecoderFFmpeg. Default: DecoderFFmpeg
+	// when FFmpeg is set, else DecoderLibav where the build has it
+	// (HasLibav), else DecoderFFmpeg.
+	Decoder string
+	// FFmpeg is the ffmpeg executable of DecoderFFmpeg: a path, or a name
+	// looked up in PATH. Default "ffmpeg".
 	FFmpeg string
-	// Timeout bounds one decode, ffmpeg start to exit. Default 5 min;
-	// negative: no timeout beyond the context's.
+	// Timeout bounds one decode, start to end. Default 5 min; negative:
+	// no timeout beyond the context's. Stream's caller may take as long as
+	// it likes between blocks: its time counts too.
 	Timeout time.Duration
 	// MaxSeconds is the most audio decoded. A longer file is not an error:
-	// ffmpeg stops at MaxSeconds (-t) and Decode returns the first MaxSeconds
-	// of audio (should ffmpeg write more, Decode stops reading and kills it).
-	// Default 30 min (115 MB of samples); negative: no limit.
+	// the decode stops at MaxSeconds and yields the first MaxSeconds of
+	// audio. 0 or negative: no limit (the default, the whole file).
 	MaxSeconds float64
 	// MinSeconds is the least audio a file must have; shorter is a Permanent
 	// "too short: X s" error. Default 3.0 s (one MusiCNN patch); negative:
@@ -94,14 +107,17 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
+	if o.Decoder == "" {
+		o.Decoder = DecoderFFmpeg
+		if o.FFmpeg == "" && HasLibav {
+			o.Decoder = DecoderLibav
+		}
+	}
 	if o.FFmpeg == "" {
 		o.FFmpeg = DefaultFFmpeg
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
-	}
-	if o.MaxSeconds == 0 {
-		o.MaxSeconds = DefaultMaxSeconds
 	}
 	if o.MinSeconds == 0 {
 		o.MinSeconds = DefaultMinSeconds
@@ -110,39 +126,100 @@ func (o Options) withDefaults() Options {
 }
 
 // Decode decodes the first audio stream of the file at path to 16 kHz mono
-// float32 samples (nominally in [-1, 1]). Errors are *Error. ffmpeg is killed
-// (with any process it started) when ctx ends or the timeout passes; Decode
-// never returns before it has been reaped.
+// float32 samples (nominally in [-1, 1]). Errors are *Error. Its memory
+// grows with the file (4 bytes per sample); Stream does not.
 func Decode(ctx context.Context, path string, opt Options) ([]float32, error) {
-	return decode(ctx, path, opt, true)
+	var c collector
+	if _, err := decode(ctx, path, opt, true, c.add); err != nil {
+		return nil, err
+	}
+	return c.samples(), nil
 }
 
-// decode is Decode; confirm says whether a failure that looks like a broken
+// Stream decodes like Decode but hands the samples to fn in blocks, in
+// order, as they are decoded; a block is valid only during the call. It
+// returns the number of samples decoded. An error of fn stops the decode
+// and is returned as it is. The checks that need the whole file (empty,
+// too short, a failure at the end) come after the last block: a caller
+// must not act on the blocks before Stream returned nil. ffmpeg is
+// killed (with any process it started) when ctx ends or the timeout
+// passes; Stream never returns before it has been reaped.
+func Stream(ctx context.Context, path string, opt Options, fn func([]float32) error) (int, error) {
+	return decode(ctx, path, opt, true, fn)
+}
+
+// decode is Stream; confirm says whether a failure that looks like a broken
 // ffmpeg is checked with the preflight before it is called ServiceDown (the
 // preflight's own decode must not, or it would recurse).
-func decode(ctx context.Context, path string, opt Options, confirm bool) ([]float32, error) {
+func decode(ctx context.Context, path string, opt Options, confirm bool, fn func([]float32) error) (int, error) {
 	opt = opt.withDefaults()
 	abs, err := checkFile(path)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	maxSamples := -1
 	if opt.MaxSeconds > 0 {
 		maxSamples = int(math.Ceil(opt.MaxSeconds * SampleRate))
 	}
-	samples, err := run(ctx, opt, abs, maxSamples, confirm)
-	if err != nil {
-		return nil, err
+	var n int
+	switch opt.Decoder {
+	case DecoderFFmpeg:
+		n, err = run(ctx, opt, abs, maxSamples, confirm, fn)
+	case DecoderLibav:
+		n, err = runLibav(ctx, opt, abs, maxSamples, fn)
+	default:
+		return 0, &Error{Class: worker.ServiceDown, Reason: fmt.Sprintf("unknown decoder %q (want %q or %q)", opt.Decoder, DecoderLibav, DecoderFFmpeg)}
 	}
-	n := len(samples)
+	if err != nil {
+		return 0, err
+	}
 	if n == 0 {
-		return nil, &Error{Class: worker.Permanent, Reason: "empty"}
+		return 0, &Error{Class: worker.Permanent, Reason: "empty"}
 	}
 	if opt.MinSeconds > 0 && float64(n) < opt.MinSeconds*SampleRate {
-		return nil, &Error{Class: worker.Permanent,
+		return 0, &Error{Class: worker.Permanent,
 			Reason: fmt.Sprintf("too short: %.1f s", float64(n)/SampleRate)}
 	}
-	return samples, nil
+	return n, nil
+}
+
+// collector keeps the blocks of a decode, in chunks of chunkSamples.
+type collector struct {
+	chunks [][]float32
+	cur    []float32
+	total  int
+}
+
+func (c *collector) add(x []float32) error {
+	for len(x) > 0 {
+		if len(c.cur) == cap(c.cur) {
+			if c.cur != nil {
+				c.chunks = append(c.chunks, c.cur)
+			}
+			c.cur = make([]float32, 0, chunkSamples)
+		}
+		k := min(len(x), cap(c.cur)-len(c.cur))
+		c.cur = append(c.cur, x[:k]...)
+		x = x[k:]
+		c.total += k
+	}
+	return nil
+}
+
+// samples is everything added, in one slice of little more capacity than
+// length.
+func (c *collector) samples() []float32 {
+	if len(c.chunks) == 0 {
+		if cap(c.cur)-len(c.cur) > len(c.cur)/4 { // do not keep 1 MiB for a short file
+			return append([]float32(nil), c.cur...)
+		}
+		return c.cur
+	}
+	out := make([]float32, 0, c.total)
+	for _, ch := range c.chunks {
+		out = append(out, ch...)
+	}
+	return append(out, c.cur...)
 }
 
 // Available checks that ffmpeg (a path or a name in PATH; "" is "ffmpeg")
@@ -169,7 +246,12 @@ func preflight(ctx context.Context, ffmpeg string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	samples, err := decode(ctx, tmp.Name(), Options{FFmpeg: ffmpeg, MinSeconds: -1}, false)
+	if ffmpeg == "" {
+		ffmpeg = DefaultFFmpeg
+	}
+	var c collector
+	_, err = decode(ctx, tmp.Name(), Options{Decoder: DecoderFFmpeg, FFmpeg: ffmpeg, MinSeconds: -1}, false, c.add)
+	samples := c.samples()
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Class == worker.ServiceDown {
@@ -264,8 +346,9 @@ func isTemporary(err error) bool {
 	return false
 }
 
-// run starts ffmpeg on the file and collects its output. confirm: see decode.
-func run(parent context.Context, opt Options, abs string, maxSamples int, confirm bool) ([]float32, error) {
+// run starts ffmpeg on the file and hands its output to fn; it returns the
+// number of samples handed over. confirm: see decode.
+func run(parent context.Context, opt Options, abs string, maxSamples int, confirm bool, fn func([]float32) error) (int, error) {
 	ctx, cancel := parent, context.CancelFunc(func() {})
 	if opt.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(parent, opt.Timeout)
@@ -296,7 +379,7 @@ func run(parent context.Context, opt Options, abs string, maxSamples int, confir
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, &Error{Class: worker.Transient, Reason: "decoder pipe", Err: err}
+		return 0, &Error{Class: worker.Transient, Reason: "decoder pipe", Err: err}
 	}
 	// Pdeathsig fires when the thread that started ffmpeg exits; keep it
 	// alive until ffmpeg is reaped (Go issue 27505).
@@ -304,13 +387,13 @@ func run(parent context.Context, opt Options, abs string, maxSamples int, confir
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		if e := ctxError(parent, ctx, opt.Timeout); e != nil {
-			return nil, e
+			return 0, e
 		}
-		return nil, startError(opt.FFmpeg, err)
+		return 0, startError(opt.FFmpeg, err)
 	}
 
-	samples, truncated, readErr := collect(stdout, maxSamples)
-	if truncated || readErr != nil {
+	n, truncated, readErr, sinkErr := pump(stdout, maxSamples, fn)
+	if truncated || readErr != nil || sinkErr != nil {
 		stop() // kill ffmpeg: nobody reads its output any more
 	}
 	waitErr := cmd.Wait()
@@ -318,26 +401,29 @@ func run(parent context.Context, opt Options, abs string, maxSamples int, confir
 	// no process). While a member lives, the group id cannot be reused.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 
+	if sinkErr != nil {
+		return 0, sinkErr
+	}
 	if truncated {
-		return samples, nil
+		return n, nil
 	}
 	if waitErr == nil && readErr == nil {
 		if e := classifyCleanExit(stderr.Bytes(), input); e != nil {
-			return nil, e // cut short by a failed read
+			return 0, e // cut short by a failed read
 		}
-		return samples, nil
+		return n, nil
 	}
 	if e := ctxError(parent, ctx, opt.Timeout); e != nil {
-		return nil, e
+		return 0, e
 	}
 	if waitErr != nil {
 		var ee *exec.ExitError
 		if errors.As(waitErr, &ee) {
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				return nil, signalExit(ws.Signal(), waitErr)
+				return 0, signalExit(ws.Signal(), waitErr)
 			}
 			if e := stopStatus(ee.ExitCode(), stderr.Bytes(), input, waitErr); e != nil {
-				return nil, e
+				return 0, e
 			}
 			checks := exitChecks{fileGone: func() bool {
 				_, err := os.Stat(abs)
@@ -349,13 +435,13 @@ func run(parent context.Context, opt Options, abs string, maxSamples int, confir
 			e := classifyExit(ee.ExitCode(), stderr.Bytes(), input, waitErr, checks)
 			if e.Class == worker.ServiceDown && parent.Err() != nil {
 				// The preflight was cut short: nothing is known of ffmpeg.
-				return nil, ctxError(parent, ctx, opt.Timeout)
+				return 0, ctxError(parent, ctx, opt.Timeout)
 			}
-			return nil, e
+			return 0, e
 		}
-		return nil, &Error{Class: worker.Transient, Reason: "decoder wait", Err: waitErr}
+		return 0, &Error{Class: worker.Transient, Reason: "decoder wait", Err: waitErr}
 	}
-	return nil, &Error{Class: worker.Transient, Reason: "reading decoder output", Err: readErr}
+	return 0, &Error{Class: worker.Transient, Reason: "reading decoder output", Err: readErr}
 }
 
 // ctxError is the error for a decode whose context ended, or nil.
@@ -385,60 +471,49 @@ func startError(ffmpeg string, err error) error {
 	}
 }
 
-// collect reads ffmpeg's f32le output into samples, at most maxSamples
-// (negative: no limit); truncated reports that it stopped at the limit.
-func collect(r io.Reader, maxSamples int) (samples []float32, truncated bool, err error) {
-	var chunks [][]float32
-	total := 0
-	newChunk := func() []float32 {
-		n := chunkSamples
-		if maxSamples >= 0 && maxSamples-total < n {
-			n = maxSamples - total
-		}
-		return make([]float32, 0, n)
-	}
-	cur := newChunk()
+// pump reads ffmpeg's f32le output and hands it to fn in blocks, at most
+// maxSamples samples (negative: no limit); truncated reports that it
+// stopped at the limit. It stops at the first error of the read (readErr)
+// or of fn (sinkErr).
+func pump(r io.Reader, maxSamples int, fn func([]float32) error) (total int, truncated bool, readErr, sinkErr error) {
 	buf := make([]byte, 64<<10)
+	block := make([]float32, 0, len(buf)/4)
 	pending := 0 // bytes of an incomplete sample at the start of buf
-	for !truncated {
+	for {
 		n, rerr := r.Read(buf[pending:])
 		n += pending
 		whole := n &^ 3
-		for i := 0; i < whole; i += 4 {
-			if maxSamples >= 0 && total == maxSamples {
-				truncated = true
-				break
+		if maxSamples >= 0 {
+			whole = min(whole, 4*(maxSamples-total))
+		}
+		block = block[:whole/4]
+		for i := range block {
+			block[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+		}
+		if len(block) > 0 {
+			total += len(block)
+			if err := fn(block); err != nil {
+				return total, false, nil, err
 			}
-			if len(cur) == cap(cur) {
-				chunks = append(chunks, cur)
-				cur = newChunk()
-			}
-			cur = append(cur, math.Float32frombits(binary.LittleEndian.Uint32(buf[i:])))
-			total++
+		}
+		if maxSamples >= 0 && total == maxSamples {
+			return total, true, nil, nil
 		}
 		pending = copy(buf, buf[whole:n])
 		if rerr == io.EOF {
-			break
+			return total, false, nil, nil
 		}
 		if rerr != nil {
-			err = rerr
-			break
-		}
-		if maxSamples >= 0 && total == maxSamples {
-			truncated = true
+			return total, false, rerr, nil
 		}
 	}
-	if len(chunks) == 0 {
-		if cap(cur)-len(cur) > len(cur)/4 { // do not keep 1 MiB for a short file
-			cur = append([]float32(nil), cur...)
-		}
-		return cur, truncated, err
-	}
-	out := make([]float32, 0, total)
-	for _, c := range chunks {
-		out = append(out, c...)
-	}
-	return append(out, cur...), truncated, err
+}
+
+// collect reads ffmpeg's f32le output into samples (pump with a collector).
+func collect(r io.Reader, maxSamples int) (samples []float32, truncated bool, err error) {
+	var c collector
+	_, truncated, err, _ = pump(r, maxSamples, c.add)
+	return c.samples(), truncated, err
 }
 
 // limitedBuffer keeps the first limit bytes written to it and accepts (and

@@ -279,7 +279,7 @@ func TestFFmpegMissing(t *testing.T) {
 	})
 	t.Run("not in PATH", func(t *testing.T) {
 		t.Setenv("PATH", t.TempDir())
-		_, err := Decode(context.Background(), good, Options{})
+		_, err := Decode(context.Background(), good, Options{Decoder: DecoderFFmpeg})
 		check(t, err)
 		check(t, Available(""))
 	})

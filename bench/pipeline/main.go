@@ -121,6 +121,7 @@ func main() {
 	arena := flag.Bool("cpu-arena", true, "keep ONNX Runtime's CPU memory arena in our pipeline (adapters/inference Config.CPUArena, config key ort_cpu_arena: default true)")
 	plain := flag.Bool("plain-graph", false, "run our backbone as exported, without the load-time rewrite (adapters/inference Config.PlainGraph)")
 	longSec := flag.Float64("long", 60, "files at least this many seconds long get their own real-time factors (typical tracks: the per-file cost of starting ffmpeg weighs on short files)")
+	streamedRounds := flag.Int("streamed", 0, "instead of the comparison: measure the streamed pipeline (CPU time of the process tree per stage, ffmpeg and libav decoding, peak RSS) over this many interleaved rounds and print the medians")
 	refArena := flag.Bool("ref-cpu-arena", true, "keep onnxruntime-node's CPU memory arena in the reference (its default; adapters/inference turns it off)")
 	flag.Parse()
 	files := flag.Args()
@@ -130,6 +131,18 @@ func main() {
 		os.Exit(2)
 	}
 	runtime.GOMAXPROCS(*procs)
+	if *streamedRounds > 0 {
+		m := inference.New(inference.Config{LibraryPath: *lib, ModelsDir: *models, Threads: 1, BatchSize: *batch, CPUArena: *arena, PlainGraph: *plain})
+		if err := m.Load(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
+			os.Exit(2)
+		}
+		if err := runStreamed(files, m, *streamedRounds); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	code, err := run(files, *lib, *models, *batch, *tol, *node, *ref, *refArena, *arena, *plain, *longSec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
