@@ -12,11 +12,14 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// How often SimilarIndex looks for a change (Probe) and reads everything
-// whatever the marker says (Resync), unless told otherwise.
+// How often SimilarIndex looks for a change (Probe), how long after the
+// marker last moved it reads everything at every probe (Settle), and how
+// often it reads everything whatever the marker says (Resync), unless
+// told otherwise.
 const (
 	DefaultIndexProbe  = 10 * time.Second
-	DefaultIndexResync = 2 * time.Minute
+	DefaultIndexSettle = time.Minute
+	DefaultIndexResync = 5 * time.Minute
 )
 
 // SimilarIndex keeps serve's similarity index current with the store
@@ -24,9 +27,11 @@ const (
 // Similar of the host's current model set at start and, every Probe,
 // compares a change marker, the model set and the library counts
 // (store.Counts, a read of maintained counters), with the last sync's. A
-// changed marker, or Resync passed since the last sync, reads the model
-// set's vectors and files again; when they differ from what the index
-// holds, a new index is built and replaces the old one.
+// changed marker, a marker that changed within Settle (a vector put a
+// little after the completion that moved the counts), or Resync passed
+// since the last sync reads the model set's vectors and files again;
+// when they differ from what the index holds, a new index is built and
+// replaces the old one.
 //
 // Invariants: Current is never a Similar of another model set than the
 // one ModelSet gave at its sync; a Similar, once published, is never
@@ -37,6 +42,7 @@ type SimilarIndex struct {
 	// ModelSet is the host's model set now ("" none: no index).
 	ModelSet func() string
 	Probe    time.Duration // 0: DefaultIndexProbe
+	Settle   time.Duration // 0: DefaultIndexSettle
 	Resync   time.Duration // 0: DefaultIndexResync
 	Config   vectorindex.Config
 	Log      *slog.Logger // nil: discard
@@ -102,9 +108,12 @@ func (x *SimilarIndex) Service() service.Service {
 // Run keeps the index current until ctx ends. A failed read is logged
 // and tried again at the next probe; the index it had stays.
 func (x *SimilarIndex) Run(ctx context.Context) error {
-	probe, resync := x.Probe, x.Resync
+	probe, settle, resync := x.Probe, x.Settle, x.Resync
 	if probe <= 0 {
 		probe = DefaultIndexProbe
+	}
+	if settle <= 0 {
+		settle = DefaultIndexSettle
 	}
 	if resync <= 0 {
 		resync = DefaultIndexResync
@@ -114,8 +123,8 @@ func (x *SimilarIndex) Run(ctx context.Context) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	var last indexMarker
-	var synced time.Time
-	fresh := false // last holds a sync's marker
+	var synced, moved time.Time // the last sync; the last change of the marker
+	fresh := false              // last holds a sync's marker
 	t := time.NewTicker(probe)
 	defer t.Stop()
 	for {
@@ -127,7 +136,10 @@ func (x *SimilarIndex) Run(ctx context.Context) error {
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Warn("similarity index: cannot read the library counts; trying again", "in", probe, "err", err)
-		case err == nil && (!fresh || m != last || time.Since(synced) >= resync):
+		case err == nil && (!fresh || m != last || time.Since(moved) < settle || time.Since(synced) >= resync):
+			if fresh && m != last {
+				moved = time.Now()
+			}
 			if err := x.sync(ctx, m.modelSet, log); err != nil {
 				if ctx.Err() == nil {
 					log.Warn("similarity index: cannot read the track vectors; trying again", "in", probe, "err", err)
