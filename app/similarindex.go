@@ -170,7 +170,8 @@ func (x *SimilarIndex) sync(ctx context.Context, modelSet string, log *slog.Logg
 	if err != nil {
 		return err
 	}
-	if cur, _, _ := x.Current(); cur != nil && cur.holds(modelSet, vecs, files) {
+	cur, _, _ := x.Current()
+	if cur != nil && cur.holds(modelSet, vecs, files) {
 		return nil
 	}
 	start := time.Now()
@@ -179,7 +180,11 @@ func (x *SimilarIndex) sync(ctx context.Context, modelSet string, log *slog.Logg
 		return err
 	}
 	x.publish(s, nil)
-	log.Info("similarity index built", "model_set", modelSet, "tracks", s.Len(), "took", time.Since(start).Round(time.Millisecond))
+	level := slog.LevelDebug // a refresh; the first build and a new model set are news
+	if cur == nil || cur.ModelSet != modelSet {
+		level = slog.LevelInfo
+	}
+	log.Log(ctx, level, "similarity index built", "model_set", modelSet, "tracks", s.Len(), "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
