@@ -39,7 +39,8 @@ func Serve(s *Settings, log *slog.Logger, version string) error {
 	if err != nil {
 		return &ConfigError{err}
 	}
-	api, err := httpapi.New(&driver.API{Main: m, StoreID: Redact(s.Get("db")), Version: version, Node: s.Get("node")},
+	sims := NewSimilarAPI(s, st, log) // the similarity routes' index, kept current by its service
+	api, err := httpapi.New(&driver.API{Main: m, StoreID: Redact(s.Get("db")), Version: version, Node: s.Get("node"), Similarity: sims},
 		httpapi.Options{Addr: s.Get("http_addr"), Token: s.Get("api_token"), Logger: log, Version: version})
 	if err != nil {
 		return &ConfigError{err}
@@ -67,7 +68,7 @@ func Serve(s *Settings, log *slog.Logger, version string) error {
 		return err
 	}
 	log.Info("serving", servingAttrs(s, api.Addr())...)
-	run := sup.Start(ctx, append(serveServices(s, st, m, log), mainLoop(m, nil, log, s.Core.LeaseTTL))...)
+	run := sup.Start(ctx, append(serveServices(s, st, m, log), mainLoop(m, nil, log, s.Core.LeaseTTL), sims.Index.Service())...)
 	<-run.Ended()
 	runErr := run.Stop()
 	paths.close(pathDrainTimeout) // before the `stopped` line

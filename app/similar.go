@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/nomarr/nomarr/adapters/library"
@@ -45,12 +46,23 @@ func LoadSimilar(ctx context.Context, st store.Store, modelSet string, cfg vecto
 	if modelSet == "" {
 		return nil, errors.New("similar: no model set (the analyzer records none)")
 	}
-	s := &Similar{ModelSet: modelSet, vecs: map[string]similar.Vector{}, files: map[string]store.File{}}
+	vecs, files, err := readSimilar(ctx, st, modelSet)
+	if err != nil {
+		return nil, err
+	}
+	return buildSimilar(modelSet, vecs, files, cfg)
+}
+
+// readSimilar reads modelSet's track vectors, normalised, and the stored
+// files they belong to: every key of vecs has a file in files and the
+// other way round; a vector of another width than the first is left out.
+func readSimilar(ctx context.Context, st store.Store, modelSet string) (map[string]similar.Vector, map[string]store.File, error) {
+	vecs, files := map[string]similar.Vector{}, map[string]store.File{}
 	dims := 0
 	for after := ""; ; {
 		page, err := st.TrackVectors(ctx, modelSet, after, ListBatch)
 		if err != nil {
-			return nil, fmt.Errorf("similar: read track vectors: %w", err)
+			return nil, nil, fmt.Errorf("similar: read track vectors: %w", err)
 		}
 		for _, tv := range page {
 			v, err := similar.NewVector(modelSet, tv.Vector)
@@ -58,7 +70,7 @@ func LoadSimilar(ctx context.Context, st store.Store, modelSet string, cfg vecto
 				continue
 			}
 			dims = len(v.V)
-			s.vecs[tv.FileKey] = v
+			vecs[tv.FileKey] = v
 		}
 		if len(page) < ListBatch {
 			break
@@ -68,11 +80,11 @@ func LoadSimilar(ctx context.Context, st store.Store, modelSet string, cfg vecto
 	for after := ""; ; {
 		page, err := st.ListFiles(ctx, after, ListBatch)
 		if err != nil {
-			return nil, fmt.Errorf("similar: read files: %w", err)
+			return nil, nil, fmt.Errorf("similar: read files: %w", err)
 		}
 		for _, f := range page {
-			if _, ok := s.vecs[f.Key]; ok {
-				s.files[f.Key] = f
+			if _, ok := vecs[f.Key]; ok {
+				files[f.Key] = f
 			}
 		}
 		if len(page) < ListBatch {
@@ -80,16 +92,22 @@ func LoadSimilar(ctx context.Context, st store.Store, modelSet string, cfg vecto
 		}
 		after = page[len(page)-1].Key
 	}
-	items := make([]similar.Item, 0, len(s.files))
-	for k, v := range s.vecs {
-		if _, ok := s.files[k]; !ok {
-			delete(s.vecs, k)
-			continue
+	for k := range vecs {
+		if _, ok := files[k]; !ok {
+			delete(vecs, k)
 		}
-		items = append(items, similar.Item{Key: k, Vec: v})
 	}
-	if dims == 0 {
-		dims = 1 // an empty index answers nothing
+	return vecs, files, nil
+}
+
+// buildSimilar indexes vecs (readSimilar's), which it keeps.
+func buildSimilar(modelSet string, vecs map[string]similar.Vector, files map[string]store.File, cfg vectorindex.Config) (*Similar, error) {
+	s := &Similar{ModelSet: modelSet, vecs: vecs, files: files}
+	items := make([]similar.Item, 0, len(vecs))
+	dims := 1 // an empty index answers nothing
+	for k, v := range vecs {
+		items = append(items, similar.Item{Key: k, Vec: v})
+		dims = len(v.V)
 	}
 	idx, err := vectorindex.Build(modelSet, dims, items, cfg)
 	if err != nil {
@@ -97,6 +115,22 @@ func LoadSimilar(ctx context.Context, st store.Store, modelSet string, cfg vecto
 	}
 	s.index = idx
 	return s, nil
+}
+
+// holds reports whether s is modelSet's and holds exactly vecs, with
+// the same paths as files (readSimilar's): an index built from them
+// would answer as s does.
+func (s *Similar) holds(modelSet string, vecs map[string]similar.Vector, files map[string]store.File) bool {
+	if s.ModelSet != modelSet || len(s.vecs) != len(vecs) {
+		return false
+	}
+	for k, v := range vecs {
+		had, ok := s.vecs[k]
+		if !ok || !slices.Equal(had.V, v.V) || s.files[k].Path != files[k].Path {
+			return false
+		}
+	}
+	return true
 }
 
 // Len is the number of tracks with a vector.

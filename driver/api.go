@@ -22,9 +22,14 @@ type API struct {
 	// Node is this host's node name: /api/v1/info's model_sets say which
 	// hosts' records hold its re-tagging back.
 	Node string
+	// Similarity answers the similarity routes; nil: they answer 503.
+	Similarity httpapi.Similarity
 }
 
-var _ httpapi.Backend = (*API)(nil)
+var (
+	_ httpapi.Backend    = (*API)(nil)
+	_ httpapi.Similarity = (*API)(nil)
+)
 
 // Info implements httpapi.Backend. The workers come from the loop's last
 // published view (view.go), so the answer never waits for a loop held up
@@ -174,4 +179,48 @@ func (a *API) History(ctx context.Context, limit int) ([]store.HistoryRow, error
 		return nil, fmt.Errorf("%w: %v", httpapi.ErrUnavailable, err)
 	}
 	return rows, nil
+}
+
+// similarity is a.Similarity, or an error wrapping ErrUnavailable.
+func (a *API) similarity() (httpapi.Similarity, error) {
+	if a.Similarity == nil {
+		return nil, fmt.Errorf("%w: no similarity index on this server", httpapi.ErrUnavailable)
+	}
+	return a.Similarity, nil
+}
+
+// Similar implements httpapi.Similarity.
+func (a *API) Similar(ctx context.Context, file string, n int) (httpapi.TrackList, error) {
+	s, err := a.similarity()
+	if err != nil {
+		return httpapi.TrackList{}, err
+	}
+	return s.Similar(ctx, file, n)
+}
+
+// Mix implements httpapi.Similarity.
+func (a *API) Mix(ctx context.Context, seeds []string, n int) (httpapi.TrackList, error) {
+	s, err := a.similarity()
+	if err != nil {
+		return httpapi.TrackList{}, err
+	}
+	return s.Mix(ctx, seeds, n)
+}
+
+// Path implements httpapi.Similarity.
+func (a *API) Path(ctx context.Context, from, to string, n int) (httpapi.TrackList, error) {
+	s, err := a.similarity()
+	if err != nil {
+		return httpapi.TrackList{}, err
+	}
+	return s.Path(ctx, from, to, n)
+}
+
+// Playlists implements httpapi.Similarity.
+func (a *API) Playlists(ctx context.Context) ([]httpapi.PlaylistPreview, error) {
+	s, err := a.similarity()
+	if err != nil {
+		return nil, err
+	}
+	return s.Playlists(ctx)
 }

@@ -235,6 +235,7 @@ func (s *Server) routes() error {
 	handle("POST /api/v1/workers/resume", admin, s.handleSetEnabled(true))
 	handle("POST /api/v1/workers/reset", admin, s.handleReset)
 	handle("POST /api/v1/workers/{id}/reset", admin, s.handleReset)
+	s.similarRoutes(handle)
 	return nil
 }
 
