@@ -41,7 +41,11 @@ type Config struct {
 }
 
 // DefaultConfig holds the measured choices of docs/decisions/similarity.md.
-var DefaultConfig = Config{ExactBelow: 20000, ProjDims: 32, Scan: 32768, Rerank: 256, Seed: 1}
+var DefaultConfig = Config{ExactBelow: 20000, ProjDims: 48, Scan: 49152, Rerank: 1024, Seed: 1}
+
+// scanShare caps a query's scan at 1/scanShare of the library, so a
+// small library is not scanned half through by the default Scan.
+const scanShare = 8
 
 // ListsPerRoot sets the default list count, ListsPerRoot·√n.
 const ListsPerRoot = 1
@@ -358,7 +362,8 @@ func (x *Index) search(v []float32, qq similar.Query, k int) []similar.Hit {
 	}
 	heapify(order)
 	cand := sc.cand
-	for scanned := 0; scanned < x.cfg.Scan && len(order) > 0; {
+	budget := min(x.cfg.Scan, max(x.live()/scanShare, 1))
+	for scanned := 0; scanned < budget && len(order) > 0; {
 		var r ranked
 		r, order = popClosest(order)
 		l := &pt.lists[r.c]

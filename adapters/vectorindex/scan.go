@@ -31,7 +31,7 @@ func (sp *scratchPool) get(dims, lists, rerank int) *scratch {
 	if cap(s.cand) < rerank {
 		s.cand = make([]candidate, 0, rerank)
 	}
-	s.order, s.cand = s.order[:0], s.cand[:0]
+	s.order, s.cand = s.order[:0], s.cand[:0:rerank]
 	return s
 }
 
