@@ -1,8 +1,9 @@
 // Package vectorindex answers "which tracks are closest to this vector"
 // over a whole library: an exact scan of int8 codes for small libraries,
-// an inverted-file index (k-means lists in a principal-component
-// projection, scanned exactly) for large ones. It holds the vectors of
-// one model set and rejects any other.
+// an inverted-file index for large ones: k-means lists in a
+// principal-component projection, whose int8 projected codes a query
+// scans up to a budget before re-scoring the best candidates at full
+// width. It holds the vectors of one model set and rejects any other.
 package vectorindex
 
 import (
@@ -24,16 +25,30 @@ type Config struct {
 	// ProjDims is the width of the principal-component projection the
 	// partition is computed in.
 	ProjDims int
-	// Lists is the number of partition lists; 0 means √n at build time.
+	// Lists is the number of partition lists; 0 means ListsPerRoot·√n
+	// at build time.
 	Lists int
-	// Probe is how many lists, nearest first, a query scans.
-	Probe int
+	// Scan is the budget of a partitioned query, in projected codes: it
+	// scans lists, nearest centroid first, until it has scanned Scan
+	// codes (the last list in full), so its cost does not depend on how
+	// uneven the lists are.
+	Scan int
+	// Rerank is how many of the scanned codes, best by the projection,
+	// are scored again with the full-width codes for the answer.
+	Rerank int
 	// Seed seeds the k-means start, so one input builds one index.
 	Seed uint64
 }
 
 // DefaultConfig holds the measured choices of docs/decisions/similarity.md.
-var DefaultConfig = Config{ExactBelow: 20000, ProjDims: 32, Probe: 24, Seed: 1}
+var DefaultConfig = Config{ExactBelow: 20000, ProjDims: 48, Scan: 49152, Rerank: 1024, Seed: 1}
+
+// scanShare caps a query's scan at 1/scanShare of the library, so a
+// small library is not scanned half through by the default Scan.
+const scanShare = 8
+
+// ListsPerRoot sets the default list count, ListsPerRoot·√n.
+const ListsPerRoot = 1
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig
@@ -46,8 +61,11 @@ func (c Config) withDefaults() Config {
 	if c.Lists > 0 {
 		d.Lists = c.Lists
 	}
-	if c.Probe > 0 {
-		d.Probe = c.Probe
+	if c.Scan > 0 {
+		d.Scan = c.Scan
+	}
+	if c.Rerank > 0 {
+		d.Rerank = c.Rerank
 	}
 	if c.Seed != 0 {
 		d.Seed = c.Seed
@@ -65,9 +83,10 @@ const sampleMax = 20000
 //
 // Each vector lives in a slot as int8 codes (similar.Quantize); every
 // answer is scored against these codes in full width, never against the
-// projection. Invariants: byKey[k] = s ⇔ keys[s] = k ≠ ""; a slot whose
-// key is "" is dead and listed in free; with a partition, every live slot
-// is in exactly one list and no dead slot is in any.
+// projection, which only chooses the candidates. Invariants: byKey[k] =
+// s ⇔ keys[s] = k ≠ ""; a slot whose key is "" is dead and listed in
+// free; with a partition, every live slot is in exactly one list and no
+// dead slot is in any.
 type Index struct {
 	mu       sync.RWMutex
 	cfg      Config
@@ -84,6 +103,8 @@ type Index struct {
 	proj    *projection
 	part    *partition
 	builtAt int // live count when the partition was fitted
+
+	scratch scratchPool
 }
 
 // ErrModelSet is returned for a vector of another model set than the
@@ -209,7 +230,10 @@ func (x *Index) put(key string, v similar.Vector) error {
 	}
 	x.byKey[key] = s
 	if x.part != nil {
-		x.file(s, make([]float32, x.dims), make([]float32, x.proj.dims()))
+		full, p := make([]float32, x.dims), make([]float32, x.proj.dims())
+		x.vector(int(s), full)
+		x.proj.project(full, p)
+		x.part.place(s, full, p)
 	}
 	return nil
 }
@@ -237,14 +261,6 @@ func (x *Index) vector(s int, out []float32) {
 	}
 }
 
-// file projects slot s and places it in its list (full and p are
-// scratch of the full and projected widths).
-func (x *Index) file(s uint32, full, p []float32) {
-	x.vector(int(s), full)
-	x.proj.project(full, p)
-	x.part.place(s, p)
-}
-
 // rebuild fits the projection and the centroids on an even sample of the
 // live vectors and files every live slot.
 func (x *Index) rebuild() error {
@@ -270,23 +286,38 @@ func (x *Index) rebuild() error {
 	}
 	lists := x.cfg.Lists
 	if lists == 0 {
-		lists = int(math.Round(math.Sqrt(float64(n))))
+		lists = int(math.Round(ListsPerRoot * math.Sqrt(float64(n))))
 	}
-	x.proj, x.part, x.builtAt = p, fitPartition(sample, lists, x.cfg.Seed), n
-	full, pv := make([]float32, x.dims), make([]float32, p.dims())
+	pt := fitPartition(sample, lists, x.cfg.Seed, p.mean)
+	pd := p.dims()
+	assign := make([]int32, len(x.keys))
+	codes := make([]int8, len(x.keys)*pd)
+	bias := make([]float32, len(x.keys))
+	full, pv := make([]float32, x.dims), make([]float32, pd)
 	for s, k := range x.keys {
-		if k != "" {
-			x.file(uint32(s), full, pv)
+		if k == "" {
+			assign[s] = -1
+			continue
 		}
+		x.vector(s, full)
+		p.project(full, pv)
+		c := pt.nearest(pv)
+		assign[s] = int32(c)
+		pt.encode(c, pv, codes[s*pd:(s+1)*pd])
+		bias[s] = dot(pt.mean, full)
 	}
+	pt.fill(assign, codes, bias)
+	x.proj, x.part, x.builtAt = p, pt, n
 	return nil
 }
 
 // Query returns the k keys whose vectors are closest to q by cosine, best
 // first, ties by key. Scores are those of the int8 codes. Below the
-// threshold the answer is the exact top k of the codes; with a partition
-// it is the exact top k of the Probe lists nearest to q, and an answer
-// short of k falls back to the full scan.
+// threshold the answer is the exact top k of the codes. With a
+// partition, the query scans the projected codes of the lists nearest
+// to it until it has scanned Scan of them, keeps the Rerank best by the
+// projection's estimate, and answers the top k of those by the
+// full-width codes; an answer short of k falls back to the full scan.
 func (x *Index) Query(q similar.Vector, k int) ([]similar.Hit, error) {
 	if err := x.check(q); err != nil {
 		return nil, err
@@ -299,15 +330,7 @@ func (x *Index) Query(q similar.Vector, k int) ([]similar.Hit, error) {
 	}
 	qq := similar.NewQuery(q.V)
 	if x.part != nil {
-		p := make([]float32, x.proj.dims())
-		x.proj.project(q.V, p)
-		top := similar.NewTopK(k)
-		for _, c := range x.part.probe(p, x.cfg.Probe) {
-			for _, s := range x.part.lists[c] {
-				x.offer(top, qq, int(s))
-			}
-		}
-		if hits := top.Hits(); len(hits) == want {
+		if hits := x.search(q.V, qq, k); len(hits) == want {
 			return hits, nil
 		}
 	}
@@ -318,6 +341,41 @@ func (x *Index) Query(q similar.Vector, k int) ([]similar.Hit, error) {
 		}
 	}
 	return top.Hits(), nil
+}
+
+// search is the partitioned query. The projection's estimate of q·v is
+// p·centroid + scale∘p·codes + mean·v, up to a constant of q: the
+// centred dot product restricted to the principal components, plus the
+// mean's share.
+func (x *Index) search(v []float32, qq similar.Query, k int) []similar.Hit {
+	pt := x.part
+	sc := x.scratch.get(pt.dims, len(pt.centroids), max(x.cfg.Rerank, k))
+	defer x.scratch.put(sc)
+	x.proj.project(v, sc.p)
+	for j, p := range sc.p {
+		sc.qs[j] = p * pt.scale[j]
+	}
+	order := sc.order
+	for c, cv := range pt.centroids {
+		pc := dot(sc.p, cv)
+		order = append(order, ranked{d: pt.norms[c] - 2*pc, dot: pc, c: int32(c)})
+	}
+	heapify(order)
+	cand := sc.cand
+	budget := min(x.cfg.Scan, max(x.live()/scanShare, 1))
+	for scanned := 0; scanned < budget && len(order) > 0; {
+		var r ranked
+		r, order = popClosest(order)
+		l := &pt.lists[r.c]
+		cand = scanList(cand, l, sc.qs, r.dot)
+		scanned += len(l.slots)
+	}
+	sc.order, sc.cand = order[:0], cand[:0]
+	top := similar.NewTopK(k)
+	for _, c := range cand {
+		x.offer(top, qq, int(c.slot))
+	}
+	return top.Hits()
 }
 
 // offer scores slot s against q and offers it to top.

@@ -14,8 +14,9 @@ import (
 // components; the partition is computed in this smaller space and the
 // scan of its lists restores the full one.
 type projection struct {
-	mean []float32
-	rows [][]float32 // rows[i] is principal component i, unit length
+	mean   []float32
+	rows   [][]float32 // rows[i] is principal component i, unit length
+	offset []float32   // offset[i] = rows[i]·mean
 }
 
 // fitProjection fits dims components to sample (rows of equal width).
@@ -47,11 +48,13 @@ func fitProjection(sample [][]float32, dims int) (*projection, error) {
 		}
 		p.mean[j] = float32(s / float64(len(sample)))
 	}
+	p.offset = make([]float32, dims)
 	for i := range dims {
 		p.rows[i] = make([]float32, d)
 		for j := range d {
 			p.rows[i][j] = float32(vecs.At(j, i))
 		}
+		p.offset[i] = dot(p.rows[i], p.mean)
 	}
 	return p, nil
 }
@@ -59,14 +62,11 @@ func fitProjection(sample [][]float32, dims int) (*projection, error) {
 // dims is the width of a projection.
 func (p *projection) dims() int { return len(p.rows) }
 
-// project writes the projection of v into out (len p.dims()).
+// project writes the projection of v into out (len p.dims()); it
+// allocates nothing.
 func (p *projection) project(v []float32, out []float32) {
-	centred := make([]float32, len(v))
-	for j, x := range v {
-		centred[j] = x - p.mean[j]
-	}
 	for i, r := range p.rows {
-		out[i] = dot(r, centred)
+		out[i] = dot(r, v) - p.offset[i]
 	}
 }
 
