@@ -120,3 +120,21 @@ func TestCheckpointOfOtherContentNotReused(t *testing.T) {
 		}
 	})
 }
+
+// A retry that resumes from its checkpoint answers the track vector the
+// inference before it made, so a failed tag write does not leave the file
+// without one.
+func TestCheckpointKeepsTrackVector(t *testing.T) {
+	m := &MusiCNN{Models: stubModels(t, "v "), Tags: tags.DefaultOptions(), WriteMode: tags.ModeNone}
+	path := notAudio(t)
+	var cp checkpoint
+	if err := json.Unmarshal([]byte(tagsCheckpoint(t, m.Models.Version(), path)), &cp); err != nil {
+		t.Fatal(err)
+	}
+	cp.Vector = []float32{0.6, 0.8}
+	b, _ := json.Marshal(cp)
+	r := m.Analyze(context.Background(), worker.Job{Path: path, Checkpoint: string(b)}, func(int64) {})
+	if r.Class != worker.OK || len(r.Vector) != 2 || r.Vector[0] != 0.6 || r.Vector[1] != 0.8 {
+		t.Fatalf("resumed: %+v, want OK with the checkpoint's vector", r)
+	}
+}

@@ -60,6 +60,9 @@ type checkpoint struct {
 	Step  string            `json:"step"` // "tags": derived, not yet written
 	Tags  map[string]string `json:"tags"`
 	Stamp *tagwrite.Stamp   `json:"stamp,omitempty"`
+	// Vector is the track vector the same inference made (none when the
+	// tags were reused from the file).
+	Vector []float32 `json:"vector,omitempty"`
 }
 
 // Analyze implements worker.Analyzer. Its result says when the models
@@ -77,6 +80,9 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 
 func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int64)) worker.Result {
 	var all map[string]string
+	// vec is the track vector of the inference that derived all; nil
+	// when none ran (tags reused from the file) or it gave no vector.
+	var vec []float32
 	// stamp is the content the tags are derived from; they are written
 	// into that content only (tagwrite.WriteIfSame).
 	var stamp tagwrite.Stamp
@@ -91,7 +97,7 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 			now, err := tagwrite.StampOf(job.Path)
 			switch {
 			case err == nil && now.Same(*cp.Stamp):
-				all, stamp = cp.Tags, now
+				all, stamp, vec = cp.Tags, now, cp.Vector
 			case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 				// Gone (its drive unmounted): missing, the checkpoint kept
 				// for the same content found again.
@@ -162,9 +168,14 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 			if err != nil {
 				return worker.Result{Class: worker.Permanent, Reason: "derive tags: " + err.Error()}
 			}
+			// A track without a vector (embeddings of no direction) is
+			// still tagged: it is left out of similarity searches only.
+			if vec, err = tags.TrackVector(res.pred); err != nil && m.Log != nil {
+				m.Log.Warn("no track vector", "path", job.Path, "err", err)
+			}
 		}
 	}
-	cp, _ := json.Marshal(checkpoint{Step: "tags", Tags: all, Stamp: &stamp})
+	cp, _ := json.Marshal(checkpoint{Step: "tags", Tags: all, Stamp: &stamp, Vector: vec})
 	write, err := tags.WriteSet(all, m.WriteMode)
 	if err != nil {
 		return worker.Result{Class: worker.Permanent, Reason: err.Error(), Checkpoint: string(cp)}
@@ -192,7 +203,7 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 		rewritten = statAsScanned(job.Path)
 	}
 	progress(4)
-	return worker.Result{Tags: all, Version: m.Models.Version(), Rewritten: rewritten}
+	return worker.Result{Tags: all, Version: m.Models.Version(), Rewritten: rewritten, Vector: vec}
 }
 
 // reuse returns held, the tags of ours the file holds, when tags.Reuse

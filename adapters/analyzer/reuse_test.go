@@ -89,6 +89,9 @@ func TestFileTagsOfThisModelSetReused(t *testing.T) {
 	if r.Class != worker.OK || r.Version != models.Version() || !maps.Equal(r.Tags, full) {
 		t.Fatalf("reuse: %+v, want OK with the file's tags %v", r, full)
 	}
+	if r.Vector != nil {
+		t.Errorf("reuse gave a track vector %v: no inference ran", r.Vector)
+	}
 	if len(steps) < 2 || !rising(steps) {
 		t.Errorf("progress %v, want a rising count (decoded, done)", steps)
 	}

@@ -66,7 +66,7 @@ func speech(t *testing.T, path string) {
 
 // The streamed analysis predicts every patch as a single Predict over the
 // whole decoded track does (the analyzer before streaming), within 1e-5,
-// in four formats, with chunks of several batches and a last partial one.
+// and gives its track vector from a running sum, in four formats, with chunks of several batches and a last partial one.
 func TestStreamedScoresEqualWholeTrack(t *testing.T) {
 	models := realModels(t, 8)
 	dir := t.TempDir()
@@ -123,6 +123,17 @@ func TestStreamedScoresEqualWholeTrack(t *testing.T) {
 				if errA == nil && (errB != nil || math.Abs(a-b) > 1.01e-4) || errA != nil && w != gotTags[k] {
 					t.Errorf("%s = %q streamed, %q whole", k, gotTags[k], w)
 				}
+			}
+			wantVec, err := tags.TrackVector(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotVec, err := tags.TrackVector(got.pred)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := maxDiff([][]float32{wantVec}, [][]float32{gotVec}); d > 1e-5 {
+				t.Errorf("track vector differs by %g streamed", d)
 			}
 			t.Logf("%d patches, largest score difference %g", n, worst)
 		})

@@ -22,8 +22,19 @@ func ChunkPatches(cfg Config) int {
 	return b * max(1, (minChunk+b-1)/b)
 }
 
-// AppendPredictions appends p's rows (patches) to dst's.
+// AppendPredictions appends p's rows (patches) to dst's and adds p's
+// embedding sum to dst's (dst keeps none once a p without one came).
 func AppendPredictions(dst *tags.Predictions, p tags.Predictions) {
+	switch {
+	case p.EmbeddingSum == nil || len(dst.MSD) > 0 && dst.EmbeddingSum == nil:
+		dst.EmbeddingSum = nil
+	case dst.EmbeddingSum == nil:
+		dst.EmbeddingSum = append([]float64(nil), p.EmbeddingSum...)
+	default:
+		for j, x := range p.EmbeddingSum {
+			dst.EmbeddingSum[j] += x
+		}
+	}
 	dst.MSD = append(dst.MSD, p.MSD...)
 	if dst.Heads == nil {
 		dst.Heads = make(map[string][][]float32, len(p.Heads))

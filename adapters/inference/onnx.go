@@ -486,7 +486,9 @@ func (m *Models) Version() string {
 // Predict runs n patches (patches holds n·PatchSize values, patch-major,
 // each patch [187 frames][96 mel bands]) through the backbone and every head
 // in batches of Config.BatchSize, loading the models first when needed. It
-// returns one row per patch. A Run that fails on CUDA (out of memory, a
+// returns one row of scores per patch and the sum of the patches'
+// embeddings (EmbeddingSum, EmbeddingSize wide), not the rows: a track
+// vector needs only their mean. A Run that fails on CUDA (out of memory, a
 // provider failure) is retried once with the sessions recreated on the CPU,
 // with a logged warning (Fallbacks counts it); the sessions then stay on the
 // CPU until the next Unload (FellBack). Classify maps the error.
@@ -495,7 +497,9 @@ func (m *Models) Predict(patches []float32, n int) (tags.Predictions, error) {
 		return tags.Predictions{}, fmt.Errorf("inference: predict: %d values for %d patches, want %d", len(patches), n, n*PatchSize)
 	}
 	if n == 0 {
-		return predictions(nil, make([][]float32, len(tags.Heads)), 0), nil
+		p := predictions(nil, make([][]float32, len(tags.Heads)), 0)
+		p.EmbeddingSum = make([]float64, EmbeddingSize)
+		return p, nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -528,22 +532,26 @@ func (m *Models) predictLocked(patches []float32, n int) (tags.Predictions, erro
 	for i := range heads {
 		heads[i] = make([]float32, n*HeadClasses)
 	}
+	emb := make([]float64, EmbeddingSize)
 	if m.split != nil {
 		m.split.begin(patches, n)
 		defer m.split.end()
 	}
 	for start := 0; start < n; start += m.cfg.BatchSize {
 		k := min(m.cfg.BatchSize, n-start)
-		if err := m.runBatch(patches, start, k, msd, heads); err != nil {
+		if err := m.runBatch(patches, start, k, msd, heads, emb); err != nil {
 			return tags.Predictions{}, err
 		}
 	}
-	return predictions(msd, heads, n), nil
+	p := predictions(msd, heads, n)
+	p.EmbeddingSum = emb
+	return p, nil
 }
 
-// runBatch runs patches start…start+k-1 and copies the scores into msd and
-// heads (flat, tags.Heads order).
-func (m *Models) runBatch(patches []float32, start, k int, msd []float32, heads [][]float32) error {
+// runBatch runs patches start…start+k-1, copies the scores into msd and
+// heads (flat, tags.Heads order) and adds the patches' embeddings into
+// emb (EmbeddingSize wide).
+func (m *Models) runBatch(patches []float32, start, k int, msd []float32, heads [][]float32, emb []float64) error {
 	b := m.full
 	if k < b.k {
 		v, err := b.view(k)
@@ -564,6 +572,7 @@ func (m *Models) runBatch(patches []float32, start, k int, msd []float32, heads 
 		return fmt.Errorf("inference: backbone (%s, patches %d–%d): %w", m.provider, start, start+k-1, err)
 	}
 	copy(msd[start*MSDClasses:], b.msd.GetData())
+	addRows(emb, b.emb.GetData())
 	for i, h := range m.heads {
 		if err := m.run(h, b.emb, b.heads[i]); err != nil {
 			return fmt.Errorf("inference: head %s (%s, patches %d–%d): %w", tags.Heads[i], m.provider, start, start+k-1, err)
@@ -601,6 +610,17 @@ func (m *Models) runValues(s *ort.DynamicAdvancedSession, ins, outs []*ort.Tenso
 		return v
 	}
 	return s.Run(values(ins), values(outs))
+}
+
+// addRows adds each row of flat (rows of len(sum) values) into sum.
+func addRows(sum []float64, flat []float32) {
+	d := len(sum)
+	for i := 0; i+d <= len(flat); i += d {
+		row := flat[i : i+d : i+d]
+		for j, x := range row {
+			sum[j] += float64(x)
+		}
+	}
 }
 
 // rows cuts flat into n rows of width, each with its own capacity.

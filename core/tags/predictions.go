@@ -11,6 +11,12 @@ type Predictions struct {
 	// Heads holds, per head stem (e.g. "mood_happy"), per patch, the two
 	// class scores in the alphabetical class order of docs/design.md §9.
 	Heads map[string][][]float32
+	// EmbeddingSum is the sum, over the patches of MSD, of the backbone's
+	// 200-unit patch embeddings (the heads' input), in float64 so that a
+	// long track's sum loses nothing to rounding; nil when none was kept
+	// (a simulated analyzer, predictions built by hand). Its direction is
+	// the track vector's (similar.TrackVector: the unit mean).
+	EmbeddingSum []float64
 }
 
 // Heads are the nine classifier heads, in a fixed order.

@@ -72,10 +72,15 @@ type Result struct {
 	// failed: a library on a drive that is not mounted must not fail every
 	// file a worker tries, and the next scan that finds the file unchanged
 	// makes it valid again.
-	Missing    bool
-	Reason     string
-	Tags       map[string]string
-	Version    string
+	Missing bool
+	Reason  string
+	Tags    map[string]string
+	Version string
+	// Vector, with Class OK: the file's track vector (tags.TrackVector),
+	// made by Version's model set; nil when the job computed none (tags
+	// reused from the file, an analyzer that keeps no embeddings). The
+	// worker stores it after the completion (Worker.JobDone).
+	Vector     []float32
 	Checkpoint string // steps completed so far (kept for a retry)
 	// Rewritten: the job wrote its tags into the file, which now has this
 	// size and mtime (store.Completion.Rewritten).

@@ -106,6 +106,9 @@ type Worker struct {
 
 	seq uint64
 	tel Telemetry
+	// vectorsUnstored counts the track vectors the store did not take
+	// after their file's completion (VectorsUnstored).
+	vectorsUnstored int64
 }
 
 // Telemetry is the worker's counters, carried in its frames.
@@ -123,11 +126,14 @@ type Telemetry struct {
 type pendingWrite struct {
 	ref        store.Ref
 	completion *store.Completion
-	update     *store.FileUpdate
-	kind       string // event to emit when written
-	path       string // the file's path, named in file_failed and file_retry
-	reason     string
-	tries      int
+	// vector, with completion: the file's track vector, put after the
+	// completion is written (putVector).
+	vector []float32
+	update *store.FileUpdate
+	kind   string // event to emit when written
+	path   string // the file's path, named in file_failed and file_retry
+	reason string
+	tries  int
 	// doubtful: the release of a claim whose insert got no answer
 	// (claim.Result.Doubtful). The claim may not exist; when it does not,
 	// the release is a no-op and no event is emitted.
@@ -512,6 +518,7 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 		}
 		p.completion = &store.Completion{Tags: r.Tags, Version: r.Version, At: now, Rewritten: r.Rewritten,
 			Claimed: &store.Stat{Size: f.Size, MtimeMs: f.MtimeMs}}
+		p.vector = r.Vector
 		p.kind = event.Tagged
 	case Permanent:
 		w.tel.Errors++
@@ -605,6 +612,9 @@ func (w *Worker) flushPending(ctx context.Context, now time.Time) bool {
 	switch {
 	case err == nil:
 		w.storeOK()
+		if p.completion != nil && p.vector != nil {
+			w.putVector(ctx, now, p.ref.FileKey, p.completion.Version, p.vector)
+		}
 		ev := event.Event{T: now, Event: p.kind, Component: w.cfg.Component, File: p.ref.FileKey, Worker: p.ref.WorkerID, Reason: p.reason}
 		if p.kind == event.FileFailed || p.kind == event.FileRetry {
 			ev.Path = p.path
@@ -630,6 +640,23 @@ func (w *Worker) flushPending(ctx context.Context, now time.Time) bool {
 	w.job = nil
 	return true
 }
+
+// putVector stores a completed file's track vector. The tags are
+// recorded already: a vector the store does not take fails nothing and is
+// not retried (the file is left without a vector, as one tagged before
+// vectors were kept); it is counted (VectorsUnstored) and reported as a
+// store_error event, and the store's breaker is left alone.
+func (w *Worker) putVector(ctx context.Context, now time.Time, key, modelSet string, vec []float32) {
+	if err := w.store.PutTrackVector(ctx, key, modelSet, vec); err != nil {
+		w.vectorsUnstored++
+		w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, File: key,
+			Reason: "store track vector: " + err.Error()})
+	}
+}
+
+// VectorsUnstored is how many track vectors the store did not take after
+// their file's completion (putVector).
+func (w *Worker) VectorsUnstored() int64 { return w.vectorsUnstored }
 
 // releaseHeld releases the claimed file without changing it.
 func (w *Worker) releaseHeld(ctx context.Context, now time.Time, reason string) {
