@@ -471,6 +471,7 @@ type Store interface {
 	RestartStates
 	History
 	HistoryRetention
+	Browser
 }
 
 // Meta keys.

@@ -14,7 +14,8 @@ type Op struct {
 	// methods share one.
 	Name string
 	// Writes: the call may change the store (every method but the reads
-	// Discover, File, Counts, ListFiles, GetMeta and LoadRestart).
+	// Discover, File, Counts, ListFiles, GetMeta, LoadRestart and the
+	// Browser's).
 	Writes bool
 	// Refs, when not nil, lists the claims the call names (its Ref or
 	// Claim) or answers (the claims ReleaseWorker released and
@@ -252,5 +253,23 @@ func (w wrapped) AppendHistory(ctx context.Context, rows []HistoryRow) error {
 func (w wrapped) PruneHistory(ctx context.Context, before time.Time) (int, error) {
 	return answer(w, ctx, Op{Name: "prune_history", Writes: true}, func(ctx context.Context, st Store) (int, error) {
 		return st.PruneHistory(ctx, before)
+	})
+}
+
+func (w wrapped) Browse(ctx context.Context, q BrowseQuery) (BrowsePage, error) {
+	return answer(w, ctx, Op{Name: "browse"}, func(ctx context.Context, st Store) (BrowsePage, error) {
+		return st.Browse(ctx, q)
+	})
+}
+
+func (w wrapped) FileTags(ctx context.Context, key string) (map[string]string, error) {
+	return answer(w, ctx, Op{Name: "file_tags"}, func(ctx context.Context, st Store) (map[string]string, error) {
+		return st.FileTags(ctx, key)
+	})
+}
+
+func (w wrapped) TagStats(ctx context.Context) (TagStats, error) {
+	return answer(w, ctx, Op{Name: "tag_stats"}, func(ctx context.Context, st Store) (TagStats, error) {
+		return st.TagStats(ctx)
 	})
 }

@@ -22,6 +22,7 @@ var writes = map[string]bool{
 	"Retag": true, "ForgetMissing": true, "GetMeta": false, "SetMeta": true,
 	"SwapMeta": true, "LoadRestart": false, "SaveRestart": true,
 	"AppendHistory": true, "PruneHistory": true,
+	"Browse": false, "FileTags": false, "TagStats": false,
 }
 
 // snake is a method's name in snake case: UpsertFiles → upsert_files.
