@@ -171,3 +171,6 @@ func (a *API) History(ctx context.Context, limit int) ([]store.HistoryRow, error
 	}
 	return rows, nil
 }
+
+// Library implements httpapi.LibraryBackend: the store's read side.
+func (a *API) Library() httpapi.LibraryStore { return a.Main.Store }
