@@ -10,7 +10,16 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
-require github.com/Azure/go-ansiterm v0.0.0-20261006220739-8c912ac31dd4 // indirect
+require (
+	github.com/Azure/go-ansiterm v0.0.0-20261006220739-8c912ac31dd4 // indirect
+	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327 // indirect
+	github.com/chromedp/chromedp v0.14.2 // indirect
+	github.com/chromedp/sysutil v1.1.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20250725192818-e39067aee2d2 // indirect
+	github.com/gobwas/httphead v0.1.0 // indirect
+	github.com/gobwas/pool v0.2.1 // indirect
+	github.com/gobwas/ws v1.4.0 // indirect
+)
 
 require (
 	dario.cat/mergo v1.0.2 // indirect
