@@ -12,6 +12,7 @@
 #   make run [LIBRARY=DIR]  tag DIR (or a generated demo library) with the MusiCNN pipeline
 #   make run-scenarios      every scenario through the simulator
 #   make fmt-check   fail when gofmt would change a file
+#   make screenshots refresh docs/screenshots/*.png (the pages in chromium)
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -54,7 +55,7 @@ DATA_DIR ?= $(CURDIR)/.nomarr
 DEMO_DIR ?= $(DATA_DIR)/demo
 RUN_TARGET ?= $(if $(LIBRARY),run-library,run-demo)
 
-.PHONY: bench-pipeline deps test-deps test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library run-demo fmt-check
+.PHONY: screenshots bench-pipeline deps test-deps test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library run-demo fmt-check
 
 test: test-deps vet unit fuzz-smoke
 
@@ -78,6 +79,9 @@ vet:
 # 800 ms), so they run on their own, after the rest: on a small machine the
 # other packages' tests (the property suite under the race detector) would
 # otherwise take the CPU their processes need to keep time.
+# In `make test` the browser tests must run (chromium comes with
+# test-deps): a missing browser fails them instead of skipping.
+unit: export NOMARR_REQUIRE_BROWSER = 1
 unit:
 	@if [ -z "$(RACE)" ]; then echo "WARNING: cgo unavailable (no C compiler?): testing without the race detector" >&2; fi
 	$(GO) test $(RACE) -count=1 -timeout $(TESTTIMEOUT) $$($(GO) list ./... | grep -v '/test/realproc$$')
@@ -181,3 +185,9 @@ fmt-check:
 	@files=$$(find . -name '*.go' -not -path './.git/*' -not -path './vendor/*' -not -path '*/testdata/*' -print0 \
 		| xargs -0 -r gofmt -l); \
 	if [ -n "$$files" ]; then echo "gofmt needed on:"; echo "$$files"; exit 1; fi
+
+# The pictures the README shows: every page of serve on a demo library,
+# drawn by chromium (test/browser).
+screenshots:
+	scripts/deps.sh --test
+	NOMARR_REQUIRE_BROWSER=1 NOMARR_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run 'TestPages' ./test/browser

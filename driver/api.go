@@ -224,3 +224,6 @@ func (a *API) Playlists(ctx context.Context) ([]httpapi.PlaylistPreview, error) 
 	}
 	return s.Playlists(ctx)
 }
+
+// Library implements httpapi.LibraryBackend: the store's read side.
+func (a *API) Library() httpapi.LibraryStore { return a.Main.Store }

@@ -16,6 +16,8 @@
 #   python3-mutagen  reads back the tags written (adapters/tagwrite), a
 #                reader that shares no code with TagLib; required: those
 #                tests fail without it
+#   chromium     the browser the page tests drive (test/browser); required
+#                in make test (NOMARR_REQUIRE_BROWSER)
 #   qemu-user    runs the simulator's arm64 build (cross-machine
 #                determinism); best effort: a test that needs it says so
 #                and skips
@@ -32,7 +34,7 @@ fi
 OPTIONAL=()
 case "${1:-}" in
 --test)
-	PACKAGES+=(python3-mutagen)
+	PACKAGES+=(python3-mutagen chromium)
 	OPTIONAL=(qemu-user)
 	;;
 "") ;;

@@ -4,7 +4,13 @@
 //
 // # Endpoints
 //
-//	GET  /                              dashboard (static HTML, no data in it)
+//	GET  /, /library, /track, /insights, /playlists, /health
+//	                                    the pages (ui/index.html, no data in it)
+//	GET  /ui/{name}                     the pages' scripts and styles (embedded)
+//	GET  /api/v1/library?q=&status=&…   one page of files (LibraryBackend)
+//	GET  /api/v1/files/{key}            one file, its tags and scores
+//	GET  /api/v1/files/{key}/audio      the file's audio (Range requests)
+//	GET  /api/v1/insights               score histograms, mood and genre counts
 //	GET  /api/v1/info                   Backend.Info
 //	GET  /api/v1/health/history?limit=N Backend.History (default 100, 1..10000)
 //	GET  /metrics                       Prometheus exposition
@@ -13,7 +19,7 @@
 //	POST /api/v1/workers/reset          Backend.Reset("") (every failed component)
 //	POST /api/v1/workers/{id}/reset     Backend.Reset(id)
 //
-// Every answer but the dashboard and /metrics is JSON; errors are
+// Every answer but the pages, their assets, audio and /metrics is JSON; errors are
 // {"error": "..."} with a matching status: 400 bad query, 401 missing or
 // wrong token, 403 cross-origin browser POST, 421 a Host header that is not
 // a loopback name on a loopback-bound server, 404 unknown route or a backend
@@ -32,9 +38,10 @@
 //   - Anything else (a LAN address, 0.0.0.0, ::, an empty host, a host name):
 //     New refuses to start without a token (config key `api_token`), and
 //     every route needs the token, /metrics included (Prometheus:
-//     `authorization: {credentials: ...}`). The one exception is GET /, the
-//     dashboard page itself, which holds no data: its script asks for the
-//     token when the API answers 401 and keeps it in sessionStorage.
+//     `authorization: {credentials: ...}`). The exceptions are the pages and
+//     their assets, which hold no data: their script asks for the token
+//     when the API answers 401 and keeps it in sessionStorage. (The audio
+//     preview cannot send the token: there it plays on loopback only.)
 //
 // Tokens are compared in constant time. POSTs from a browser on another
 // origin (Sec-Fetch-Site / Origin, see net/http.CrossOriginProtection) are

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -14,21 +13,6 @@ const (
 	DefaultHistoryLimit = 100
 	MaxHistoryLimit     = 10000
 )
-
-//go:embed dashboard.html
-var dashboardHTML []byte
-
-func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; "+
-		"style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-	_, _ = w.Write(dashboardHTML)
-}
 
 func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 	info, err := s.info(r)

@@ -227,7 +227,14 @@ func (s *Server) routes() error {
 	handle := func(pattern string, a access, h http.HandlerFunc) {
 		s.mux.Handle(pattern, s.guard(a, h))
 	}
-	handle("GET /{$}", public, s.handleDashboard)
+	for _, p := range uiPages {
+		handle("GET "+p, public, s.handlePage)
+	}
+	handle("GET /ui/{name}", public, s.handleAsset)
+	handle("GET /api/v1/library", read, s.handleLibrary)
+	handle("GET /api/v1/files/{key}", read, s.handleFile)
+	handle("GET /api/v1/files/{key}/audio", read, s.handleAudio)
+	handle("GET /api/v1/insights", read, s.handleInsights)
 	handle("GET /api/v1/info", read, s.handleInfo)
 	handle("GET /api/v1/health/history", read, s.handleHistory)
 	handle("GET /metrics", read, m.ServeHTTP)

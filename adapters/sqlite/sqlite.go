@@ -239,6 +239,7 @@ func (s *Store) open() error {
 		return err
 	}
 	if !s.cfg.readOnly {
+		s.ensureBrowse(ctx) // browse.go
 		// Waits that ended while no main process ran its cleanup (between
 		// two runs of `nomarr tag`) are settled now, by the wall clock: a
 		// discovery sorts every ended wait not yet settled. Best effort: a

@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			tc.fn(&h{T: t, st: open(t)})
 		})
 	}
+	t.Run("Browse", func(t *testing.T) { RunBrowse(t, open) })
 }
 
 // h bundles a test and its store with assertion helpers.

@@ -472,6 +472,7 @@ type Store interface {
 	History
 	HistoryRetention
 	Vectors
+	Browser
 }
 
 // Meta keys.

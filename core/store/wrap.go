@@ -15,7 +15,7 @@ type Op struct {
 	Name string
 	// Writes: the call may change the store (every method but the reads
 	// Discover, File, Counts, ListFiles, GetMeta, LoadRestart,
-	// TrackVectors and ListTags).
+	// TrackVectors, ListTags and the Browser's).
 	Writes bool
 	// Refs, when not nil, lists the claims the call names (its Ref or
 	// Claim) or answers (the claims ReleaseWorker released and
@@ -271,5 +271,23 @@ func (w wrapped) TrackVectors(ctx context.Context, modelSet, after string, limit
 func (w wrapped) ListTags(ctx context.Context, after string, limit int) ([]FileTags, error) {
 	return answer(w, ctx, Op{Name: "list_tags"}, func(ctx context.Context, st Store) ([]FileTags, error) {
 		return st.ListTags(ctx, after, limit)
+	})
+}
+
+func (w wrapped) Browse(ctx context.Context, q BrowseQuery) (BrowsePage, error) {
+	return answer(w, ctx, Op{Name: "browse"}, func(ctx context.Context, st Store) (BrowsePage, error) {
+		return st.Browse(ctx, q)
+	})
+}
+
+func (w wrapped) FileTags(ctx context.Context, key string) (map[string]string, error) {
+	return answer(w, ctx, Op{Name: "file_tags"}, func(ctx context.Context, st Store) (map[string]string, error) {
+		return st.FileTags(ctx, key)
+	})
+}
+
+func (w wrapped) TagStats(ctx context.Context) (TagStats, error) {
+	return answer(w, ctx, Op{Name: "tag_stats"}, func(ctx context.Context, st Store) (TagStats, error) {
+		return st.TagStats(ctx)
 	})
 }

@@ -23,6 +23,7 @@ var writes = map[string]bool{
 	"SwapMeta": true, "LoadRestart": false, "SaveRestart": true,
 	"AppendHistory": true, "PruneHistory": true,
 	"PutTrackVector": true, "TrackVectors": false, "ListTags": false,
+	"Browse": false, "FileTags": false, "TagStats": false,
 }
 
 // snake is a method's name in snake case: UpsertFiles → upsert_files.

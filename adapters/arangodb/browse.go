@@ -1,0 +1,139 @@
+package arangodb
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// qBrowse is store.Browser.Browse in AQL: every file with its tags is
+// tested (store.BrowseMatch spelled in AQL), then the matches are counted,
+// sorted and paged. ArangoDB's LOWER folds more than ASCII, and its string
+// order is ICU's: paths and texts outside ASCII may match and sort
+// otherwise than in the other stores. It reads every file: a
+// persistent index does not serve these filters, so a large library
+// answers in the time of a scan.
+const qBrowse = `LET hits = (
+  FOR f IN library_files
+    LET t = DOCUMENT("file_tags", f._key).tags || {}
+    LET status = !f.is_valid ? "missing" : f.tagged ? "tagged" : f.failed ? "failed" : f.needs_tagging ? "pending" : "missing"
+    FILTER @status == "" OR status == @status
+    FILTER @text == "" OR CONTAINS(LOWER(f.path), @text) OR CONTAINS(LOWER(t.artist || ""), @text)
+      OR CONTAINS(LOWER(t.title || ""), @text) OR CONTAINS(LOWER(t.album || ""), @text)
+    FILTER @mood == "" OR @mood IN SPLIT(LOWER(t[@moodKey] || ""), "; ")
+    FILTER @genre == "" OR @genre IN SPLIT(LOWER(t.top_tags || ""), "; ")
+    FILTER LENGTH(FOR r IN @scores FILTER t[r.key] == null OR TO_NUMBER(t[r.key]) < r.min OR TO_NUMBER(t[r.key]) > r.max RETURN 1) == 0
+    LET v = @sort == "path" ? f.path : @sort == "tagged_at" ? (f.last_tagged_at || 0) : @sort == "status" ? status :
+      (t[@sort] == null ? null : TO_NUMBER(t[@sort]))
+    RETURN {f, t, v}
+)
+RETURN {total: LENGTH(hits), rows: (
+  FOR h IN hits
+    SORT h.v == null, h.v ASC, h.f._key ASC
+    LIMIT @offset, @limit
+    RETURN {file: h.f, tags: h.t})}`
+
+// qBrowseDesc is qBrowse in descending order (files without the score
+// still last).
+var qBrowseDesc = strings.Replace(qBrowse, "h.v ASC, h.f._key ASC", "h.v DESC, h.f._key DESC", 1)
+
+// qFileTags reads a known file's tags (null when it has none).
+const qFileTags = `FOR f IN library_files FILTER f._key == @key RETURN {tags: DOCUMENT("file_tags", f._key).tags}`
+
+// qAllTags reads every file's tags, for TagStats.
+const qAllTags = `FOR t IN file_tags RETURN t.tags`
+
+type browseRowDoc struct {
+	File fileDoc           `json:"file"`
+	Tags map[string]string `json:"tags"`
+}
+
+type browseDoc struct {
+	Total num64          `json:"total"`
+	Rows  []browseRowDoc `json:"rows"`
+}
+
+// Browse implements store.Browser (qBrowse).
+func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePage, error) {
+	q = q.Normalized()
+	scores := make([]map[string]any, len(q.Scores))
+	for i, r := range q.Scores {
+		scores[i] = map[string]any{"key": r.Key, "min": r.Min, "max": r.Max}
+	}
+	bind := map[string]any{"status": q.Status, "text": q.Text, "mood": q.Mood, "moodKey": store.MoodKey(q.MoodTier),
+		"genre": q.Genre, "scores": scores, "sort": q.Sort, "offset": q.Offset, "limit": q.Limit}
+	aql := qBrowse
+	if q.Desc {
+		aql = qBrowseDesc
+	}
+	var docs []browseDoc
+	err := s.read(ctx, func(ctx context.Context) error {
+		var err error
+		docs, err = queryAll[browseDoc](ctx, s.db, aql, bind)
+		return err
+	})
+	if err != nil {
+		return store.BrowsePage{}, s.fail("browse", "", err)
+	}
+	page := store.BrowsePage{Rows: []store.BrowseRow{}}
+	if len(docs) != 1 {
+		return page, s.fail("browse", "", fmt.Errorf("%d answers, want 1", len(docs)))
+	}
+	page.Total = int(docs[0].Total)
+	for _, r := range docs[0].Rows {
+		tags := r.Tags
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		page.Rows = append(page.Rows, store.BrowseRow{File: r.File.file(), Tags: tags})
+	}
+	return page, nil
+}
+
+// FileTags implements store.Browser.
+func (s *Store) FileTags(ctx context.Context, key string) (map[string]string, error) {
+	if !validFileKey(key) {
+		return nil, s.fail("file tags", key, store.ErrNotFound)
+	}
+	var docs []struct {
+		Tags map[string]string `json:"tags"`
+	}
+	err := s.read(ctx, func(ctx context.Context) error {
+		var err error
+		docs, err = queryAll[struct {
+			Tags map[string]string `json:"tags"`
+		}](ctx, s.db, qFileTags, map[string]any{"key": key})
+		return err
+	})
+	if err != nil {
+		return nil, s.fail("file tags", key, err)
+	}
+	if len(docs) == 0 {
+		return nil, s.fail("file tags", key, store.ErrNotFound)
+	}
+	if docs[0].Tags == nil {
+		return map[string]string{}, nil
+	}
+	return docs[0].Tags, nil
+}
+
+// TagStats implements store.Browser: every file's tags are read and
+// counted here.
+func (s *Store) TagStats(ctx context.Context) (store.TagStats, error) {
+	var docs []map[string]string
+	err := s.read(ctx, func(ctx context.Context) error {
+		var err error
+		docs, err = queryAll[map[string]string](ctx, s.db, qAllTags, nil)
+		return err
+	})
+	if err != nil {
+		return store.TagStats{}, s.fail("tag stats", "", err)
+	}
+	st := store.NewTagStats()
+	for _, t := range docs {
+		st.Add(t)
+	}
+	return st, nil
+}
