@@ -12,6 +12,8 @@
 #   make run [LIBRARY=DIR]  tag DIR (or a generated demo library) with the MusiCNN pipeline
 #   make run-scenarios      every scenario through the simulator
 #   make fmt-check   fail when gofmt would change a file
+#   make deb         the Debian package dist/nomarr_<version>_amd64.deb
+#   make test-package  install the package into a throwaway Debian root and check it (root; CI runs it)
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -54,7 +56,7 @@ DATA_DIR ?= $(CURDIR)/.nomarr
 DEMO_DIR ?= $(DATA_DIR)/demo
 RUN_TARGET ?= $(if $(LIBRARY),run-library,run-demo)
 
-.PHONY: bench-pipeline deps test-deps test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library run-demo fmt-check
+.PHONY: deb test-package bench-pipeline deps test-deps test vet unit fuzz-smoke fuzz fuzz-list bench build sim run run-scenarios run-library run-demo fmt-check
 
 test: test-deps vet unit fuzz-smoke
 
@@ -139,6 +141,18 @@ bench-pipeline: deps
 
 build: deps
 	$(GO) build -o bin/nomarr ./cmd/nomarr
+
+# The Debian package: the binary, the ONNX Runtime library, the models,
+# /etc/nomarr/config.yaml and nomarr.service (packaging/,
+# docs/deployment.md); lintian must find no error when installed.
+deb: deps
+	scripts/build-deb.sh
+
+# Builds the package and installs it with apt into a debootstrapped Debian
+# 12 root (cached under .cache/package-test), never into this machine:
+# tag, serve as the unit does, upgrade, remove, purge. Needs root.
+test-package: deps
+	scripts/test-package.sh
 
 sim:
 	@if [ -z "$(SCENARIO)" ]; then echo "usage: make sim SCENARIO=scenarios/x.yaml [SIMFLAGS='--seed 3']" >&2; exit 2; fi
