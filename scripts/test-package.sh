@@ -5,7 +5,7 @@
 #
 # The root: debootstrap --variant=minbase bookworm from this machine's
 # Debian mirror, with the package's dependencies downloaded (not
-# installed) into its apt cache; kept in $PKGTEST_CACHE (default
+# installed) into its apt cache and systemd installed (systemd-analyze); kept in $PKGTEST_CACHE (default
 # .cache/package-test/bookworm) and reused. Each run works on an overlay
 # of it (a copy where overlayfs is refused), thrown away at the end, with
 # /proc and /dev mounted (the workers start through /proc/self/exe) and
@@ -86,11 +86,17 @@ mirror() {
 # The cached root: minbase, and the dependencies' packages in the apt cache.
 if [ ! -f "$CACHE/.complete" ]; then
 	phase "debootstrap $SUITE into $CACHE (once; cached)"
-	rm -rf "$CACHE"
-	mkdir -p "$(dirname "$CACHE")"
-	debootstrap --variant=minbase "$SUITE" "$CACHE" "$(mirror)" >&2 || die "debootstrap failed"
+	if [ ! -f "$CACHE/.debootstrapped" ]; then
+		rm -rf "$CACHE"
+		mkdir -p "$(dirname "$CACHE")"
+		debootstrap --variant=minbase "$SUITE" "$CACHE" "$(mirror)" >&2 || die "debootstrap failed"
+		touch "$CACHE/.debootstrapped"
+	fi
 	deps=$(dpkg-deb -f "$deb" Depends | sed -E 's/\([^)]*\)//g; s/,/ /g')
 	chroot "$CACHE" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin apt-get update >&2 || die "apt-get update in the root failed"
+	# systemd, for systemd-analyze verify against the root's own units.
+	chroot "$CACHE" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y --no-install-recommends systemd >&2 || die "installing systemd in the root failed"
 	chroot "$CACHE" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y --no-install-recommends --download-only $deps >&2 || die "downloading $deps failed"
 	touch "$CACHE/.complete"
@@ -100,8 +106,12 @@ phase "prepare a throwaway root"
 work=$(mktemp -d "${TMPDIR:-/tmp}/nomarr-pkgtest.XXXXXX")
 root=$work/root
 mounted=()
+serve=
 cleanup() {
 	local i
+	# A serve left running by a failed check holds the mounts: kill its
+	# whole group (the workers, their ffmpeg).
+	if [ -n "$serve" ]; then kill -KILL -- "-$serve" 2>/dev/null || true; fi
 	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
 		umount "${mounted[i]}" 2>/dev/null || umount -l "${mounted[i]}" 2>/dev/null ||
 			log "could not unmount ${mounted[i]}"
@@ -141,17 +151,9 @@ inroot getent passwd nomarr | grep -q ':/var/lib/nomarr:/usr/sbin/nologin$' || d
 grep -qx /etc/nomarr/config.yaml "$root/var/lib/dpkg/info/nomarr.conffiles" || die "config.yaml is not a conffile"
 if grep -vE '^(#.*)?$' "$root/etc/nomarr/config.yaml"; then die "config.yaml sets a key as shipped"; fi
 inroot nomarr version | grep -qF "$version" || die "nomarr version does not print $version"
-if command -v systemd-analyze >/dev/null 2>&1; then
-	out=$(systemd-analyze --root="$root" verify /lib/systemd/system/nomarr.service 2>&1) ||
-		die "systemd-analyze verify: $out"
-	[ -z "$out" ] || die "systemd-analyze verify: $out"
-	log "systemd-analyze verify: clean"
-else
-	log "systemd-analyze not on this machine: installing systemd into the root to verify the unit"
-	inroot apt-get install -y --no-install-recommends systemd </dev/null >/dev/null 2>&1 || die "could not install systemd in the root"
-	out=$(inroot systemd-analyze verify /lib/systemd/system/nomarr.service 2>&1) || die "systemd-analyze verify: $out"
-	[ -z "$out" ] || die "systemd-analyze verify: $out"
-fi
+out=$(inroot systemd-analyze verify /lib/systemd/system/nomarr.service 2>&1) || die "systemd-analyze verify: $out"
+[ -z "$out" ] || die "systemd-analyze verify: $out"
+log "systemd-analyze verify nomarr.service: clean"
 
 phase "nomarr tag from / with a bare environment"
 demo=$work/demo
@@ -161,12 +163,13 @@ for dir in music service; do
 	mkdir -p "$root/srv/$dir"
 	for f in "${files[@]}"; do cp "$demo/good/$f" "$root/srv/$dir/"; done
 done
-# tagged DIR: every demo file in DIR holds nom_version (read by ffprobe).
+# tagged DIR: every demo file in DIR holds nom_version (read by ffprobe:
+# nom:nom_version in ID3 and MP4, NOM_NOM_VERSION in Vorbis comments).
 tagged() {
 	local f
 	for f in "${files[@]}"; do
 		inroot ffprobe -v error -show_entries format_tags:stream_tags -of default=nw=1 "$1/$f" |
-			grep -qi '^TAG:nom_version=' || return 1
+			grep -qiE '^TAG:nom[:_]nom_version=.' || return 1
 	done
 }
 if tagged /srv/music; then die "the demo files hold nom tags before tagging"; fi
@@ -186,7 +189,9 @@ mapfile -t unit_env < <(unitval Environment)
 port=$((20000 + RANDOM % 20000))
 printf 'library_root: /srv/service\nhttp_addr: 127.0.0.1:%d\nrescan_interval: 0\n' "$port" >>"$root/etc/nomarr/config.yaml"
 chown -R --reference="$root/var/lib/nomarr" "$root/srv/service"
-chroot --userspec="$user:$user" "$root" /usr/bin/env -i PATH=/usr/bin:/bin "${unit_env[@]}" \
+# setsid: a group of its own, for the cleanup; the test's SIGTERM goes to
+# the main process only, as KillMode=mixed sends it.
+setsid chroot --userspec="$user:$user" "$root" /usr/bin/env -i PATH=/usr/bin:/bin "${unit_env[@]}" \
 	sh -c 'cd "$1" && shift && exec "$@"' sh "$cwd" $exec_start >"$work/serve.log" 2>&1 &
 serve=$!
 for _ in $(seq 1 180); do
@@ -200,6 +205,7 @@ stop=$SECONDS
 kill -TERM "$serve"
 rc=0
 wait "$serve" || rc=$?
+serve=
 [ "$rc" = 0 ] || { cat "$work/serve.log" >&2; die "nomarr serve exited $rc after SIGTERM"; }
 [ $((SECONDS - stop)) -le "$stop_timeout" ] || die "serve took $((SECONDS - stop)) s to stop, over TimeoutStopSec $stop_timeout s"
 log "serve stopped on SIGTERM with exit 0 in $((SECONDS - stop)) s (TimeoutStopSec ${stop_timeout}s)"
@@ -235,8 +241,12 @@ grep -q "removing /var/lib/nomarr" "$work/purge.log" || die "purge did not say i
 for p in /var/lib/nomarr /etc/nomarr /usr/lib/nomarr /usr/share/nomarr /usr/share/doc/nomarr; do
 	[ ! -e "$root$p" ] || die "purge left $p"
 done
+# The bare-environment tag above kept its own store in its data_dir: with
+# no HOME, ./.local/share/nomarr from /. A user's store is not the
+# package's: purge leaves it.
+[ -f "$root/.local/share/nomarr/nomarr.db" ] || die "purge removed the store of a user's own nomarr tag"
 left=$(cd "$root" && find . -xdev -name '*nomarr*' -not -path './srv/*' -not -path './tmp/nomarr.deb' \
-	-not -path './var/cache/apt/*' -not -path './proc/*' | sort)
+	-not -path './.local/share/nomarr*' -not -path './var/cache/apt/*' -not -path './proc/*' | sort)
 [ -z "$left" ] || die "purge left: $left"
 inroot getent passwd nomarr >/dev/null || die "purge removed the nomarr user (files may be owned by it)"
 tagged /srv/service || die "purge touched the library's tags"
