@@ -348,17 +348,17 @@ func (s *Settings) finish() error {
 	}
 	// Looked for from the working directory (a checkout), then from the
 	// checkout holding this binary (bin/nomarr run from anywhere), then
-	// under the data dir.
+	// under the data dir, then where the Debian package installs them.
 	checkout := checkoutOfBinary()
 	if s.app["models_dir"] == "" {
 		models := filepath.Join("..", "shared", "models", "musicnn")
 		s.lookFor("models_dir", models, filepath.Join(checkout, models),
-			filepath.Join(s.app["data_dir"], "models", "musicnn"))
+			filepath.Join(s.app["data_dir"], "models", "musicnn"), installedModelsDir)
 	}
 	if s.app["onnxruntime_lib"] == "" {
 		lib := filepath.Join(".cache", "onnxruntime", "libonnxruntime.so.1")
 		s.lookFor("onnxruntime_lib", lib, filepath.Join(checkout, lib),
-			filepath.Join(s.app["data_dir"], "onnxruntime", "libonnxruntime.so.1"))
+			filepath.Join(s.app["data_dir"], "onnxruntime", "libonnxruntime.so.1"), installedORTLib)
 	}
 	for _, k := range []string{"ort_threads", "batch_size"} {
 		if n, err := strconv.Atoi(s.app[k]); err != nil || n < 1 {
@@ -395,6 +395,14 @@ func (s *Settings) finish() error {
 	}
 	return s.Core.Validate()
 }
+
+// Where the Debian package (packaging/) installs the models and the ONNX
+// Runtime library: the last places models_dir and onnxruntime_lib are
+// looked for.
+const (
+	installedModelsDir = "/usr/share/nomarr/models/musicnn"
+	installedORTLib    = "/usr/lib/nomarr/libonnxruntime.so.1"
+)
 
 // firstExisting returns the first path that exists (absolute), or the last.
 // checkoutOfBinary is the folder above the one holding this binary (the

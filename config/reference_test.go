@@ -75,3 +75,22 @@ func TestConfigurationDoc(t *testing.T) {
 	}
 	t.Errorf("%s is out of date with the configuration keys; rewrite it with\n\tgo test ./config -run TestConfigurationDoc -update", referencePath)
 }
+
+// TestMeaningCoversEveryKey: Meaning answers for every worker-system and
+// application key, and for nothing else.
+func TestMeaningCoversEveryKey(t *testing.T) {
+	keys := Keys()
+	for _, k := range AppKeys() {
+		keys = append(keys, k.Name)
+	}
+	for _, k := range keys {
+		if Meaning(k) == "" {
+			t.Errorf("Meaning(%q) is empty", k)
+		}
+	}
+	for _, k := range []string{"tagger_worker_count", "no_such_key", ""} {
+		if m := Meaning(k); m != "" {
+			t.Errorf("Meaning(%q) = %q, want \"\"", k, m)
+		}
+	}
+}

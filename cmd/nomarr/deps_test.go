@@ -52,7 +52,7 @@ func TestDepsInstallsACompiler(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := os.WriteFile(installed, []byte("ffmpeg libtag1-dev pkg-config sox espeak-ng\n"), 0o644); err != nil {
+		if err := os.WriteFile(installed, []byte("ffmpeg libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libtag1-dev pkg-config sox espeak-ng\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(script)
