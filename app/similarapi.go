@@ -13,6 +13,7 @@ import (
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
 	"github.com/nomarr/nomarr/adapters/library"
+	"github.com/nomarr/nomarr/core/similar"
 	"github.com/nomarr/nomarr/core/store"
 )
 
@@ -189,6 +190,9 @@ func (a *SimilarAPI) Path(ctx context.Context, from, to string, n int) (httpapi.
 		return httpapi.TrackList{}, fmt.Errorf("%w: from and to are the same track", httpapi.ErrInvalid)
 	}
 	files, err := s.Path(ka, kb, n)
+	if errors.Is(err, similar.ErrOppositeEnds) {
+		return httpapi.TrackList{}, fmt.Errorf("%w: %w", httpapi.ErrInvalid, err)
+	}
 	if err != nil {
 		return httpapi.TrackList{}, fmt.Errorf("path: %w", err)
 	}

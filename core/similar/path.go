@@ -6,6 +6,10 @@ import (
 	"math"
 )
 
+// ErrOppositeEnds: a path between two opposite vectors has no single
+// direction to take; a request for one is bad input, not a failure.
+var ErrOppositeEnds = errors.New("path: the ends are opposite; no single way between them")
+
 // Path orders a playlist of up to n tracks that moves from a to b in even
 // steps: waypoint i of n−2 is the point a fraction i/(n−1) of the way
 // along the great circle from a to b, and the track for it is the unused
@@ -30,7 +34,7 @@ func Path(a, b Track, candidates []Track, n int, rules Rules) ([]string, error) 
 	}
 	cos := float64(Dot(a.Vec.V, b.Vec.V))
 	if cos < -0.9999 {
-		return nil, errors.New("path: the ends are opposite; no single way between them")
+		return nil, ErrOppositeEnds
 	}
 	list := []*Track{&a}
 	used := make([]bool, len(candidates))

@@ -224,8 +224,8 @@ func TestPathRulesProperty(t *testing.T) {
 
 func TestPathErrors(t *testing.T) {
 	a, b := track("a", "", "", []float32{1, 0}), track("b", "", "", []float32{-1, 0})
-	if _, err := Path(a, b, nil, 4, Rules{}); err == nil {
-		t.Error("a path between opposite ends")
+	if _, err := Path(a, b, nil, 4, Rules{}); !errors.Is(err, ErrOppositeEnds) {
+		t.Errorf("a path between opposite ends: %v, want ErrOppositeEnds", err)
 	}
 	if _, err := Path(a, a, nil, 1, Rules{}); err == nil {
 		t.Error("a path of one track")
