@@ -169,7 +169,7 @@ func browseFrom(q store.BrowseQuery) (from, where string, args []any) {
 // filters on the status alone (or not at all), else by the query.
 func browseTotal(ctx context.Context, tx *sql.Tx, q store.BrowseQuery, from, where string, args []any) (int, error) {
 	var n int
-	if q.Text != "" || q.Mood != "" || q.Genre != "" || len(q.Scores) > 0 {
+	if browseFiltered(q) {
 		err := tx.QueryRowContext(ctx, `SELECT count(*)`+from+` WHERE `+where, args...).Scan(&n)
 		return n, err
 	}
@@ -179,6 +179,11 @@ func browseTotal(ctx context.Context, tx *sql.Tx, q store.BrowseQuery, from, whe
 	}
 	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM library_counts WHERE ?1 = '' OR class = ?1`, class).Scan(&n)
 	return n, err
+}
+
+// browseFiltered reports whether q filters on more than the status.
+func browseFiltered(q store.BrowseQuery) bool {
+	return q.Text != "" || q.Mood != "" || q.Genre != "" || len(q.Scores) > 0
 }
 
 // Browse implements store.Browser: the count and the page's keys, in one
@@ -210,15 +215,21 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 		return page, s.fail("browse", "", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if page.Total, err = browseTotal(ctx, tx, q, countFrom, where, countArgs); err != nil {
-		return page, s.fail("browse", "", err)
-	}
-	if q.Offset >= page.Total {
-		return page, nil
+	// A filtered page counts its matches in the query that pages them
+	// (count(*) OVER ()): one pass over them, not two; only a page past
+	// the last match counts them alone.
+	filtered := browseFiltered(q)
+	if !filtered {
+		if page.Total, err = browseTotal(ctx, tx, q, countFrom, where, countArgs); err != nil {
+			return page, s.fail("browse", "", err)
+		}
+		if q.Offset >= page.Total {
+			return page, nil
+		}
 	}
 	n := len(args)
-	rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT `+prefixed("f", fileCols)+`, coalesce(t.tags, '{}')
-		FROM (SELECT f.key`+from+` WHERE `+where+` ORDER BY `+order+` LIMIT ?%d OFFSET ?%d) AS p
+	rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT `+prefixed("f", fileCols)+`, coalesce(t.tags, '{}'), p.total
+		FROM (SELECT f.key, count(*) OVER () AS total`+from+` WHERE `+where+` ORDER BY `+order+` LIMIT ?%d OFFSET ?%d) AS p
 		JOIN library_files f ON f.key = p.key LEFT JOIN file_tags t ON t.file_key = f.key`, n+1, n+2),
 		append(args, q.Limit, q.Offset)...)
 	if err != nil {
@@ -227,18 +238,27 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 	defer rows.Close()
 	for rows.Next() {
 		var doc string
+		var total int
 		var r store.BrowseRow
 		var err error
-		if r.File, err = scanFile(multi{rows, &doc}); err != nil {
+		if r.File, err = scanFile(multi{rows, []any{&doc, &total}}); err != nil {
 			return page, s.fail("browse", "", err)
 		}
 		if r.Tags, err = decodeTags(doc); err != nil {
 			return page, s.fail("browse", r.File.Key, err)
 		}
+		if filtered {
+			page.Total = total
+		}
 		page.Rows = append(page.Rows, r)
 	}
 	if err := rows.Err(); err != nil {
 		return page, s.fail("browse", "", err)
+	}
+	if filtered && len(page.Rows) == 0 {
+		if page.Total, err = browseTotal(ctx, tx, q, countFrom, where, countArgs); err != nil {
+			return page, s.fail("browse", "", err)
+		}
 	}
 	// The join gives the page's rows in no set order: the rule orders them.
 	slices.SortFunc(page.Rows, func(a, b store.BrowseRow) int {
@@ -256,10 +276,10 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 // multi scans a file's columns then extra ones.
 type multi struct {
 	r     *sql.Rows
-	extra *string
+	extra []any
 }
 
-func (m multi) Scan(dest ...any) error { return m.r.Scan(append(dest, m.extra)...) }
+func (m multi) Scan(dest ...any) error { return m.r.Scan(append(dest, m.extra...)...) }
 
 // prefixed qualifies a column list with a table alias.
 func prefixed(alias, cols string) string {
