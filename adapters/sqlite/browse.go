@@ -119,20 +119,34 @@ func (s *Store) ensureBrowse(ctx context.Context) {
 // classOrder is a file's status as store.StatusOf names it.
 var classOrder = `(CASE ` + fileClass("f") + ` WHEN '` + store.ClassInvalid + `' THEN '` + store.StatusMissing + `' ELSE ` + fileClass("f") + ` END)`
 
-// browseWhere is the WHERE clause and its arguments for q (normalized).
-func browseWhere(q store.BrowseQuery) (string, []any) {
+// browseFrom is the FROM clause, the WHERE clause and their arguments
+// for q (normalized). The table that narrows most drives: a text search
+// the keys whose path (through library_files_path, narrower than the
+// table) or text tags hold the text; a mood, genre or score filter, which
+// only files with stored tags pass, browse_tags; otherwise every file.
+func browseFrom(q store.BrowseQuery) (from, where string, args []any) {
 	conds := []string{"true"}
-	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
 		return fmt.Sprintf("?%d", len(args))
 	}
+	tagged := q.Mood != "" || q.Genre != "" || len(q.Scores) > 0
+	switch {
+	case q.Text != "":
+		t := arg(q.Text)
+		from = ` FROM (SELECT key FROM library_files INDEXED BY library_files_path WHERE instr(lower(path), ` + t + `) > 0
+			UNION SELECT file_key FROM browse_tags WHERE instr(text, ` + t + `) > 0) AS c
+			CROSS JOIN library_files f ON f.key = c.key`
+		if tagged {
+			from += ` JOIN browse_tags b ON b.file_key = f.key`
+		}
+	case tagged:
+		from = ` FROM browse_tags b CROSS JOIN library_files f ON f.key = b.file_key`
+	default:
+		from = ` FROM library_files f`
+	}
 	if q.Status != "" {
 		conds = append(conds, classOrder+" = "+arg(q.Status))
-	}
-	if q.Text != "" {
-		t := arg(q.Text)
-		conds = append(conds, `(instr(lower(f.path), `+t+`) > 0 OR instr(coalesce(b.text, ''), `+t+`) > 0)`)
 	}
 	if q.Mood != "" {
 		col := map[string]string{store.TierStrict: "moods_strict", store.TierRegular: "moods_regular"}[q.MoodTier]
@@ -148,15 +162,36 @@ func browseWhere(q store.BrowseQuery) (string, []any) {
 		conds = append(conds, `EXISTS (SELECT 1 FROM browse_scores r WHERE r.file_key = f.key AND r.key = `+arg(r.Key)+
 			` AND r.value >= `+arg(r.Min)+` AND r.value <= `+arg(r.Max)+`)`)
 	}
-	return strings.Join(conds, " AND "), args
+	return from, strings.Join(conds, " AND "), args
 }
 
-// Browse implements store.Browser: a count and the page's keys, in one
+// browseTotal counts the files matching q: from library_counts when q
+// filters on the status alone (or not at all), else by the query.
+func browseTotal(ctx context.Context, tx *sql.Tx, q store.BrowseQuery, from, where string, args []any) (int, error) {
+	var n int
+	if browseFiltered(q) {
+		err := tx.QueryRowContext(ctx, `SELECT count(*)`+from+` WHERE `+where, args...).Scan(&n)
+		return n, err
+	}
+	class := q.Status
+	if class == store.StatusMissing {
+		class = store.ClassInvalid
+	}
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM library_counts WHERE ?1 = '' OR class = ?1`, class).Scan(&n)
+	return n, err
+}
+
+// browseFiltered reports whether q filters on more than the status.
+func browseFiltered(q store.BrowseQuery) bool {
+	return q.Text != "" || q.Mood != "" || q.Genre != "" || len(q.Scores) > 0
+}
+
+// Browse implements store.Browser: the count and the page's keys, in one
 // read transaction, then the page's files and tags by key.
 func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePage, error) {
 	q = q.Normalized()
-	where, args := browseWhere(q)
-	from := ` FROM library_files f LEFT JOIN browse_tags b ON b.file_key = f.key`
+	from, where, args := browseFrom(q)
+	countFrom, countArgs := from, args
 	dir := ""
 	if q.Desc {
 		dir = " DESC"
@@ -180,15 +215,21 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 		return page, s.fail("browse", "", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := tx.QueryRowContext(ctx, `SELECT count(*)`+from+` WHERE `+where, args...).Scan(&page.Total); err != nil {
-		return page, s.fail("browse", "", err)
-	}
-	if q.Offset >= page.Total {
-		return page, nil
+	// A filtered page counts its matches in the query that pages them
+	// (count(*) OVER ()): one pass over them, not two; only a page past
+	// the last match counts them alone.
+	filtered := browseFiltered(q)
+	if !filtered {
+		if page.Total, err = browseTotal(ctx, tx, q, countFrom, where, countArgs); err != nil {
+			return page, s.fail("browse", "", err)
+		}
+		if q.Offset >= page.Total {
+			return page, nil
+		}
 	}
 	n := len(args)
-	rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT `+prefixed("f", fileCols)+`, coalesce(t.tags, '{}')
-		FROM (SELECT f.key`+from+` WHERE `+where+` ORDER BY `+order+` LIMIT ?%d OFFSET ?%d) AS p
+	rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT `+prefixed("f", fileCols)+`, coalesce(t.tags, '{}'), p.total
+		FROM (SELECT f.key, count(*) OVER () AS total`+from+` WHERE `+where+` ORDER BY `+order+` LIMIT ?%d OFFSET ?%d) AS p
 		JOIN library_files f ON f.key = p.key LEFT JOIN file_tags t ON t.file_key = f.key`, n+1, n+2),
 		append(args, q.Limit, q.Offset)...)
 	if err != nil {
@@ -197,18 +238,27 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 	defer rows.Close()
 	for rows.Next() {
 		var doc string
+		var total int
 		var r store.BrowseRow
 		var err error
-		if r.File, err = scanFile(multi{rows, &doc}); err != nil {
+		if r.File, err = scanFile(multi{rows, []any{&doc, &total}}); err != nil {
 			return page, s.fail("browse", "", err)
 		}
 		if r.Tags, err = decodeTags(doc); err != nil {
 			return page, s.fail("browse", r.File.Key, err)
 		}
+		if filtered {
+			page.Total = total
+		}
 		page.Rows = append(page.Rows, r)
 	}
 	if err := rows.Err(); err != nil {
 		return page, s.fail("browse", "", err)
+	}
+	if filtered && len(page.Rows) == 0 {
+		if page.Total, err = browseTotal(ctx, tx, q, countFrom, where, countArgs); err != nil {
+			return page, s.fail("browse", "", err)
+		}
 	}
 	// The join gives the page's rows in no set order: the rule orders them.
 	slices.SortFunc(page.Rows, func(a, b store.BrowseRow) int {
@@ -226,10 +276,10 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 // multi scans a file's columns then extra ones.
 type multi struct {
 	r     *sql.Rows
-	extra *string
+	extra []any
 }
 
-func (m multi) Scan(dest ...any) error { return m.r.Scan(append(dest, m.extra)...) }
+func (m multi) Scan(dest ...any) error { return m.r.Scan(append(dest, m.extra...)...) }
 
 // prefixed qualifies a column list with a table alias.
 func prefixed(alias, cols string) string {
