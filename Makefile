@@ -84,7 +84,7 @@ vet:
 # otherwise take the CPU their processes need to keep time.
 # In `make test` the browser tests must run (chromium comes with
 # test-deps): a missing browser fails them instead of skipping.
-unit: export NOMARR_REQUIRE_BROWSER = 1
+unit: export NOMARR_TEST_REQUIRE_BROWSER = 1
 unit:
 	@if [ -z "$(RACE)" ]; then echo "WARNING: cgo unavailable (no C compiler?): testing without the race detector" >&2; fi
 	$(GO) test $(RACE) -count=1 -timeout $(TESTTIMEOUT) $$($(GO) list ./... | grep -v '/test/realproc$$')
@@ -205,4 +205,4 @@ fmt-check:
 # drawn by chromium (test/browser).
 screenshots:
 	scripts/deps.sh --test
-	NOMARR_REQUIRE_BROWSER=1 NOMARR_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run 'TestPages' ./test/browser
+	NOMARR_TEST_REQUIRE_BROWSER=1 NOMARR_TEST_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run 'TestPages' ./test/browser

@@ -17,7 +17,7 @@
 #                reader that shares no code with TagLib; required: those
 #                tests fail without it
 #   chromium     the browser the page tests drive (test/browser); required
-#                in make test (NOMARR_REQUIRE_BROWSER)
+#                in make test (NOMARR_TEST_REQUIRE_BROWSER)
 #   qemu-user    runs the simulator's arm64 build (cross-machine
 #                determinism); best effort: a test that needs it says so
 #                and skips

@@ -3,10 +3,10 @@
 // a store filled with a tagged library. Each page is loaded and used as a
 // person would (search, filters, the track's scores, pause and resume on
 // the Health page), and a screenshot of each is written to
-// $NOMARR_SCREENSHOTS (default: a temporary folder, logged).
+// $NOMARR_TEST_SCREENSHOTS (default: a temporary folder, logged).
 //
 // Without chromium the tests skip, saying how to run them, unless
-// NOMARR_REQUIRE_BROWSER is set: then they fail (CI installs chromium with
+// NOMARR_TEST_REQUIRE_BROWSER is set: then they fail (CI installs chromium with
 // scripts/deps.sh --test).
 package browser
 
@@ -28,15 +28,15 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// chromium finds the browser, or skips (fails with NOMARR_REQUIRE_BROWSER).
+// chromium finds the browser, or skips (fails with NOMARR_TEST_REQUIRE_BROWSER).
 func chromium(t *testing.T) string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	if os.Getenv("NOMARR_REQUIRE_BROWSER") != "" {
-		t.Fatal("chromium not found and NOMARR_REQUIRE_BROWSER is set: install it (scripts/deps.sh --test, or apt-get install chromium)")
+	if os.Getenv("NOMARR_TEST_REQUIRE_BROWSER") != "" {
+		t.Fatal("chromium not found and NOMARR_TEST_REQUIRE_BROWSER is set: install it (scripts/deps.sh --test, or apt-get install chromium)")
 	}
 	t.Skip("chromium not found: the browser tests need Debian's chromium; run scripts/deps.sh --test " +
 		"(or apt-get install chromium), then go test ./test/browser")
@@ -130,7 +130,7 @@ func serve(t *testing.T, db string) string {
 	cmd := exec.Command(bin, "serve", "--http-addr", addr, "--db", "sqlite:"+db, "--analyzer", "noop", "--data-dir", dataDir, "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	for _, e := range os.Environ() { // the test's own settings are not serve's
-		if !strings.HasPrefix(e, "NOMARR_SCREENSHOTS=") && !strings.HasPrefix(e, "NOMARR_REQUIRE_BROWSER=") {
+		if !strings.HasPrefix(e, "NOMARR_TEST_SCREENSHOTS=") && !strings.HasPrefix(e, "NOMARR_TEST_REQUIRE_BROWSER=") {
 			cmd.Env = append(cmd.Env, e)
 		}
 	}
@@ -164,7 +164,7 @@ func serve(t *testing.T, db string) string {
 
 // shots is the screenshot folder.
 func shots(t *testing.T) string {
-	dir := os.Getenv("NOMARR_SCREENSHOTS")
+	dir := os.Getenv("NOMARR_TEST_SCREENSHOTS")
 	if dir == "" {
 		dir = t.TempDir()
 	}
