@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/nomarr/nomarr/core/similar"
 )
 
 // projection maps a vector onto its first principal components: out =
@@ -71,21 +73,7 @@ func (p *projection) project(v []float32, out []float32) {
 }
 
 // dot is the float32 dot product of equal-width a and b.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+func dot(a, b []float32) float32 { return similar.Dot(a, b) }
 
 // squaredL2 is the squared Euclidean distance, which
 // orders pairs as the Euclidean distance does at less cost.
