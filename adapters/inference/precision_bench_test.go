@@ -123,7 +123,7 @@ func inputNorm(b *testing.B, sp *rewrite.FrontEnd, v float32) float32 {
 		}
 		p := make([]float32, 4)
 		for i := range p {
-			f := floats(sp.Front.Graph, n.Inputs[i+1])
+			f := sp.Front.Graph.InitializerFloats(n.Inputs[i+1])
 			if len(f) != 1 {
 				b.Fatalf("input normalization parameter %d has %d values", i, len(f))
 			}
@@ -152,19 +152,6 @@ func readsInput(g *graph.Graph, value, input string) bool {
 		value = n.Inputs[0]
 	}
 	return true
-}
-
-// floats is the values of the float initializer name of g, or nil.
-func floats(g *graph.Graph, name string) []float32 {
-	t := g.Initializer(name)
-	if t == nil {
-		return nil
-	}
-	v, err := t.Floats()
-	if err != nil {
-		return nil
-	}
-	return v
 }
 
 // quantizeConvs puts every Conv of m behind QuantizeLinear/DequantizeLinear
@@ -211,7 +198,7 @@ func quantizeConvs(b *testing.B, m *graph.Model, lo, hi float32) {
 func eachConv(g *graph.Graph, fn func(conv *graph.Node, wt *graph.Tensor, w []float32)) {
 	for _, conv := range slices.Clone(g.Nodes) {
 		if conv.OpType == "Conv" {
-			fn(conv, g.Initializer(conv.Inputs[1]), floats(g, conv.Inputs[1]))
+			fn(conv, g.Initializer(conv.Inputs[1]), g.InitializerFloats(conv.Inputs[1]))
 		}
 	}
 }

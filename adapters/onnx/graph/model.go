@@ -234,6 +234,34 @@ func (g *Graph) Initializer(name string) *Tensor {
 	return nil
 }
 
+// InitializerFloats returns the values of the float initializer called
+// name, or nil when there is none or it holds no floats.
+func (g *Graph) InitializerFloats(name string) []float32 {
+	t := g.Initializer(name)
+	if t == nil {
+		return nil
+	}
+	v, err := t.Floats()
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// InitializerInt64s returns the values of the integer initializer called
+// name, or nil when there is none or it holds no integers.
+func (g *Graph) InitializerInt64s(name string) []int64 {
+	t := g.Initializer(name)
+	if t == nil {
+		return nil
+	}
+	v, err := t.Int64s()
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
 // Producer returns the node that outputs value, or nil.
 func (g *Graph) Producer(value string) *Node {
 	for _, n := range g.Nodes {

@@ -61,7 +61,7 @@ func foldConstantInputs(g *graph.Graph, frames int64, dead float32) int {
 		if len(live) == 0 || in-int64(len(live)) < minPruned {
 			continue
 		}
-		w := floats(g, conv.Inputs[1])
+		w := g.InitializerFloats(conv.Inputs[1])
 		kernel := make([]float32, 0, rows*int64(len(live))*taps)
 		extra := make([]float32, rows*frames)
 		for o := range rows {
@@ -141,9 +141,9 @@ func channelConstantsOf(g *graph.Graph, n *graph.Node, memo map[string]channels,
 	switch n.OpType {
 	case "Conv":
 		wt := g.Initializer(n.Inputs[1])
-		w, bias := floats(g, n.Inputs[1]), []float32(nil)
+		w, bias := g.InitializerFloats(n.Inputs[1]), []float32(nil)
 		if len(n.Inputs) == 3 {
-			bias = floats(g, n.Inputs[2])
+			bias = g.InitializerFloats(n.Inputs[2])
 		}
 		if wt == nil || len(wt.Dims) < 3 || len(w) == 0 || len(bias) == 0 || int64(len(bias)) != wt.Dims[0] || len(w)%len(bias) != 0 {
 			return none
@@ -173,7 +173,7 @@ func channelConstantsOf(g *graph.Graph, n *graph.Node, memo map[string]channels,
 	case "Squeeze", "Unsqueeze":
 		axes := n.Attr("axes").Ints()
 		if len(n.Inputs) == 2 {
-			axes = ints(g, n.Inputs[1])
+			axes = g.InitializerInt64s(n.Inputs[1])
 		}
 		if !inOK || len(axes) == 0 || slices.ContainsFunc(axes, func(a int64) bool { return a < 2 }) {
 			return none
@@ -184,9 +184,9 @@ func channelConstantsOf(g *graph.Graph, n *graph.Node, memo map[string]channels,
 		}
 		return channels{in.k, rank}
 	case "Slice":
-		starts, ends, axes := ints(g, n.Inputs[1]), ints(g, n.Inputs[2]), []int64(nil)
+		starts, ends, axes := g.InitializerInt64s(n.Inputs[1]), g.InitializerInt64s(n.Inputs[2]), []int64(nil)
 		if len(n.Inputs) >= 4 {
-			axes = ints(g, n.Inputs[3])
+			axes = g.InitializerInt64s(n.Inputs[3])
 		}
 		if !inOK || len(n.Inputs) > 4 || !slices.Equal(axes, []int64{1}) || !slices.Equal(starts, []int64{0}) ||
 			len(ends) != 1 || ends[0] < 0 || ends[0] > int64(len(in.k)) {
@@ -211,7 +211,7 @@ func channelConstantsOf(g *graph.Graph, n *graph.Node, memo map[string]channels,
 			g.Initializer(n.Inputs[1]).Dims[0] != int64(len(in.k)) {
 			return none
 		}
-		b := floats(g, n.Inputs[1])
+		b := g.InitializerFloats(n.Inputs[1])
 		if len(b) != len(in.k) {
 			return none
 		}
@@ -232,7 +232,7 @@ func channelConstantsOf(g *graph.Graph, n *graph.Node, memo map[string]channels,
 			if t := g.Initializer(name); t == nil || len(t.Dims) != 1 || t.Dims[0] != int64(len(in.k)) {
 				return nil
 			}
-			return floats(g, name)
+			return g.InitializerFloats(name)
 		}
 		gamma, beta, mean, vari := param(n.Inputs[1]), param(n.Inputs[2]), param(n.Inputs[3]), param(n.Inputs[4])
 		if gamma == nil || beta == nil || mean == nil || vari == nil {

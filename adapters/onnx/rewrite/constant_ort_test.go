@@ -86,7 +86,7 @@ func TestFoldConstantInputs(t *testing.T) {
 	if n := foldConstantInputs(folded.Graph, frames, deadWeight); n != 1 {
 		t.Fatalf("folded %d convolutions, want 1", n)
 	}
-	if k := floats(folded.Graph, "y/varying_kernel"); len(k) != 5*4*3 {
+	if k := folded.Graph.InitializerFloats("y/varying_kernel"); len(k) != 5*4*3 {
 		t.Fatalf("folded kernel has %d weights, want 5 filters × 4 varying channels × 3 taps", len(k))
 	}
 	x := make([]float32, 2*frames)

@@ -25,8 +25,8 @@ func fullWidthToConv1D(g *graph.Graph) int {
 			continue
 		}
 		wt := g.Initializer(conv.Inputs[1])
-		w := floats(g, conv.Inputs[1])
-		bias := floats(g, conv.Inputs[2])
+		w := g.InitializerFloats(conv.Inputs[1])
+		bias := g.InitializerFloats(conv.Inputs[2])
 		ks := conv.Attr("kernel_shape").Ints()
 		pads := conv.Attr("pads").Ints()
 		if wt == nil || w == nil || len(wt.Dims) != 4 || wt.Dims[1] != 1 || len(ks) != 2 || len(pads) != 4 ||
@@ -40,7 +40,7 @@ func fullWidthToConv1D(g *graph.Graph) int {
 		if reshape == nil || reshape.OpType != "Reshape" || len(reshape.Inputs) != 2 {
 			continue
 		}
-		shape := ints(g, reshape.Inputs[1])
+		shape := g.InitializerInt64s(reshape.Inputs[1])
 		o, k, width := wt.Dims[0], wt.Dims[2], wt.Dims[3]
 		if len(shape) != 4 || shape[1] != 1 || shape[3] != width || shape[2] <= 0 {
 			continue
@@ -103,7 +103,7 @@ func channelsFirst(g *graph.Graph, x string) string {
 		return ""
 	}
 	un := g.Producer(tp.Inputs[0])
-	if un == nil || un.OpType != "Unsqueeze" || len(un.Inputs) != 2 || !slices.Equal(ints(g, un.Inputs[1]), []int64{3}) {
+	if un == nil || un.OpType != "Unsqueeze" || len(un.Inputs) != 2 || !slices.Equal(g.InitializerInt64s(un.Inputs[1]), []int64{3}) {
 		return ""
 	}
 	cat := g.Producer(un.Inputs[0])

@@ -67,7 +67,7 @@ func splitFrontEnd(m *graph.Model, frames, bands int64) (*FrontEnd, error) {
 				break
 			}
 			if n.OpType == "Squeeze" {
-				if len(n.Inputs) == 2 && slices.Equal(ints(g, n.Inputs[1]), []int64{3}) ||
+				if len(n.Inputs) == 2 && slices.Equal(g.InitializerInt64s(n.Inputs[1]), []int64{3}) ||
 					len(n.Inputs) == 1 && slices.Equal(n.Attr("axes").Ints(), []int64{3}) {
 					out = n.Outputs[0]
 				}
@@ -76,11 +76,11 @@ func splitFrontEnd(m *graph.Model, frames, bands int64) (*FrontEnd, error) {
 			if !frameLocal[n.OpType] || n.Inputs[0] != v || len(n.Outputs) != 1 {
 				break
 			}
-			if n.OpType == "Slice" && (len(n.Inputs) != 4 || !slices.Equal(ints(g, n.Inputs[3]), []int64{1})) {
+			if n.OpType == "Slice" && (len(n.Inputs) != 4 || !slices.Equal(g.InitializerInt64s(n.Inputs[3]), []int64{1})) {
 				break // only a slice of channels
 			}
 			if n.OpType == "Slice" {
-				starts, ends := ints(g, n.Inputs[1]), ints(g, n.Inputs[2])
+				starts, ends := g.InitializerInt64s(n.Inputs[1]), g.InitializerInt64s(n.Inputs[2])
 				if !slices.Equal(starts, []int64{0}) || len(ends) != 1 || ends[0] > channels {
 					break
 				}
@@ -139,7 +139,7 @@ func splitFrontEnd(m *graph.Model, frames, bands int64) (*FrontEnd, error) {
 		if n.OpType != "Reshape" || len(n.Inputs) != 2 {
 			continue
 		}
-		shape := ints(fg, n.Inputs[1])
+		shape := fg.InitializerInt64s(n.Inputs[1])
 		at := slices.Index(shape, frames)
 		if at < 0 {
 			continue

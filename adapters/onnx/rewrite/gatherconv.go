@@ -21,11 +21,11 @@ func foldGatherConv(g *graph.Graph) int {
 			continue
 		}
 		if len(pad.Inputs) > 2 && pad.Inputs[2] != "" {
-			if cv := floats(g, pad.Inputs[2]); len(cv) != 1 || cv[0] != 0 {
+			if cv := g.InitializerFloats(pad.Inputs[2]); len(cv) != 1 || cv[0] != 0 {
 				continue
 			}
 		}
-		p := ints(g, pad.Inputs[1])
+		p := g.InitializerInt64s(pad.Inputs[1])
 		if len(p) != 8 || p[0] != 0 || p[1] != 0 || p[3] != 0 || p[4] != 0 || p[5] != 0 || p[7] != 0 {
 			continue
 		}
@@ -34,7 +34,7 @@ func foldGatherConv(g *graph.Graph) int {
 		if r0 == nil || r0.OpType != "Reshape" || len(r0.Inputs) != 2 {
 			continue
 		}
-		s0 := ints(g, r0.Inputs[1])
+		s0 := g.InitializerInt64s(r0.Inputs[1])
 		if len(s0) != 3 || s0[0] != 0 {
 			continue
 		}
@@ -46,12 +46,12 @@ func foldGatherConv(g *graph.Graph) int {
 		if axis, _ := gather.Attr("axis").Int(); axis != 1 {
 			continue
 		}
-		idx := ints(g, gather.Inputs[1])
+		idx := g.InitializerInt64s(gather.Inputs[1])
 		r1 := single(g, gather.Outputs[0])
 		if r1 == nil || r1.OpType != "Reshape" || len(r1.Inputs) != 2 {
 			continue
 		}
-		s1 := ints(g, r1.Inputs[1])
+		s1 := g.InitializerInt64s(r1.Inputs[1])
 		if len(s1) != 4 || s1[0] != 0 || s1[3] != f {
 			continue
 		}
@@ -68,7 +68,7 @@ func foldGatherConv(g *graph.Graph) int {
 			continue
 		}
 		wt := g.Initializer(mm.Inputs[1])
-		w := floats(g, mm.Inputs[1])
+		w := g.InitializerFloats(mm.Inputs[1])
 		if wt == nil || w == nil || len(wt.Dims) != 2 || wt.Dims[0] != k {
 			continue
 		}
@@ -81,7 +81,7 @@ func foldGatherConv(g *graph.Graph) int {
 		if biasName == mm.Outputs[0] {
 			biasName = add.Inputs[0]
 		}
-		bias := floats(g, biasName)
+		bias := g.InitializerFloats(biasName)
 		if int64(len(bias)) != o {
 			continue
 		}

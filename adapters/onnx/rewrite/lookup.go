@@ -12,32 +12,6 @@ func single(g *graph.Graph, value string) *graph.Node {
 	return c[0]
 }
 
-// ints is the values of the integer initializer name, or nil.
-func ints(g *graph.Graph, name string) []int64 {
-	t := g.Initializer(name)
-	if t == nil {
-		return nil
-	}
-	v, err := t.Int64s()
-	if err != nil {
-		return nil
-	}
-	return v
-}
-
-// floats is the values of the float initializer name, or nil.
-func floats(g *graph.Graph, name string) []float32 {
-	t := g.Initializer(name)
-	if t == nil {
-		return nil
-	}
-	v, err := t.Floats()
-	if err != nil {
-		return nil
-	}
-	return v
-}
-
 // perChannelShape reports whether t is a constant of one value per channel
 // for a tensor of rank rank ([n,C,…]): dimensions [C,1,…,1], rank−1 of
 // them, so that broadcasting lines C up with the channel axis.
@@ -59,5 +33,5 @@ func channelIndex(g *graph.Graph, name string) []int64 {
 	if t := g.Initializer(name); t == nil || len(t.Dims) != 1 {
 		return nil
 	}
-	return ints(g, name)
+	return g.InitializerInt64s(name)
 }

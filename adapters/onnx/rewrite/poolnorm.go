@@ -40,9 +40,9 @@ func poolBeforeNorm(g *graph.Graph, dead float32) int {
 		if conv == nil || conv.OpType != "Conv" || len(conv.Inputs) != 3 || single(g, conv.Outputs[0]) != relu {
 			continue
 		}
-		gamma := floats(g, bn.Inputs[1])
+		gamma := g.InitializerFloats(bn.Inputs[1])
 		wt := g.Initializer(conv.Inputs[1])
-		w, bias := floats(g, conv.Inputs[1]), floats(g, conv.Inputs[2])
+		w, bias := g.InitializerFloats(conv.Inputs[1]), g.InitializerFloats(conv.Inputs[2])
 		if len(gamma) == 0 || wt == nil || len(wt.Dims) == 0 || wt.Dims[0] != int64(len(gamma)) ||
 			len(bias) != len(gamma) || len(w)%len(gamma) != 0 {
 			continue

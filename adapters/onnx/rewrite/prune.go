@@ -26,7 +26,7 @@ func pruneDeadFilters(g *graph.Graph, dead float32) int {
 			continue // poolBeforeNorm's
 		}
 		wt := g.Initializer(conv.Inputs[1])
-		w, bias := floats(g, conv.Inputs[1]), floats(g, conv.Inputs[2])
+		w, bias := g.InitializerFloats(conv.Inputs[1]), g.InitializerFloats(conv.Inputs[2])
 		if wt == nil || len(wt.Dims) < 3 || len(bias) == 0 || int64(len(bias)) != wt.Dims[0] || len(w)%len(bias) != 0 {
 			continue
 		}

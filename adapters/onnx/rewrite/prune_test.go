@@ -45,7 +45,7 @@ func TestPruneDeadFiltersStructure(t *testing.T) {
 	var w, bias []float32
 	for _, n := range g.Nodes {
 		if n.Name == mid {
-			w, bias = floats(g, n.Inputs[1]), floats(g, n.Inputs[2])
+			w, bias = g.InitializerFloats(n.Inputs[1]), g.InitializerFloats(n.Inputs[2])
 		}
 	}
 	if n := prune(g); n != 1 {
@@ -62,10 +62,10 @@ func TestPruneDeadFiltersStructure(t *testing.T) {
 		if n.Name != mid {
 			continue
 		}
-		kernel, kbias := floats(g, n.Inputs[1]), floats(g, n.Inputs[2])
+		kernel, kbias := g.InitializerFloats(n.Inputs[1]), g.InitializerFloats(n.Inputs[2])
 		place := single(g, n.Outputs[0])
 		add := single(g, place.Outputs[0])
-		index, constant := ints(g, place.Inputs[1]), floats(g, add.Inputs[1])
+		index, constant := g.InitializerInt64s(place.Inputs[1]), g.InitializerFloats(add.Inputs[1])
 		per, live := len(w)/len(bias), int64(len(kbias)-1)
 		if len(index) != len(bias) || len(constant) != len(bias) || slices.ContainsFunc(kernel[live*int64(per):], func(v float32) bool { return v != 0 }) || kbias[live] != 0 {
 			t.Fatalf("mid-end: %d indices, %d constants, last filter not zero", len(index), len(constant))
@@ -85,7 +85,7 @@ func TestPruneDeadFiltersStructure(t *testing.T) {
 	places := 0
 	for _, n := range g.Nodes {
 		if n.OpType == "Gather" {
-			if idx := ints(g, n.Inputs[1]); len(idx) == 204 || len(idx) == 64 || len(idx) == 51 {
+			if idx := g.InitializerInt64s(n.Inputs[1]); len(idx) == 204 || len(idx) == 64 || len(idx) == 51 {
 				places++
 			}
 		}

@@ -50,7 +50,7 @@ func temporalAsMatMul(g *graph.Graph, frames, bands int64) int {
 		if st := pool.Attr("strides").Ints(); st != nil && (len(st) != 2 || st[0] != 1) {
 			continue // a pool that thins out the frames
 		}
-		w, bias := floats(g, conv.Inputs[1]), floats(g, conv.Inputs[2])
+		w, bias := g.InitializerFloats(conv.Inputs[1]), g.InitializerFloats(conv.Inputs[2])
 		rows, k, before := int64(len(bias)), wt.Dims[2], pads[0]
 		if rows != wt.Dims[0] || int64(len(w)) != rows*k {
 			continue
@@ -105,7 +105,7 @@ func usedChannels(g *graph.Graph, value string, rows int64) int64 {
 			}
 		}
 	case c.OpType == "Slice" && len(c.Inputs) == 4:
-		starts, ends, axes := ints(g, c.Inputs[1]), ints(g, c.Inputs[2]), ints(g, c.Inputs[3])
+		starts, ends, axes := g.InitializerInt64s(c.Inputs[1]), g.InitializerInt64s(c.Inputs[2]), g.InitializerInt64s(c.Inputs[3])
 		if slices.Equal(starts, []int64{0}) && slices.Equal(axes, []int64{1}) && len(ends) == 1 && ends[0] > 0 && ends[0] <= rows {
 			return ends[0]
 		}
