@@ -19,6 +19,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/nomarr/nomarr/core/restart"
 )
 
 // Service is one background service: Run works until ctx ends, and
@@ -49,13 +51,11 @@ const (
 	MaxBackoff = time.Minute
 )
 
-// DefaultBackoff is MinBackoff doubled n-1 times, at most MaxBackoff.
+// DefaultBackoff is the core's restart backoff (restart.Config.Backoff)
+// with MinBackoff and MaxBackoff: MinBackoff doubled n-1 times, at most
+// MaxBackoff.
 func DefaultBackoff(n int) time.Duration {
-	d := MinBackoff
-	for i := 1; i < n && d < MaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, MaxBackoff)
+	return restart.Config{BackoffBase: MinBackoff, BackoffMax: MaxBackoff}.Backoff(n - 1)
 }
 
 // Group is the services one Start started.
