@@ -60,8 +60,10 @@ func (x *Index) fit(get func(s int, out []float32)) error {
 	}
 	pt.fscale = spreadScales(res)
 
-	// Every slot's list, then the lists sized exactly, in slot order.
+	// Every slot's list and projected code, then the lists sized
+	// exactly, in slot order, with the remainder codes.
 	assign := make([]int32, len(x.keys))
+	pcodes := make([]int8, len(x.keys)*pd)
 	counts := make([]int, len(pt.centroids))
 	full, pv, r := make([]float32, x.dims), make([]float32, pd), make([]float32, x.dims)
 	for s, key := range x.keys {
@@ -73,6 +75,7 @@ func (x *Index) fit(get func(s int, out []float32)) error {
 		p.project(full, pv)
 		c := pt.nearest(pv)
 		assign[s] = int32(c)
+		encode(pv, pt.centroids[c], pt.scale, pcodes[s*pd:(s+1)*pd])
 		counts[c]++
 	}
 	for c, m := range counts {
@@ -88,8 +91,9 @@ func (x *Index) fit(get func(s int, out []float32)) error {
 		counts[c]++
 		pt.at[s] = int32(i)
 		get(s, full)
-		p.project(full, pv)
-		pt.codeEntry(int(c), full, pv, l.codes[i*pd:(i+1)*pd], l.full[i*x.dims:(i+1)*x.dims], pq, r)
+		code := l.codes[i*pd : (i+1)*pd]
+		copy(code, pcodes[s*pd:(s+1)*pd])
+		pt.remainder(int(c), full, code, l.full[i*x.dims:(i+1)*x.dims], pq, r)
 		l.slots[i], l.bias[i] = uint32(s), dot(p.mean, full)
 	}
 	x.proj, x.part, x.builtAt = p, pt, n

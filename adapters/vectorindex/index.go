@@ -41,7 +41,7 @@ type Config struct {
 }
 
 // DefaultConfig holds the measured choices of docs/decisions/similarity.md.
-var DefaultConfig = Config{ExactBelow: 20000, ProjDims: 48, Scan: 49152, Rerank: 1024, Seed: 1}
+var DefaultConfig = Config{ExactBelow: 20000, ProjDims: 48, Scan: 24576, Rerank: 512, Seed: 1}
 
 // scanShare caps a query's scan at 1/scanShare of the library, so a
 // small library is not scanned half through by the default Scan; the

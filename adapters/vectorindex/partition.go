@@ -178,13 +178,16 @@ func (pt *partition) vector(s uint32, out []float32) {
 // and r (dims wide) as working memory.
 func (pt *partition) codeEntry(c int, v, p []float32, codes, full []int8, pq, r []float32) {
 	encode(p, pt.centroids[c], pt.scale, codes)
+	pt.remainder(c, v, codes, full, pq, r)
+}
+
+// remainder writes into full the remainder code of v, whose projected
+// code for list c is codes, using pq and r as working memory.
+func (pt *partition) remainder(c int, v []float32, codes, full []int8, pq, r []float32) {
 	decode(codes, pt.centroids[c], pt.scale, pq)
 	pt.proj.unproject(pq, r)
-	for j := range r {
-		r[j] = v[j] - r[j]
-	}
 	for j, x := range r {
-		q := math.Round(float64(x / pt.fscale[j]))
+		q := math.Round(float64((v[j] - x) / pt.fscale[j]))
 		full[j] = int8(max(-127, min(127, q)))
 	}
 }
