@@ -1,15 +1,15 @@
 // Package vectorindex answers "which tracks are closest to this vector"
-// over a whole library: an exact scan of int8 codes for small libraries,
-// an inverted-file index for large ones: k-means lists in a
+// over a whole library: an exact scan of float32 vectors for small
+// libraries, an inverted-file index for large ones: k-means lists in a
 // principal-component projection, whose int8 projected codes a query
-// scans up to a budget before re-scoring the best candidates at full
-// width. It holds the vectors of one model set and rejects any other.
+// scans up to a budget before re-scoring the best candidates with them
+// and an int8 code of what the projection leaves. It holds the vectors
+// of one model set and rejects any other.
 package vectorindex
 
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 
 	"github.com/nomarr/nomarr/core/similar"
@@ -41,10 +41,12 @@ type Config struct {
 }
 
 // DefaultConfig holds the measured choices of docs/decisions/similarity.md.
-var DefaultConfig = Config{ExactBelow: 20000, ProjDims: 48, Scan: 49152, Rerank: 1024, Seed: 1}
+var DefaultConfig = Config{ExactBelow: 20000, ProjDims: 48, Scan: 24576, Rerank: 512, Seed: 1}
 
 // scanShare caps a query's scan at 1/scanShare of the library, so a
-// small library is not scanned half through by the default Scan.
+// small library is not scanned half through by the default Scan; the
+// cap is never under Rerank, since scanning fewer codes than the
+// re-rank keeps saves nothing.
 const scanShare = 8
 
 // ListsPerRoot sets the default list count, ListsPerRoot·√n.
@@ -81,24 +83,24 @@ const sampleMax = 20000
 // set, keyed by track. It is safe for concurrent use; Query runs under a
 // read lock, Add and Delete under the write lock.
 //
-// Each vector lives in a slot as int8 codes (similar.Quantize); every
-// answer is scored against these codes in full width, never against the
-// projection, which only chooses the candidates. Invariants: byKey[k] =
-// s ⇔ keys[s] = k ≠ ""; a slot whose key is "" is dead and listed in
-// free; with a partition, every live slot is in exactly one list and no
-// dead slot is in any.
+// Without a partition each vector lives in a slot as float32 and a
+// query is exact. With one, each lives only as its list entry's codes
+// (partition), and every answer is scored with the full code, never
+// with the projection, which only chooses the candidates. Invariants:
+// byKey[k] = s ⇔ keys[s] = k ≠ ""; a slot whose key is "" is dead and
+// listed in free; vecs holds len(keys)·dims values without a partition
+// and none with one; with a partition, every live slot is in exactly
+// one list and no dead slot is in any.
 type Index struct {
 	mu       sync.RWMutex
 	cfg      Config
 	modelSet string
 	dims     int
 
-	keys   []string
-	codes  []int8 // slot s: codes[s*dims : (s+1)*dims]
-	los    []float32
-	scales []float32
-	byKey  map[string]uint32
-	free   []uint32
+	keys  []string
+	vecs  []float32 // slot s: vecs[s*dims : (s+1)*dims], without a partition
+	byKey map[string]uint32
+	free  []uint32
 
 	proj    *projection
 	part    *partition
@@ -120,23 +122,42 @@ func New(modelSet string, dims int, cfg Config) (*Index, error) {
 }
 
 // Build returns an index holding items (a later item replaces an earlier
-// one of the same key), partitioning once rather than as it grows.
+// one of the same key). From ExactBelow items on it fits the partition
+// once, from the items' own vectors, and holds no float32 copy of them.
 func Build(modelSet string, dims int, items []similar.Item, cfg Config) (*Index, error) {
 	x, err := New(modelSet, dims, cfg)
 	if err != nil {
 		return nil, err
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, it := range items {
-		if err := x.put(it.Key, it.Vec); err != nil {
-			return nil, err
+	var src []int // slot → index in items
+	for i, it := range items {
+		if it.Key == "" {
+			return nil, errors.New("vectorindex: empty key")
 		}
+		if err := x.check(it.Vec); err != nil {
+			return nil, fmt.Errorf("vectorindex: %q: %w", it.Key, err)
+		}
+		if _, err := similar.Normalise(it.Vec.V); err != nil {
+			return nil, fmt.Errorf("vectorindex: %q: %w", it.Key, err)
+		}
+		if s, ok := x.byKey[it.Key]; ok {
+			src[s] = i
+			continue
+		}
+		x.byKey[it.Key] = uint32(len(x.keys))
+		x.keys = append(x.keys, it.Key)
+		src = append(src, i)
 	}
+	get := func(s int, out []float32) { copy(out, items[src[s]].Vec.V) }
 	if x.live() >= x.cfg.ExactBelow {
-		if err := x.rebuild(); err != nil {
+		if err := x.fit(get); err != nil {
 			return nil, err
 		}
+		return x, nil
+	}
+	x.vecs = make([]float32, len(x.keys)*dims)
+	for s := range x.keys {
+		get(s, x.vecs[s*dims:(s+1)*dims])
 	}
 	return x, nil
 }
@@ -175,21 +196,30 @@ func (x *Index) check(v similar.Vector) error {
 
 // Add puts key's vector in the index, replacing the one it had (a track
 // tagged again). Crossing ExactBelow, or doubling since the last fit,
-// fits the partition again before Add returns.
+// fits the partition again before Add returns; a refit starts from the
+// decoded full codes, so a vector refitted r times carries r codes'
+// rounding.
 func (x *Index) Add(key string, v similar.Vector) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := x.put(key, v); err != nil {
 		return err
 	}
-	if (x.part == nil && x.live() >= x.cfg.ExactBelow) || (x.part != nil && x.live() >= 2*x.builtAt) {
-		return x.rebuild()
+	switch {
+	case x.part == nil && x.live() >= x.cfg.ExactBelow:
+		if err := x.fit(x.vector); err != nil {
+			return err
+		}
+		x.vecs = nil
+	case x.part != nil && x.live() >= 2*x.builtAt:
+		return x.fit(x.vector)
 	}
 	return nil
 }
 
 // Delete takes key out of the index (a track forgotten) and reports
-// whether it was there.
+// whether it was there. Falling under ExactBelow/2 drops the partition
+// and decodes every vector.
 func (x *Index) Delete(key string) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -197,13 +227,19 @@ func (x *Index) Delete(key string) bool {
 		return false
 	}
 	if x.part != nil && x.live() < x.cfg.ExactBelow/2 {
-		x.proj, x.part, x.builtAt = nil, nil, 0
+		vecs := make([]float32, len(x.keys)*x.dims)
+		for s, k := range x.keys {
+			if k != "" {
+				x.vector(s, vecs[s*x.dims:(s+1)*x.dims])
+			}
+		}
+		x.vecs, x.proj, x.part, x.builtAt = vecs, nil, nil, 0
 	}
 	return true
 }
 
-// put stores key's vector in a slot, freeing the slot it had, and files
-// it in the partition if there is one.
+// put stores key's vector in a slot, freeing the slot it had: as
+// float32 without a partition, filed in a list with one.
 func (x *Index) put(key string, v similar.Vector) error {
 	if key == "" {
 		return errors.New("vectorindex: empty key")
@@ -211,7 +247,6 @@ func (x *Index) put(key string, v similar.Vector) error {
 	if err := x.check(v); err != nil {
 		return err
 	}
-	q := similar.Quantize(v.V)
 	if _, err := similar.Normalise(v.V); err != nil {
 		return fmt.Errorf("vectorindex: %q: %w", key, err)
 	}
@@ -219,22 +254,22 @@ func (x *Index) put(key string, v similar.Vector) error {
 	var s uint32
 	if n := len(x.free); n > 0 {
 		s, x.free = x.free[n-1], x.free[:n-1]
-		copy(x.codes[int(s)*x.dims:], q.Codes)
-		x.los[s], x.scales[s], x.keys[s] = q.Lo, q.Scale, key
+		x.keys[s] = key
 	} else {
 		s = uint32(len(x.keys))
-		x.codes = append(x.codes, q.Codes...)
-		x.los = append(x.los, q.Lo)
-		x.scales = append(x.scales, q.Scale)
 		x.keys = append(x.keys, key)
+		if x.part == nil {
+			x.vecs = append(x.vecs, make([]float32, x.dims)...)
+		}
 	}
 	x.byKey[key] = s
-	if x.part != nil {
-		full, p := make([]float32, x.dims), make([]float32, x.proj.dims())
-		x.vector(int(s), full)
-		x.proj.project(full, p)
-		x.part.place(s, full, p)
+	if x.part == nil {
+		copy(x.vecs[int(s)*x.dims:], v.V)
+		return nil
 	}
+	p := make([]float32, x.proj.dims())
+	x.proj.project(v.V, p)
+	x.part.place(s, v.V, p)
 	return nil
 }
 
@@ -253,71 +288,22 @@ func (x *Index) remove(key string) bool {
 	return true
 }
 
-// vector decodes slot s to float32.
+// vector writes live slot s's vector into out: the float32 copy, or the
+// decoded full code.
 func (x *Index) vector(s int, out []float32) {
-	lo, sc := x.los[s], x.scales[s]
-	for j, c := range x.codes[s*x.dims : (s+1)*x.dims] {
-		out[j] = lo + sc*float32(int(c)+128)
+	if x.part == nil {
+		copy(out, x.vecs[s*x.dims:(s+1)*x.dims])
+		return
 	}
-}
-
-// rebuild fits the projection and the centroids on an even sample of the
-// live vectors and files every live slot.
-func (x *Index) rebuild() error {
-	n := x.live()
-	step := max(len(x.keys)/sampleMax, 1)
-	var sample [][]float32
-	for s := 0; s < len(x.keys); s += step {
-		if x.keys[s] == "" {
-			continue
-		}
-		v := make([]float32, x.dims)
-		x.vector(s, v)
-		sample = append(sample, v)
-	}
-	p, err := fitProjection(sample, x.cfg.ProjDims)
-	if err != nil {
-		return fmt.Errorf("vectorindex: partition: %w", err)
-	}
-	for i, v := range sample {
-		pv := make([]float32, p.dims())
-		p.project(v, pv)
-		sample[i] = pv
-	}
-	lists := x.cfg.Lists
-	if lists == 0 {
-		lists = int(math.Round(ListsPerRoot * math.Sqrt(float64(n))))
-	}
-	pt := fitPartition(sample, lists, x.cfg.Seed, p.mean)
-	pd := p.dims()
-	assign := make([]int32, len(x.keys))
-	codes := make([]int8, len(x.keys)*pd)
-	bias := make([]float32, len(x.keys))
-	full, pv := make([]float32, x.dims), make([]float32, pd)
-	for s, k := range x.keys {
-		if k == "" {
-			assign[s] = -1
-			continue
-		}
-		x.vector(s, full)
-		p.project(full, pv)
-		c := pt.nearest(pv)
-		assign[s] = int32(c)
-		pt.encode(c, pv, codes[s*pd:(s+1)*pd])
-		bias[s] = dot(pt.mean, full)
-	}
-	pt.fill(assign, codes, bias)
-	x.proj, x.part, x.builtAt = p, pt, n
-	return nil
+	x.part.vector(uint32(s), out)
 }
 
 // Query returns the k keys whose vectors are closest to q by cosine, best
-// first, ties by key. Scores are those of the int8 codes. Below the
-// threshold the answer is the exact top k of the codes. With a
-// partition, the query scans the projected codes of the lists nearest
-// to it until it has scanned Scan of them, keeps the Rerank best by the
-// projection's estimate, and answers the top k of those by the
-// full-width codes; an answer short of k falls back to the full scan.
+// first, ties by key. Without a partition the answer is exact. With one,
+// the query scans the projected codes of the lists nearest to it until
+// it has scanned Scan of them, keeps the Rerank best by the projection's
+// estimate, and answers the top k of those by the full codes, whose
+// scores it returns; an answer short of k scans every list.
 func (x *Index) Query(q similar.Vector, k int) ([]similar.Hit, error) {
 	if err := x.check(q); err != nil {
 		return nil, err
@@ -328,32 +314,45 @@ func (x *Index) Query(q similar.Vector, k int) ([]similar.Hit, error) {
 	if want <= 0 {
 		return nil, nil
 	}
-	qq := similar.NewQuery(q.V)
 	if x.part != nil {
-		if hits := x.search(q.V, qq, k); len(hits) == want {
+		budget := min(x.cfg.Scan, max(x.live()/scanShare, x.cfg.Rerank))
+		if hits := x.search(q.V, k, budget); len(hits) == want {
 			return hits, nil
 		}
+		return x.search(q.V, k, x.live()), nil
 	}
 	top := similar.NewTopK(k)
 	for s, key := range x.keys {
-		if key != "" {
-			x.offer(top, qq, s)
+		if key == "" {
+			continue
+		}
+		score := similar.Dot(q.V, x.vecs[s*x.dims:(s+1)*x.dims])
+		if !top.Full() || score >= top.Floor().Score {
+			top.Offer(similar.Hit{Key: key, Score: score})
 		}
 	}
 	return top.Hits(), nil
 }
 
-// search is the partitioned query. The projection's estimate of q·v is
-// p·centroid + scale∘p·codes + mean·v, up to a constant of q: the
+// search is the partitioned query with a scan budget. With p the
+// query's projection, its estimate of q·v from the projected code is
+// p·centroid + (p∘scale)·code + mean·v, up to a constant of q: the
 // centred dot product restricted to the principal components, plus the
-// mean's share.
-func (x *Index) search(v []float32, qq similar.Query, k int) []similar.Hit {
+// mean's share. The answer's score is q·v̂ for the decoded v̂ = mean +
+// Wᵀp̂ + fscale∘full: q·mean + Wq·centroid + (Wq∘scale)·code +
+// (q∘fscale)·full, where Wq = p + W·mean.
+func (x *Index) search(v []float32, k, budget int) []similar.Hit {
 	pt := x.part
-	sc := x.scratch.get(pt.dims, len(pt.centroids), max(x.cfg.Rerank, k))
+	sc := x.scratch.get(pt.pdims, pt.dims, len(pt.centroids), max(x.cfg.Rerank, k))
 	defer x.scratch.put(sc)
 	x.proj.project(v, sc.p)
 	for j, p := range sc.p {
 		sc.qs[j] = p * pt.scale[j]
+		sc.wq[j] = p + x.proj.offset[j]
+		sc.qw[j] = sc.wq[j] * pt.scale[j]
+	}
+	for j, q := range v {
+		sc.qf[j] = q * pt.fscale[j]
 	}
 	order := sc.order
 	for c, cv := range pt.centroids {
@@ -361,27 +360,28 @@ func (x *Index) search(v []float32, qq similar.Query, k int) []similar.Hit {
 		order = append(order, ranked{d: pt.norms[c] - 2*pc, dot: pc, c: int32(c)})
 	}
 	heapify(order)
-	cand := sc.cand
-	budget := min(x.cfg.Scan, max(x.live()/scanShare, 1))
+	cand, probed := sc.cand, sc.probed
 	for scanned := 0; scanned < budget && len(order) > 0; {
 		var r ranked
 		r, order = popClosest(order)
 		l := &pt.lists[r.c]
-		cand = scanList(cand, l, sc.qs, r.dot)
+		cand = scanList(cand, l, sc.qs, r.dot, int32(len(probed)))
+		probed = append(probed, r.c)
 		scanned += len(l.slots)
 	}
-	sc.order, sc.cand = order[:0], cand[:0]
 	top := similar.NewTopK(k)
+	base, qm := sc.base[:0], dot(v, x.proj.mean)
+	for _, c := range probed {
+		base = append(base, qm+dot(sc.wq, pt.centroids[c]))
+	}
+	pd, d := pt.pdims, pt.dims
 	for _, c := range cand {
-		x.offer(top, qq, int(c.slot))
+		l, i := &pt.lists[probed[c.probe]], int(c.pos)
+		score := base[c.probe] + dotCodes(sc.qw, l.codes[i*pd:(i+1)*pd]) + dotCodes(sc.qf, l.full[i*d:(i+1)*d])
+		if !top.Full() || score >= top.Floor().Score {
+			top.Offer(similar.Hit{Key: x.keys[l.slots[i]], Score: score})
+		}
 	}
+	sc.order, sc.cand, sc.probed, sc.base = order[:0], cand[:0], probed[:0], base[:0]
 	return top.Hits()
-}
-
-// offer scores slot s against q and offers it to top.
-func (x *Index) offer(top *similar.TopK, q similar.Query, s int) {
-	score := similar.DotQuantized(q, x.codes[s*x.dims:(s+1)*x.dims], x.los[s], x.scales[s])
-	if !top.Full() || score >= top.Floor().Score {
-		top.Offer(similar.Hit{Key: x.keys[s], Score: score})
-	}
 }

@@ -5,31 +5,42 @@ import (
 	"math/rand/v2"
 )
 
-// partition is the coarse quantiser of an inverted-file index: centroids
-// in the projected space and, for each, a list of the slots nearest to
-// it with their projections coded as int8 residuals to the centroid.
-// A query ranks the lists by centroid distance and scans the codes of
-// the nearest ones, list after list, until it has scanned its budget.
+// partition is an inverted-file index: k-means centroids in the
+// projected space and, for each, a list of the slots nearest to it.
+// Every entry keeps two int8 codes, each with one scale per component:
+//
+//   - the projected code (pdims bytes): the projection's residual to
+//     the centroid, which a query scans to choose candidates;
+//   - the remainder code (dims bytes): what the projected code leaves
+//     of the vector, v − (mean + Wᵀ·(centroid + scale∘code)), that is
+//     the components off the principal ones and the projected code's
+//     rounding. It varies far less than the vector does, so 256 levels
+//     over ±4 of its standard deviations are fine steps. The two codes
+//     together score the candidates; their rounding is what separates
+//     the answer from exact search.
 //
 // Invariants: where[s] = c ≥ 0 ⇔ s is in lists[c] at position at[s];
-// every list's codes and bias hold one entry per slot, in slot order.
+// every list holds one entry of slots, codes, full and bias per member.
 type partition struct {
-	dims      int // projected width
-	centroids [][]float32
-	norms     []float32 // ‖centroid‖², for ranking by distance
-	scale     []float32 // residual component j ≈ scale[j]·code
-	mean      []float32 // the projection's mean, for bias
-	lists     []list
-	where     []int32 // slot → its list, −1 when in none
-	at        []int32 // slot → its position in that list
+	pdims, dims int
+	centroids   [][]float32 // projected space
+	norms       []float32   // ‖centroid‖², for ranking by distance
+	scale       []float32   // projected residual j ≈ scale[j]·code
+	fscale      []float32   // remainder j ≈ fscale[j]·code
+	proj        *projection // W and the mean
+	lists       []list
+	where       []int32 // slot → its list, −1 when in none
+	at          []int32 // slot → its position in that list
 }
 
-// list is one inverted list, laid out for a sequential scan: entry i
-// is slot slots[i], whose projection is centroid + scale∘codes[i·dims:]
-// and whose full vector v has mean·v = bias[i].
+// list is one inverted list, laid out for a sequential scan: entry i is
+// slot slots[i], whose projection is p̂ = centroid + scale∘codes[i·pdims:],
+// whose vector is v = mean + Wᵀp̂ + fscale∘full[i·dims:], and whose
+// mean·v = bias[i].
 type list struct {
 	slots []uint32
 	codes []int8
+	full  []int8
 	bias  []float32
 }
 
@@ -41,11 +52,9 @@ const kmeansRounds = 8
 // component its int8 codes span; a residual beyond is clamped.
 const residualSpread = 4
 
-// fitPartition clusters sample (projected vectors) into k centroids by
-// Lloyd's algorithm from k distinct sample points drawn with seed, and
-// fits the residual code scales on the same sample. mean is the
-// projection's mean in the full space.
-func fitPartition(sample [][]float32, k int, seed uint64, mean []float32) *partition {
+// fitCentroids clusters sample (projected vectors) into k centroids by
+// Lloyd's algorithm from k distinct sample points drawn with seed.
+func fitCentroids(sample [][]float32, k int, seed uint64) *partition {
 	k = max(1, min(k, len(sample)))
 	r := rand.New(rand.NewPCG(seed, 11))
 	cs := make([][]float32, k)
@@ -53,7 +62,7 @@ func fitPartition(sample [][]float32, k int, seed uint64, mean []float32) *parti
 		cs[i] = append([]float32(nil), sample[j]...)
 	}
 	d := len(sample[0])
-	pt := &partition{dims: d, centroids: cs, norms: make([]float32, k), mean: mean, lists: make([]list, k)}
+	pt := &partition{pdims: d, centroids: cs, norms: make([]float32, k), lists: make([]list, k)}
 	sums := make([][]float64, k)
 	for i := range sums {
 		sums[i] = make([]float64, d)
@@ -82,20 +91,26 @@ func fitPartition(sample [][]float32, k int, seed uint64, mean []float32) *parti
 		}
 	}
 	pt.setNorms()
+	return pt
+}
+
+// spreadScales returns, per component, the step of int8 codes that span
+// residualSpread standard deviations of the residuals (rows of equal
+// width).
+func spreadScales(residuals [][]float32) []float32 {
+	d := len(residuals[0])
 	sq := make([]float64, d)
-	for _, v := range sample {
-		c := cs[pt.nearest(v)]
-		for j, x := range v {
-			e := float64(x - c[j])
-			sq[j] += e * e
+	for _, r := range residuals {
+		for j, x := range r {
+			sq[j] += float64(x) * float64(x)
 		}
 	}
-	pt.scale = make([]float32, d)
+	out := make([]float32, d)
 	for j := range sq {
-		sd := math.Sqrt(sq[j] / float64(len(sample)))
-		pt.scale[j] = float32(max(sd, 1e-9) * residualSpread / 127)
+		sd := math.Sqrt(sq[j] / float64(len(residuals)))
+		out[j] = float32(max(sd, 1e-9) * residualSpread / 127)
 	}
-	return pt
+	return out
 }
 
 func (pt *partition) setNorms() {
@@ -131,12 +146,49 @@ func (pt *partition) nearest(p []float32) int {
 	return best
 }
 
-// encode writes the residual codes of projection p to centroid c.
-func (pt *partition) encode(c int, p []float32, out []int8) {
-	cv := pt.centroids[c]
-	for j, x := range p {
-		q := math.Round(float64((x - cv[j]) / pt.scale[j]))
+// encode writes the int8 codes of (x − centre)/scale, clamped.
+func encode(x, centre, scale []float32, out []int8) {
+	for j, v := range x {
+		q := math.Round(float64((v - centre[j]) / scale[j]))
 		out[j] = int8(max(-127, min(127, q)))
+	}
+}
+
+// decode writes centre + scale∘codes into out.
+func decode(codes []int8, centre, scale []float32, out []float32) {
+	for j, c := range codes {
+		out[j] = centre[j] + scale[j]*float32(c)
+	}
+}
+
+// vector decodes slot s's vector into out (len dims); s is in a list.
+func (pt *partition) vector(s uint32, out []float32) {
+	c, i := pt.where[s], int(pt.at[s])
+	l := &pt.lists[c]
+	p := make([]float32, pt.pdims)
+	decode(l.codes[i*pt.pdims:(i+1)*pt.pdims], pt.centroids[c], pt.scale, p)
+	pt.proj.unproject(p, out)
+	for j, code := range l.full[i*pt.dims : (i+1)*pt.dims] {
+		out[j] += pt.fscale[j] * float32(code)
+	}
+}
+
+// codeEntry writes the projected code of v (projected to p) for list c
+// into codes and its remainder code into full, using pq (pdims wide)
+// and r (dims wide) as working memory.
+func (pt *partition) codeEntry(c int, v, p []float32, codes, full []int8, pq, r []float32) {
+	encode(p, pt.centroids[c], pt.scale, codes)
+	pt.remainder(c, v, codes, full, pq, r)
+}
+
+// remainder writes into full the remainder code of v, whose projected
+// code for list c is codes, using pq and r as working memory.
+func (pt *partition) remainder(c int, v []float32, codes, full []int8, pq, r []float32) {
+	decode(codes, pt.centroids[c], pt.scale, pq)
+	pt.proj.unproject(pq, r)
+	for j, x := range r {
+		q := math.Round(float64((v[j] - x) / pt.fscale[j]))
+		full[j] = int8(max(-127, min(127, q)))
 	}
 }
 
@@ -148,7 +200,7 @@ func (pt *partition) grow(s uint32) {
 	}
 }
 
-// place files slot s (full vector v, projected to p) in the list of its
+// place files slot s (vector v, projected to p) in the list of its
 // nearest centroid.
 func (pt *partition) place(s uint32, v, p []float32) {
 	pt.grow(s)
@@ -156,10 +208,11 @@ func (pt *partition) place(s uint32, v, p []float32) {
 	l := &pt.lists[c]
 	pt.where[s], pt.at[s] = int32(c), int32(len(l.slots))
 	l.slots = append(l.slots, s)
-	n := len(l.codes)
-	l.codes = append(l.codes, make([]int8, pt.dims)...)
-	pt.encode(c, p, l.codes[n:])
-	l.bias = append(l.bias, dot(pt.mean, v))
+	n, m := len(l.codes), len(l.full)
+	l.codes = append(l.codes, make([]int8, pt.pdims)...)
+	l.full = append(l.full, make([]int8, pt.dims)...)
+	pt.codeEntry(c, v, p, l.codes[n:], l.full[m:], make([]float32, pt.pdims), make([]float32, pt.dims))
+	l.bias = append(l.bias, dot(pt.proj.mean, v))
 }
 
 // unplace takes slot s out of its list, moving the list's last entry
@@ -173,37 +226,11 @@ func (pt *partition) unplace(s uint32) {
 	last := len(l.slots) - 1
 	moved := l.slots[last]
 	l.slots[i] = moved
-	copy(l.codes[i*pt.dims:(i+1)*pt.dims], l.codes[last*pt.dims:])
+	copy(l.codes[i*pt.pdims:(i+1)*pt.pdims], l.codes[last*pt.pdims:])
+	copy(l.full[i*pt.dims:(i+1)*pt.dims], l.full[last*pt.dims:])
 	l.bias[i] = l.bias[last]
 	pt.at[moved] = int32(i)
-	l.slots, l.codes, l.bias = l.slots[:last], l.codes[:last*pt.dims], l.bias[:last]
+	l.slots, l.bias = l.slots[:last], l.bias[:last]
+	l.codes, l.full = l.codes[:last*pt.pdims], l.full[:last*pt.dims]
 	pt.where[s] = -1
-}
-
-// fill files every slot at once, sizing each list exactly: assign[s] is
-// slot s's list (−1 for none), codes[s·dims:] its residual codes and
-// bias[s] its bias.
-func (pt *partition) fill(assign []int32, codes []int8, bias []float32) {
-	counts := make([]int, len(pt.lists))
-	for _, c := range assign {
-		if c >= 0 {
-			counts[c]++
-		}
-	}
-	for c, n := range counts {
-		pt.lists[c] = list{slots: make([]uint32, 0, n), codes: make([]int8, 0, n*pt.dims), bias: make([]float32, 0, n)}
-	}
-	pt.where = make([]int32, len(assign))
-	pt.at = make([]int32, len(assign))
-	for s, c := range assign {
-		pt.where[s] = c
-		if c < 0 {
-			continue
-		}
-		l := &pt.lists[c]
-		pt.at[s] = int32(len(l.slots))
-		l.slots = append(l.slots, uint32(s))
-		l.codes = append(l.codes, codes[s*pt.dims:(s+1)*pt.dims]...)
-		l.bias = append(l.bias, bias[s])
-	}
 }

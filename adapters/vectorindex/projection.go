@@ -72,6 +72,17 @@ func (p *projection) project(v []float32, out []float32) {
 	}
 }
 
+// unproject writes the point of the full space whose projection is p
+// and which has no component off the principal ones: mean + Σ p_i·row_i.
+func (p *projection) unproject(pv []float32, out []float32) {
+	copy(out, p.mean)
+	for i, r := range p.rows {
+		for j, x := range r {
+			out[j] += pv[i] * x
+		}
+	}
+}
+
 // dot is the float32 dot product of equal-width a and b.
 func dot(a, b []float32) float32 { return similar.Dot(a, b) }
 

@@ -6,25 +6,35 @@ import "sync"
 // that a query allocates almost nothing. A scratch is used by one query
 // at a time.
 type scratch struct {
-	p     []float32 // the query's projection
-	qs    []float32 // p scaled by the residual code scales
-	order []ranked  // lists by centroid distance, a min-heap
-	cand  []candidate
+	p      []float32 // the query's projection
+	qs     []float32 // p scaled by the projected code scales
+	wq     []float32 // W·q, the query's principal components uncentred
+	qw     []float32 // wq scaled by the projected code scales
+	qf     []float32 // the query scaled by the remainder code scales
+	order  []ranked  // lists by centroid distance, a min-heap
+	cand   []candidate
+	probed []int32   // the lists scanned, in order
+	base   []float32 // each probed list's share of a score: q·mean + wq·centroid
 }
 
 // scratchPool hands out scratch sized for the partition in use; a
 // scratch too small (the partition was refitted wider) is regrown.
 type scratchPool struct{ p sync.Pool }
 
-func (sp *scratchPool) get(dims, lists, rerank int) *scratch {
+func (sp *scratchPool) get(pdims, dims, lists, rerank int) *scratch {
 	s, _ := sp.p.Get().(*scratch)
 	if s == nil {
 		s = &scratch{}
 	}
-	if cap(s.p) < dims {
-		s.p, s.qs = make([]float32, dims), make([]float32, dims)
+	if cap(s.p) < pdims {
+		s.p, s.qs = make([]float32, pdims), make([]float32, pdims)
+		s.wq, s.qw = make([]float32, pdims), make([]float32, pdims)
 	}
-	s.p, s.qs = s.p[:dims], s.qs[:dims]
+	s.p, s.qs, s.wq, s.qw = s.p[:pdims], s.qs[:pdims], s.wq[:pdims], s.qw[:pdims]
+	if cap(s.qf) < dims {
+		s.qf = make([]float32, dims)
+	}
+	s.qf = s.qf[:dims]
 	if cap(s.order) < lists {
 		s.order = make([]ranked, 0, lists)
 	}
@@ -79,14 +89,18 @@ func siftRanked(h []ranked, i int) {
 	}
 }
 
-// candidate is a slot and its score estimated from the projection.
+// candidate is entry pos of the probe-th list scanned and its score
+// estimated from the projection.
 type candidate struct {
-	score float32
-	slot  uint32
+	score      float32
+	probe, pos int32
 }
 
 func worse(a, b candidate) bool {
-	return a.score < b.score || (a.score == b.score && a.slot > b.slot)
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.probe > b.probe || (a.probe == b.probe && a.pos > b.pos)
 }
 
 // offerCandidate keeps the best cap(h) candidates in h, a heap with
@@ -124,15 +138,16 @@ func offerCandidate(h []candidate, c candidate) []candidate {
 	}
 }
 
-// scanList offers every entry of l to the candidate heap h: entry i's
-// score is base + bias[i] + qs·codes[i]. It is the query's inner loop.
-func scanList(h []candidate, l *list, qs []float32, base float32) []candidate {
+// scanList offers every entry of l, the probe-th list scanned, to the
+// candidate heap h: entry i's score is base + bias[i] + qs·codes[i]. It
+// is the query's inner loop.
+func scanList(h []candidate, l *list, qs []float32, base float32, probe int32) []candidate {
 	d := len(qs)
 	codes := l.codes
-	for i, s := range l.slots {
-		score := base + l.bias[i] + dotCodes(qs, codes[i*d:(i+1)*d])
+	for i, b := range l.bias {
+		score := base + b + dotCodes(qs, codes[i*d:(i+1)*d])
 		if len(h) < cap(h) || score >= h[0].score {
-			h = offerCandidate(h, candidate{score, s})
+			h = offerCandidate(h, candidate{score, probe, int32(i)})
 		}
 	}
 	return h

@@ -130,28 +130,6 @@ func TestNearestRejectsAnotherModelSet(t *testing.T) {
 	}
 }
 
-func TestQuantizedDotIsClose(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		r := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 2))
-		a, b := unit(r, Dims), unit(r, Dims)
-		q := Quantize(b)
-		var l1 float64
-		for _, x := range a {
-			l1 += math.Abs(float64(x))
-		}
-		bound := float64(q.Scale)/2*l1 + 1e-4
-		if diff := math.Abs(float64(DotQuantized(NewQuery(a), q.Codes, q.Lo, q.Scale) - Dot(a, b))); diff > bound {
-			t.Fatalf("quantised dot off by %v > %v", diff, bound)
-		}
-	})
-	for _, v := range [][]float32{{0, 0, 0}, {0.5, 0.5, 0.5}} {
-		q := Quantize(v)
-		if got := DotQuantized(NewQuery([]float32{1, 2, 3}), q.Codes, q.Lo, q.Scale); got != 6*v[0] {
-			t.Fatalf("constant vector %v: dot %v, want %v", v, got, 6*v[0])
-		}
-	}
-}
-
 func TestSlerp(t *testing.T) {
 	a, b := []float32{1, 0}, []float32{0, 1}
 	w := Slerp(a, b, 0.5)
