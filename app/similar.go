@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/nomarr/nomarr/adapters/library"
@@ -28,15 +28,40 @@ var (
 // (vectorindex decides between exact search and its partition), with the
 // files they belong to.
 //
-// Invariants: every key of the index has a vector in vecs and a file in
-// files; no vector of another model set is ever added. It is not safe
-// for concurrent use except through its readers (Nearest, Mix, Path,
-// File), which only read.
+// It keeps no float32 copy of the vectors (800 MB at a million tracks):
+// a track's vector is the index's (vectorindex.Index.Vector), and sums
+// holds a checksum of each vector as read, so that a sync can tell
+// whether the store still holds what was indexed.
+//
+// Invariants: the keys of the index, of sums and of files are the same;
+// no vector of another model set is ever added. It is not safe for
+// concurrent use except through its readers (Nearest, Mix, Path, File),
+// which only read.
 type Similar struct {
 	ModelSet string
 	index    *vectorindex.Index
-	vecs     map[string]similar.Vector
+	sums     map[string]uint64
 	files    map[string]store.File
+}
+
+// vectorSum is a checksum of v's components (FNV-1a over their bits).
+func vectorSum(v similar.Vector) uint64 {
+	h := uint64(14695981039346656037)
+	for _, x := range v.V {
+		b := math.Float32bits(x)
+		for range 4 {
+			h ^= uint64(b & 0xff)
+			h *= 1099511628211
+			b >>= 8
+		}
+	}
+	return h
+}
+
+// vector is key's vector as the index holds it; the key must be indexed.
+func (s *Similar) vector(key string) similar.Vector {
+	v, _ := s.index.Vector(key)
+	return v
 }
 
 // LoadSimilar reads modelSet's track vectors and their files from the
@@ -100,13 +125,14 @@ func readSimilar(ctx context.Context, st store.Store, modelSet string) (map[stri
 	return vecs, files, nil
 }
 
-// buildSimilar indexes vecs (readSimilar's), which it keeps.
+// buildSimilar indexes vecs (readSimilar's) and keeps their checksums.
 func buildSimilar(modelSet string, vecs map[string]similar.Vector, files map[string]store.File, cfg vectorindex.Config) (*Similar, error) {
-	s := &Similar{ModelSet: modelSet, vecs: vecs, files: files}
+	s := &Similar{ModelSet: modelSet, sums: make(map[string]uint64, len(vecs)), files: files}
 	items := make([]similar.Item, 0, len(vecs))
 	dims := 1 // an empty index answers nothing
 	for k, v := range vecs {
 		items = append(items, similar.Item{Key: k, Vec: v})
+		s.sums[k] = vectorSum(v)
 		dims = len(v.V)
 	}
 	idx, err := vectorindex.Build(modelSet, dims, items, cfg)
@@ -121,12 +147,12 @@ func buildSimilar(modelSet string, vecs map[string]similar.Vector, files map[str
 // the same paths as files (readSimilar's): an index built from them
 // would answer as s does.
 func (s *Similar) holds(modelSet string, vecs map[string]similar.Vector, files map[string]store.File) bool {
-	if s.ModelSet != modelSet || len(s.vecs) != len(vecs) {
+	if s.ModelSet != modelSet || len(s.sums) != len(vecs) {
 		return false
 	}
 	for k, v := range vecs {
-		had, ok := s.vecs[k]
-		if !ok || !slices.Equal(had.V, v.V) || s.files[k].Path != files[k].Path {
+		had, ok := s.sums[k]
+		if !ok || had != vectorSum(v) || s.files[k].Path != files[k].Path {
 			return false
 		}
 	}
@@ -134,7 +160,7 @@ func (s *Similar) holds(modelSet string, vecs map[string]similar.Vector, files m
 }
 
 // Len is the number of tracks with a vector.
-func (s *Similar) Len() int { return len(s.vecs) }
+func (s *Similar) Len() int { return len(s.sums) }
 
 // File returns a track's stored file.
 func (s *Similar) File(key string) (store.File, bool) {
@@ -176,7 +202,7 @@ func (s *Similar) Seed(ctx context.Context, st store.Store, path string) (string
 	if err != nil {
 		return "", err
 	}
-	if _, ok := s.vecs[f.Key]; !ok {
+	if _, ok := s.sums[f.Key]; !ok {
 		return "", fmt.Errorf("%s: %w", path, ErrNoVector)
 	}
 	return f.Key, nil
@@ -191,7 +217,7 @@ type Neighbour struct {
 // Nearest returns the n tracks closest to key's, best first, itself left
 // out.
 func (s *Similar) Nearest(key string, n int) ([]Neighbour, error) {
-	q, ok := s.vecs[key]
+	q, ok := s.index.Vector(key)
 	if !ok {
 		return nil, ErrNoVector
 	}
@@ -221,7 +247,7 @@ var PlaylistRules = similar.Rules{Diversity: 0.3, NearDuplicate: 0.98, MaxArtist
 func (s *Similar) TrackOf(key string) similar.Track {
 	f := s.files[key]
 	album := filepath.Dir(f.Path)
-	return similar.Track{Item: similar.Item{Key: key, Vec: s.vecs[key]}, Artist: filepath.Dir(album), Album: album}
+	return similar.Track{Item: similar.Item{Key: key, Vec: s.vector(key)}, Artist: filepath.Dir(album), Album: album}
 }
 
 // candidates are the tracks closest to any of qs, at most n per query.
@@ -229,7 +255,7 @@ func (s *Similar) candidates(qs []string, n int) ([]similar.Track, error) {
 	seen := map[string]bool{}
 	var out []similar.Track
 	for _, q := range qs {
-		hits, err := s.index.Query(s.vecs[q], n)
+		hits, err := s.index.Query(s.vector(q), n)
 		if err != nil {
 			return nil, err
 		}
@@ -248,7 +274,7 @@ func (s *Similar) candidates(qs []string, n int) ([]similar.Track, error) {
 func (s *Similar) Mix(seeds []string, n int) ([]store.File, error) {
 	var st []similar.Track
 	for _, k := range seeds {
-		if _, ok := s.vecs[k]; !ok {
+		if _, ok := s.sums[k]; !ok {
 			return nil, ErrNoVector
 		}
 		st = append(st, s.TrackOf(k))
@@ -268,7 +294,7 @@ func (s *Similar) Mix(seeds []string, n int) ([]store.File, error) {
 // closest to the waypoints.
 func (s *Similar) Path(a, b string, n int) ([]store.File, error) {
 	for _, k := range []string{a, b} {
-		if _, ok := s.vecs[k]; !ok {
+		if _, ok := s.sums[k]; !ok {
 			return nil, ErrNoVector
 		}
 	}
@@ -278,7 +304,7 @@ func (s *Similar) Path(a, b string, n int) ([]store.File, error) {
 	seen := map[string]bool{}
 	var cands []similar.Track
 	for i := range max(n, 2) {
-		w := similar.Slerp(s.vecs[a].V, s.vecs[b].V, float64(i)/float64(max(n-1, 1)))
+		w := similar.Slerp(s.vector(a).V, s.vector(b).V, float64(i)/float64(max(n-1, 1)))
 		hits, err := s.index.Query(similar.Vector{ModelSet: s.ModelSet, V: w}, 10)
 		if err != nil {
 			return nil, err

@@ -298,6 +298,21 @@ func (x *Index) vector(s int, out []float32) {
 	x.part.vector(uint32(s), out)
 }
 
+// Vector returns key's vector as the index holds it, and whether key is
+// in the index: exact without a partition, the decoded full code with
+// one (within the code's rounding of the vector added).
+func (x *Index) Vector(key string) (similar.Vector, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	s, ok := x.byKey[key]
+	if !ok {
+		return similar.Vector{}, false
+	}
+	out := make([]float32, x.dims)
+	x.vector(int(s), out)
+	return similar.Vector{ModelSet: x.modelSet, V: out}, true
+}
+
 // Query returns the k keys whose vectors are closest to q by cosine, best
 // first, ties by key. Without a partition the answer is exact. With one,
 // the query scans the projected codes of the lists nearest to it until

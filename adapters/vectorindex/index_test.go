@@ -193,3 +193,38 @@ func TestQueryOrderAndTies(t *testing.T) {
 		t.Fatalf("equal scores ordered %v, want by key", keys)
 	}
 }
+
+func TestVectorGivesBackWhatWasAdded(t *testing.T) {
+	l := newLibrary(3, similar.Dims, 40)
+	items := l.items(8000)
+	for _, c := range []struct {
+		name  string
+		cfg   Config
+		worst float32 // the least cosine allowed between added and given back
+	}{
+		{"exact", Config{}, 1},
+		{"partitioned", Config{ExactBelow: 2000}, 0.975},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x, err := Build(set, similar.Dims, items, c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range items[:500] {
+				v, ok := x.Vector(it.Key)
+				if !ok || v.ModelSet != set {
+					t.Fatalf("Vector(%q) = %v, %v", it.Key, v.ModelSet, ok)
+				}
+				if cos := similar.Dot(v.V, it.Vec.V); cos < c.worst-1e-6 {
+					t.Fatalf("Vector(%q): cosine %.4f with the vector added, want ≥ %.3f", it.Key, cos, c.worst)
+				}
+				if hits, err := x.Query(v, 1); err != nil || hits[0].Key != it.Key {
+					t.Fatalf("Query(Vector(%q)) = %v, %v: want the track itself first", it.Key, hits, err)
+				}
+			}
+			if _, ok := x.Vector("no such track"); ok {
+				t.Fatal("Vector of an unknown key reported one")
+			}
+		})
+	}
+}
