@@ -16,6 +16,11 @@
 #   python3-mutagen  reads back the tags written (adapters/tagwrite), a
 #                reader that shares no code with TagLib; required: those
 #                tests fail without it
+#   libjmac-java Monkey's Audio encoder (jmac) for the .ape files of the
+#                tag-writing tests (ffmpeg decodes APE but cannot encode
+#                it); required: those tests fail without it. It runs on
+#                Java: default-jre-headless (about 45 MB to download, 190 MB
+#                installed) is added when no java is on PATH
 #   chromium     the browser the page tests drive (test/browser); required
 #                in make test (NOMARR_TEST_REQUIRE_BROWSER)
 #   qemu-user    runs the simulator's arm64 build (cross-machine
@@ -34,7 +39,11 @@ fi
 OPTIONAL=()
 case "${1:-}" in
 --test)
-	PACKAGES+=(python3-mutagen chromium)
+	PACKAGES+=(python3-mutagen libjmac-java chromium)
+	# Like the C compiler, any Java on PATH runs jmac.
+	if ! command -v java >/dev/null 2>&1; then
+		PACKAGES+=(default-jre-headless)
+	fi
 	OPTIONAL=(qemu-user)
 	;;
 "") ;;

@@ -1,70 +1,31 @@
 package library
 
 import (
-	"bufio"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/nomarr/nomarr/adapters/tagwrite/tempcopy"
+	"github.com/nomarr/nomarr/internal/killedwriter"
 )
 
 // writerEnv makes the test binary a tag writer that makes its temporary
-// copy (tempcopy.Create, as tagwrite.Write does) in the folder it names,
-// prints its path and waits to be killed.
+// copy (tempcopy.Create, as tagwrite.Write does) in the folder it names
+// and is killed holding it (killedwriter).
 const writerEnv = "NOMARR_LIBRARY_WRITER"
 
 func TestMain(m *testing.M) {
-	if dir := os.Getenv(writerEnv); dir != "" {
+	killedwriter.Child(writerEnv, func(dir string) error {
 		c, err := tempcopy.Create(dir, ".flac")
 		if err != nil {
-			fmt.Println("ERR", err)
-			os.Exit(3)
+			return err
 		}
 		c.Write(make([]byte, 1<<20))
-		fmt.Println("TMP", c.Name())
-		time.Sleep(time.Hour) // killed here
-	}
+		killedwriter.Hold(c.Name())
+		return nil
+	})
 	os.Exit(m.Run())
-}
-
-// startWriter starts a child writer in dir; it returns once the child
-// holds its copy, with the copy's path.
-func startWriter(t *testing.T, dir string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), writerEnv+"="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- s
-	}()
-	select {
-	case s := <-line:
-		tmp, ok := strings.CutPrefix(strings.TrimSpace(s), "TMP ")
-		if !ok {
-			t.Fatalf("writer said %q", s)
-		}
-		return cmd, tmp
-	case <-time.After(30 * time.Second):
-		t.Fatal("writer did not make its copy")
-	}
-	return nil, ""
 }
 
 func present(t *testing.T, path string) bool {
@@ -89,8 +50,8 @@ func TestScanRemovesStaleCopies(t *testing.T) {
 	if err := os.WriteFile(song, make([]byte, 100), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	killed, stale := startWriter(t, album)
-	_, live := startWriter(t, album)
+	killed, stale := killedwriter.Start(t, writerEnv, album)
+	_, live := killedwriter.Start(t, writerEnv, album)
 	lookalikes := []string{
 		filepath.Join(album, ".nomarr-tmp-notes.flac"),
 		filepath.Join(album, ".nomarr-tmp-12.flac.bak"),
@@ -100,10 +61,7 @@ func TestScanRemovesStaleCopies(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := killed.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	killed.Wait()
+	killedwriter.Kill(t, killed)
 
 	files, unread, err := Scan(root)
 	if err != nil || len(unread) != 0 {

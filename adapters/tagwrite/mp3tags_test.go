@@ -9,16 +9,38 @@ import (
 	"testing"
 )
 
-// apeTag is an APEv2 tag with a header and a footer holding items (key,
-// value) in the order given.
+// apeTag is an APEv2 tag with a header and a footer holding text items
+// (key, value) in the order given.
 func apeTag(items ...[2]string) []byte {
+	its := make([]apeItem, len(items))
+	for i, it := range items {
+		its[i] = apeItem{key: it[0], value: []byte(it[1])}
+	}
+	return apeTagOf(its)
+}
+
+// apeItem is an item of an APEv2 tag: UTF-8 text, or binary data (a cover
+// picture: its file name, a 0 byte, the image).
+type apeItem struct {
+	key    string
+	value  []byte
+	binary bool
+}
+
+// apeTagOf is an APEv2 tag with a header and a footer holding items in the
+// order given.
+func apeTagOf(items []apeItem) []byte {
 	var body []byte
 	for _, it := range items {
-		body = binary.LittleEndian.AppendUint32(body, uint32(len(it[1])))
-		body = binary.LittleEndian.AppendUint32(body, 0) // UTF-8 text, read-write
-		body = append(body, it[0]...)
+		var flags uint32 // UTF-8 text, read-write
+		if it.binary {
+			flags = 1 << 1
+		}
+		body = binary.LittleEndian.AppendUint32(body, uint32(len(it.value)))
+		body = binary.LittleEndian.AppendUint32(body, flags)
+		body = append(body, it.key...)
 		body = append(body, 0)
-		body = append(body, it[1]...)
+		body = append(body, it.value...)
 	}
 	block := func(flags uint32) []byte {
 		b := []byte("APETAGEX")

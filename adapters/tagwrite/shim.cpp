@@ -455,12 +455,29 @@ bool readMP3(FdStream &st, const std::string &prefix, const Names &names, Record
 
 // WAV: the ID3v2 tag is the "ID3 " chunk. Only it is saved (StripNone,
 // ID3v2 alone): the RIFF INFO chunk keeps its bytes.
+//
+// A WAV tagged only in its INFO chunk gets its first ID3v2 tag from
+// Nomarr, and readers that prefer ID3v2 (TagLib's tag and property map,
+// hence Navidrome) would then show none of the INFO chunk's title,
+// artist, album or genre. So an ID3v2 tag without frames is first given
+// the INFO chunk's fields (infoAsID3), and reading such a file reports
+// them too: the INFO genre is the user's GENRE value, kept first.
+bool infoOnly(TagLib::RIFF::WAV::File &file) {
+	return (!file.hasID3v2Tag() || file.ID3v2Tag()->frameList().isEmpty()) && file.hasInfoTag() &&
+	       !file.InfoTag()->isEmpty();
+}
+
+void infoAsID3(TagLib::RIFF::WAV::File &file, TagLib::ID3v2::Tag *tag) {
+	TagLib::Tag::duplicate(file.InfoTag(), tag, false);
+}
+
 bool writeWAV(FdStream &st, const std::string &prefix, const Records &recs, const StdEdits &std, Failure *f) {
 	TagLib::RIFF::WAV::File file(&st, false);
 	if (!file.isValid() || !file.ID3v2Tag()) {
 		notParsed(f, "WAV");
 		return false;
 	}
+	if (infoOnly(file)) infoAsID3(file, file.ID3v2Tag());
 	editID3(file.ID3v2Tag(), prefix, recs, std);
 	return file.save(TagLib::RIFF::WAV::File::ID3v2, TagLib::File::StripNone, TagLib::ID3v2::v4);
 }
@@ -470,6 +487,12 @@ bool readWAV(FdStream &st, const std::string &prefix, const Names &names, Record
 	if (!file.isValid()) {
 		notParsed(f, "WAV");
 		return false;
+	}
+	if (infoOnly(file)) {
+		TagLib::ID3v2::Tag fromInfo;
+		infoAsID3(file, &fromInfo);
+		readID3(&fromInfo, prefix, names, out);
+		return true;
 	}
 	readID3(file.ID3v2Tag(), prefix, names, out);
 	return true;

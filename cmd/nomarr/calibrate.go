@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -14,24 +13,17 @@ import (
 // and prints each class's distribution.
 func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	const name = "calibrate"
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	s, rest, code, ok := commandSettings(name, fs, args, stdout, stderr)
+	s, code, ok := noArgCommand(name, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	if len(rest) != 0 {
-		return usageError(stderr, name)
-	}
 	st, err := app.OpenExisting(s)
 	if err != nil {
-		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
-		return 1
+		return fail(stderr, name, err)
 	}
 	defer st.Close()
 	if _, err := app.Calibrate(context.Background(), st, app.ModelSetVersion(s), stdout); err != nil {
-		fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
-		return 1
+		return fail(stderr, name, err)
 	}
 	if s.Get("calibration") != "library" {
 		fmt.Fprintln(stdout, "calibration is none: set calibration: library to use it.")

@@ -51,6 +51,28 @@ func startCommand(name string, args []string, nargs int, stdout, stderr io.Write
 	return s, rest, log, 0, true
 }
 
+// noArgCommand parses the settings of `nomarr name`, a command that takes
+// no argument and only the configuration's flags. When ok is false it has
+// printed the help or the message: exit with code.
+func noArgCommand(name string, args []string, stdout, stderr io.Writer) (s *app.Settings, code int, ok bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	s, rest, code, ok := commandSettings(name, fs, args, stdout, stderr)
+	if !ok {
+		return nil, code, false
+	}
+	if len(rest) != 0 {
+		return nil, usageError(stderr, name), false
+	}
+	return s, 0, true
+}
+
+// fail prints err as `nomarr name`'s failure and is the exit code 1.
+func fail(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "nomarr %s: %v\n", name, err)
+	return 1
+}
+
 // pathArgOK reports whether path, the argument what (DIR, SCENARIO) of
 // `nomarr name`, is usable; when it is empty or blank (app.CheckPath) it
 // says so on stderr, for an exit with exitUsage: `nomarr tag "$MUSIC_DIR"`

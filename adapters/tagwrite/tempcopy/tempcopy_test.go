@@ -1,67 +1,29 @@
 package tempcopy
 
 import (
-	"bufio"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/nomarr/nomarr/internal/killedwriter"
 )
 
 // childEnv makes the test binary a writer that creates a copy in the
-// folder it names, prints its path and waits to be killed.
+// folder it names and is killed holding it (killedwriter).
 const childEnv = "NOMARR_TEMPCOPY_CHILD"
 
 func TestMain(m *testing.M) {
-	if dir := os.Getenv(childEnv); dir != "" {
+	killedwriter.Child(childEnv, func(dir string) error {
 		c, err := Create(dir, ".flac")
 		if err != nil {
-			fmt.Println("ERR", err)
-			os.Exit(3)
+			return err
 		}
 		c.Write(make([]byte, 1<<16))
-		fmt.Println("TMP", c.Name())
-		time.Sleep(time.Hour) // killed here
-	}
+		killedwriter.Hold(c.Name())
+		return nil
+	})
 	os.Exit(m.Run())
-}
-
-// writer starts a child writer in dir and returns it with its copy's path,
-// once the copy is made and locked.
-func writer(t *testing.T, dir string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- s
-	}()
-	select {
-	case s := <-line:
-		tmp, ok := strings.CutPrefix(strings.TrimSpace(s), "TMP ")
-		if !ok {
-			t.Fatalf("writer said %q", s)
-		}
-		return cmd, tmp
-	case <-time.After(30 * time.Second):
-		t.Fatal("writer did not make its copy")
-	}
-	return nil, ""
 }
 
 func exists(t *testing.T, path string) bool {
@@ -97,8 +59,8 @@ func TestIs(t *testing.T) {
 // by a live writer, in another process or in this one, is not.
 func TestKilledWriterCopyRemovedLiveKept(t *testing.T) {
 	dir := t.TempDir()
-	killed, stale := writer(t, dir)
-	_, live := writer(t, dir)
+	killed, stale := killedwriter.Start(t, childEnv, dir)
+	_, live := killedwriter.Start(t, childEnv, dir)
 	own, err := Create(dir, ".mp3")
 	if err != nil {
 		t.Fatal(err)
@@ -110,10 +72,7 @@ func TestKilledWriterCopyRemovedLiveKept(t *testing.T) {
 			t.Fatalf("Check(%s) = %v, %v before the kill, want live", p, st, err)
 		}
 	}
-	if err := killed.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	killed.Wait()
+	killedwriter.Kill(t, killed)
 	if st, err := Check(stale); st != Stale || err != nil {
 		t.Fatalf("Check(killed writer's copy) = %v, %v, want stale", st, err)
 	}
