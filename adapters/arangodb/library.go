@@ -370,7 +370,7 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 				"file": ref.FileKey, "attempts": upd.Attempts, "retry": ms(upd.NextRetryAt), "skip": ms(upd.SkipUntil),
 				"failed": upd.Failed, "error": upd.LastError, "checkpoint": upd.Checkpoint, "missing": upd.Missing,
 				"reanalyze": upd.Reanalyze,
-				"claimed": false, "csize": 0, "cmtime": 0,
+				"claimed":   false, "csize": 0, "cmtime": 0,
 			}
 			if upd.Claimed != nil {
 				bind["claimed"], bind["csize"], bind["cmtime"] = true, upd.Claimed.Size, upd.Claimed.MtimeMs

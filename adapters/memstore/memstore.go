@@ -51,9 +51,9 @@ type Store struct {
 	vectors     map[string]store.TrackVector
 	// retag holds the files marked for a retag (store.Jobs).
 	retag   map[string]bool
-	restart     map[string]restart.State
-	meta        map[string]string
-	history     []store.HistoryRow
+	restart map[string]restart.State
+	meta    map[string]string
+	history []store.HistoryRow
 	// historyIDs holds the identity of every row of history (kept and
 	// pruned with it): AppendHistory skips a row already there in O(1).
 	historyIDs map[store.HistoryIdentity]struct{}

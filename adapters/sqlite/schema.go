@@ -220,7 +220,7 @@ var version4 = []string{
 
 // version5 upgrades schema version 4 to 5: the work other than tagging
 // (store.Jobs). needs_retag marks a tagged file for a retag, with a partial
-// index for its discovery; a claim names its kind (store.JobKind, '' for
+// index for its discovery; a claim names its kind (store.JobKind, ” for
 // tagging), which its cleanup re-checks; library_files_tagged serves the
 // discovery of the files that need a vector of a model set (tagged by
 // it, in key order). A new schema version: a program of version 4 would

@@ -67,8 +67,8 @@ type Result struct {
 	File        store.File
 	Found       bool
 	Kind        store.JobKind // the work File was claimed for
-	Conflicts   []string // files lost to another worker, in order
-	Discoveries int      // discovery queries made
+	Conflicts   []string      // files lost to another worker, in order
+	Discoveries int           // discovery queries made
 	// Doubtful, with a fault, names the file whose claim insert failed
 	// without an answer saying it was not made: the store may have
 	// inserted it and lost the reply (a timeout, a dropped connection).

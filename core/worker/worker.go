@@ -62,7 +62,7 @@ type Worker struct {
 	modelsLoaded bool
 	job          *store.File // the claimed file, nil when none
 	jobKind      store.JobKind
-	running      bool        // a Run step is in progress
+	running      bool // a Run step is in progress
 	jobStart     time.Time
 	progress     int64
 
@@ -136,9 +136,9 @@ type pendingWrite struct {
 	vectorOnly bool
 	modelSet   string
 	kind       string // event to emit when written
-	path   string // the file's path, named in file_failed and file_retry
-	reason string
-	tries  int
+	path       string // the file's path, named in file_failed and file_retry
+	reason     string
+	tries      int
 	// doubtful: the release of a claim whose insert got no answer
 	// (claim.Result.Doubtful). The claim may not exist; when it does not,
 	// the release is a no-op and no event is emitted.
