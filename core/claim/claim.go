@@ -22,7 +22,7 @@ const (
 
 // Claimer finds and claims the next file for one worker. Tagging comes
 // first: only when there is none does it look for retags, then for files
-// that need a vector, as Also allows (store.Jobs). It keeps the last
+// that need a vector, as Take allows (store.Jobs). It keeps the last
 // discovery batch, of one kind, and tries its candidates in key order; a candidate taken by
 // someone else meanwhile is a conflict (counted, not an error). Correctness
 // never depends on the cached batch: the store re-checks eligibility and
@@ -35,8 +35,9 @@ type Claimer struct {
 	batch      int
 	candidates []store.File
 	kind       store.JobKind // the candidates' kind
-	retag      bool          // look for retags (Also)
-	vectorSet  string        // look for files that need a vector of this model set (Also)
+	noTagging  bool          // look for no tagging work (Take)
+	retag      bool          // look for retags (Take)
+	vectorSet  string        // look for files that need a vector of this model set (Take)
 }
 
 // Source is what a claimer reads and claims from.
@@ -46,7 +47,7 @@ type Source interface {
 }
 
 // NewClaimer returns a claimer for workerID (instance-qualified), which
-// claims tagging work only until Also says otherwise.
+// claims tagging work only until Take says otherwise.
 func NewClaimer(lib Source, workerID string, leaseTTL time.Duration, batch int) *Claimer {
 	if batch <= 0 {
 		batch = DefaultBatch
@@ -54,11 +55,12 @@ func NewClaimer(lib Source, workerID string, leaseTTL time.Duration, batch int) 
 	return &Claimer{lib: lib, workerID: workerID, leaseTTL: leaseTTL, batch: batch}
 }
 
-// Also makes the claimer, when there is no tagging work, look for retags
-// (retag) and then for files tagged by vectorSet that need its vector
-// ("": none), in that order.
-func (c *Claimer) Also(retag bool, vectorSet string) {
-	c.retag, c.vectorSet = retag, vectorSet
+// Take sets the kinds of work the claimer looks for, in this order:
+// tagging (tagging), retags (retag), files tagged by vectorSet that need
+// its vector ("": none). Each is looked for only when those before it
+// found nothing.
+func (c *Claimer) Take(tagging, retag bool, vectorSet string) {
+	c.noTagging, c.retag, c.vectorSet = !tagging, retag, vectorSet
 	c.candidates = nil
 }
 
@@ -123,22 +125,24 @@ func (c *Claimer) Next(ctx context.Context, now time.Time) (Result, error) {
 }
 
 // discover finds the next batch: tagging work, else retags, else files
-// that need a vector, as Also allows; each query made counts in r.
+// that need a vector, as Take allows; each query made counts in r.
 func (c *Claimer) discover(ctx context.Context, now time.Time, r *Result) ([]store.File, store.JobKind, error) {
-	files, err := c.lib.Discover(ctx, now, "", c.batch)
-	r.Discoveries++
-	if err != nil || len(files) > 0 {
-		return files, store.JobTag, wrapDiscover("discover", err)
+	if !c.noTagging {
+		files, err := c.lib.Discover(ctx, now, "", c.batch)
+		r.Discoveries++
+		if err != nil || len(files) > 0 {
+			return files, store.JobTag, wrapDiscover("discover", err)
+		}
 	}
 	if c.retag {
-		files, err = c.lib.DiscoverRetag(ctx, now, "", c.batch)
+		files, err := c.lib.DiscoverRetag(ctx, now, "", c.batch)
 		r.Discoveries++
 		if err != nil || len(files) > 0 {
 			return files, store.JobRetag, wrapDiscover("discover retag", err)
 		}
 	}
 	if c.vectorSet != "" {
-		files, err = c.lib.NeedsVector(ctx, now, c.vectorSet, "", c.batch)
+		files, err := c.lib.NeedsVector(ctx, now, c.vectorSet, "", c.batch)
 		r.Discoveries++
 		return files, store.JobVector, wrapDiscover("needs vector", err)
 	}

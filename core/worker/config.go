@@ -55,6 +55,9 @@ type Config struct {
 	// no progress this long abandons it (OrphanAbandons). 0: never.
 	StallAfter time.Duration
 
+	// SkipTagging: the worker claims no tagging work (a run that only
+	// retags). Set by the process, not by configuration.
+	SkipTagging bool
 	// Retag: when there is no tagging work, the worker claims retags
 	// (store.JobRetag), which its analyzer does without the models. Set
 	// by the process from its analyzer, not by configuration.

@@ -165,7 +165,7 @@ func New(cfg Config, st store.Store, sink event.Sink) (*Worker, error) {
 	for _, d := range dependencies {
 		w.breakers[d] = breaker.New(cfg.Breaker)
 	}
-	w.claimer.Also(cfg.Retag, cfg.VectorModelSet)
+	w.claimer.Take(!cfg.SkipTagging, cfg.Retag, cfg.VectorModelSet)
 	return w, nil
 }
 
