@@ -231,10 +231,7 @@ func (t *tagRun) watch(run *service.Group, stop chan struct{}) (end TagEnd) {
 // make (the musicnn analyzer's) and counts them; a store that cannot
 // count leaves the count at 0.
 func (t *tagRun) vectorsToMake(ctx context.Context) {
-	if t.s.Get("analyzer") != "musicnn" {
-		return
-	}
-	if t.vectorSet = ModelSetVersion(t.s); t.vectorSet == "" {
+	if t.vectorSet = VectorModelSet(t.s); t.vectorSet == "" {
 		return
 	}
 	if c, err := t.st.CountJobs(ctx, t.vectorSet); err == nil {
