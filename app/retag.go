@@ -43,6 +43,9 @@ type RetagEnd struct {
 	Marked int // files this run marked
 	Total  int // files marked when the workers started (0: none ran)
 	Left   int // files still marked at the end
+	// Reanalyze: files a retag found changed since they were tagged, sent
+	// back to a full analysis (the pending files the run added).
+	Reanalyze int
 	// Signal is the first stop signal, nil when none came.
 	Signal os.Signal
 	// AllFailed: every worker failed. Paused: the workers are paused
@@ -106,6 +109,10 @@ func Retag(s *Settings, scope RetagScope, log *slog.Logger, view RetagView) (Ret
 		return end, nil
 	}
 	end.Total = c.Retag
+	before, err := st.Counts(ctx)
+	if err != nil {
+		return end, fmt.Errorf("store: %w", err)
+	}
 	m, err := newMainFor(s, st, log, logSinkWith(log, nil), JobsRetag)
 	if err != nil {
 		return end, &ConfigError{err}
@@ -127,6 +134,9 @@ func Retag(s *Settings, scope RetagScope, log *slog.Logger, view RetagView) (Ret
 	end.Took, end.Signal = time.Since(start), interrupted()
 	if c, err := st.CountJobs(context.Background(), version); err == nil {
 		end.Left = c.Retag
+	}
+	if after, err := st.Counts(context.Background()); err == nil {
+		end.Reanalyze = max(after.Pending-before.Pending, 0)
 	}
 	return end, nil
 }

@@ -16,7 +16,8 @@ import (
 // options would change, or all of them with --all, and retags them with
 // worker processes that load no model. Exit 1 when files are left (failed
 // retags wait for a retry), when every worker failed or the workers are
-// paused; 130 or 143 when a signal stopped it.
+// paused, or when files changed since they were tagged were sent back to
+// a full analysis; 130 or 143 when a signal stopped it.
 func runRetag(args []string, stdout, stderr io.Writer) int {
 	const name = "retag"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -72,8 +73,8 @@ func runRetag(args []string, stdout, stderr io.Writer) int {
 			name, nFiles(end.Left, ""), s.Again("workers", "resume"), s.Again(name))
 		return 1
 	}
-	fmt.Fprintf(stdout, "retagged %d, left %d of %s in %s\n", end.Total-end.Left, end.Left, nFiles(end.Total, "marked "),
-		end.Took.Round(100*time.Millisecond))
+	fmt.Fprintf(stdout, "retagged %d, sent back to full analysis %d, left %d of %s in %s\n", max(end.Total-end.Left-end.Reanalyze, 0),
+		end.Reanalyze, end.Left, nFiles(end.Total, "marked "), end.Took.Round(100*time.Millisecond))
 	switch {
 	case end.Signal != nil:
 		fmt.Fprintf(stderr, "nomarr %s: interrupted; run `%s` again to go on\n", name, s.Again(name))
@@ -83,6 +84,10 @@ func runRetag(args []string, stdout, stderr io.Writer) int {
 		return 1
 	case end.Paused:
 		fmt.Fprintf(stderr, "nomarr %s: paused during the run; run `%s`, then `%s` again\n", name, s.Again("workers", "resume"), s.Again(name))
+		return 1
+	case end.Reanalyze > 0 && end.Left == 0:
+		fmt.Fprintf(stderr, "nomarr %s: %s changed since %s tagged: `%s` analyses %s again\n",
+			name, nFiles(end.Reanalyze, ""), pick(end.Reanalyze, "it was", "they were"), s.Again("tag", "DIR"), pick(end.Reanalyze, "it", "them"))
 		return 1
 	case end.Left > 0:
 		fmt.Fprintf(stderr, "nomarr %s: %s left marked: a failed retag waits before it is tried again "+
