@@ -220,17 +220,18 @@ var version4 = []string{
 
 // version5 upgrades schema version 4 to 5: the work other than tagging
 // (store.Jobs). needs_retag marks a tagged file for a retag, with a partial
-// index for its discovery; a claim names its kind (store.JobKind, ” for
+// index for its discovery; a claim names its kind (store.JobKind, empty for
 // tagging), which its cleanup re-checks; library_files_tagged serves the
 // discovery of the files that need a vector of a model set (tagged by
-// it, in key order). A new schema version: a program of version 4 would
+// it, in key order, with the retry and skip times, so that a file is
+// passed over without reading its row). A new schema version: a program of version 4 would
 // take a retag or vector claim on a tagged file for a stale one and
 // delete it.
 var version5 = []string{
 	`ALTER TABLE library_files ADD COLUMN needs_retag INTEGER NOT NULL DEFAULT 0`,
 	`ALTER TABLE worker_claims ADD COLUMN kind TEXT NOT NULL DEFAULT ''`,
 	`CREATE INDEX IF NOT EXISTS library_files_retag ON library_files (key) WHERE needs_retag = 1`,
-	`CREATE INDEX IF NOT EXISTS library_files_tagged ON library_files (tagged_version, key)
+	`CREATE INDEX IF NOT EXISTS library_files_tagged ON library_files (tagged_version, key, next_retry_at, skip_until)
 		WHERE tagged = 1 AND is_valid = 1 AND failed = 0`,
 }
 
@@ -418,7 +419,7 @@ var writeSQL = map[int]string{
 		SELECT ?1, ?2, ?3, ?4, '` + string(store.JobVector) + `' FROM library_files
 		WHERE key = ?1 AND tagged = 1 AND tagged_version = ?5 AND ?5 <> '' AND is_valid = 1 AND failed = 0
 			AND next_retry_at <= ?3 AND skip_until <= ?3
-			AND NOT EXISTS (SELECT 1 FROM track_vectors v WHERE v.file_key = ?1 AND v.model_set = ?5)
+			AND NOT EXISTS (SELECT 1 FROM track_vectors v INDEXED BY track_vectors_model_set WHERE v.file_key = ?1 AND v.model_set = ?5)
 		ON CONFLICT (file_key) DO NOTHING`,
 	// A retag mark on a file tagged by ?2, valid, not failed, not marked.
 	sMarkRetag: `UPDATE library_files SET needs_retag = 1
@@ -549,14 +550,14 @@ var readSQL = map[int]string{
 	sNeedsVector: `SELECT ` + fileCols + ` FROM library_files INDEXED BY library_files_tagged
 		WHERE tagged = 1 AND is_valid = 1 AND failed = 0 AND tagged_version = ?1 AND key > ?2
 			AND next_retry_at <= ?3 AND skip_until <= ?3
-			AND NOT EXISTS (SELECT 1 FROM track_vectors v WHERE v.file_key = library_files.key AND v.model_set = ?1)
+			AND NOT EXISTS (SELECT 1 FROM track_vectors v INDEXED BY track_vectors_model_set WHERE v.file_key = library_files.key AND v.model_set = ?1)
 			AND NOT EXISTS (SELECT 1 FROM worker_claims c WHERE c.file_key = library_files.key)
 		ORDER BY key LIMIT ?4`,
 	sCountRetag: `SELECT count(*) FROM library_files INDEXED BY library_files_retag
 		WHERE needs_retag = 1 AND tagged = 1 AND is_valid = 1 AND failed = 0`,
 	sCountVector: `SELECT count(*) FROM library_files INDEXED BY library_files_tagged
 		WHERE tagged = 1 AND is_valid = 1 AND failed = 0 AND tagged_version = ?1
-			AND NOT EXISTS (SELECT 1 FROM track_vectors v WHERE v.file_key = library_files.key AND v.model_set = ?1)`,
+			AND NOT EXISTS (SELECT 1 FROM track_vectors v INDEXED BY track_vectors_model_set WHERE v.file_key = library_files.key AND v.model_set = ?1)`,
 	sHistory: `SELECT at_ms, instance, component, status FROM
 			(SELECT id, at_ms, instance, component, status FROM health_history ORDER BY id DESC LIMIT ?)
 		ORDER BY id`,

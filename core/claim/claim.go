@@ -20,6 +20,13 @@ const (
 	DefaultBatch         = 8
 )
 
+// VectorRecheck is how long a claimer whose look for files that need a
+// vector found none waits before it looks again. Such work appears
+// rarely (a completion whose vector the store refused, tags reused from
+// a file), and a look that finds nothing walks every file of the model
+// set: 0.3–0.7 s at 100,000 files on SQLite (BenchmarkNeedsVector).
+const VectorRecheck = 5 * time.Minute
+
 // Claimer finds and claims the next file for one worker. Tagging comes
 // first: only when there is none does it look for retags, then for files
 // that need a vector, as Take allows (store.Jobs). It keeps the last
@@ -38,6 +45,7 @@ type Claimer struct {
 	noTagging  bool          // look for no tagging work (Take)
 	retag      bool          // look for retags (Take)
 	vectorSet  string        // look for files that need a vector of this model set (Take)
+	vectorNext time.Time     // no look for vectors before then (VectorRecheck)
 }
 
 // Source is what a claimer reads and claims from.
@@ -125,7 +133,8 @@ func (c *Claimer) Next(ctx context.Context, now time.Time) (Result, error) {
 }
 
 // discover finds the next batch: tagging work, else retags, else files
-// that need a vector, as Take allows; each query made counts in r.
+// that need a vector, as Take allows (those at most every VectorRecheck
+// while none is found); each query made counts in r.
 func (c *Claimer) discover(ctx context.Context, now time.Time, r *Result) ([]store.File, store.JobKind, error) {
 	if !c.noTagging {
 		files, err := c.lib.Discover(ctx, now, "", c.batch)
@@ -141,9 +150,12 @@ func (c *Claimer) discover(ctx context.Context, now time.Time, r *Result) ([]sto
 			return files, store.JobRetag, wrapDiscover("discover retag", err)
 		}
 	}
-	if c.vectorSet != "" {
+	if c.vectorSet != "" && !now.Before(c.vectorNext) {
 		files, err := c.lib.NeedsVector(ctx, now, c.vectorSet, "", c.batch)
 		r.Discoveries++
+		if err == nil && len(files) == 0 {
+			c.vectorNext = now.Add(VectorRecheck)
+		}
 		return files, store.JobVector, wrapDiscover("needs vector", err)
 	}
 	return nil, store.JobTag, nil

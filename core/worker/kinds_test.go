@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomarr/nomarr/core/claim"
 	"github.com/nomarr/nomarr/core/event"
 	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/worker"
@@ -175,5 +176,46 @@ func TestNoOtherKindsByDefault(t *testing.T) {
 	}
 	if s := r.step(at(time.Minute)); s.Kind != worker.Wait {
 		t.Fatalf("step = %+v, want a wait (nothing to do)", s)
+	}
+}
+
+// TestVectorLookRecheckedAfterAWhile: a look for files that need a vector
+// that found none is not made again before claim.VectorRecheck, while
+// tagging goes on as before; then the file tagged meanwhile without a
+// vector gets its vector job.
+func TestVectorLookRecheckedAfterAWhile(t *testing.T) {
+	r := newRig(t, func(c *worker.Config) { c.Retag, c.VectorModelSet = true, "v1" })
+	r.addFiles("a")
+	res := ok()
+	res.Vector = []float32{1, 0}
+	r.job(at(time.Second), time.Second, res)
+	first := at(3 * time.Second)
+	if s := r.step(first); s.Kind != worker.Wait { // tagging, retags, vectors: none
+		t.Fatalf("step = %+v, want a wait", s)
+	}
+	r.addFiles("b")
+	s, now := r.follow(first, first.Add(time.Minute))
+	if s.Kind != worker.Run || s.Job.FileKey != "b" || s.Job.Kind != store.JobTag {
+		t.Fatalf("step = %+v, want b's tagging", s)
+	}
+	r.w.JobDone(r.ctx, now.Add(time.Second), ok()) // no vector
+	now = now.Add(2 * time.Second)
+	for { // the idle eviction of the models comes first, then their load
+		s, now = r.follow(now, first.Add(claim.VectorRecheck+time.Minute))
+		switch s.Kind {
+		case worker.UnloadModels:
+			r.w.ModelsUnloaded(now)
+			continue
+		case worker.LoadModels:
+			r.w.ModelsLoaded(r.ctx, now, nil)
+			continue
+		}
+		break
+	}
+	if s.Kind != worker.Run || s.Job.FileKey != "b" || s.Job.Kind != store.JobVector {
+		t.Fatalf("step = %+v, want b's vector", s)
+	}
+	if now.Before(first.Add(claim.VectorRecheck)) {
+		t.Fatalf("vector job at %s, before the recheck at %s", now.Sub(t0), first.Add(claim.VectorRecheck).Sub(t0))
 	}
 }
