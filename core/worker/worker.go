@@ -20,6 +20,9 @@
 //     (KeepLease), as no owner renews it any more;
 //   - a job result is written to the store at most once;
 //   - only Transient errors count toward MaxConsecutiveErrors;
+//   - a job of a kind that runs no model (a retag) never loads the
+//     models, and a job other than tagging never fails its file: its
+//     failure leaves the file tagged and sets a skip time (kinds.go);
 //   - an idle worker discovers on its adaptive poll (IdlePollMin ×
 //     IdlePollFactor up to IdlePollMax) and reads the pause flag at least
 //     every PausedPoll in between: a pause shows within PausedPoll however
