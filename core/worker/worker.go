@@ -21,8 +21,9 @@
 //   - a job result is written to the store at most once;
 //   - only Transient errors count toward MaxConsecutiveErrors;
 //   - a job of a kind that runs no model (a retag) never loads the
-//     models, and a job other than tagging never fails its file: its
-//     failure leaves the file tagged and sets a skip time (kinds.go);
+//     models, and the failure of a job other than tagging leaves its
+//     file tagged and not failed, with a skip time (kinds.go; a worker's
+//     crash counts against the file as for a tagging);
 //   - an idle worker discovers on its adaptive poll (IdlePollMin ×
 //     IdlePollFactor up to IdlePollMax) and reads the pause flag at least
 //     every PausedPoll in between: a pause shows within PausedPoll however
