@@ -219,3 +219,30 @@ func TestVectorLookRecheckedAfterAWhile(t *testing.T) {
 		t.Fatalf("vector job at %s, before the recheck at %s", now.Sub(t0), first.Add(claim.VectorRecheck).Sub(t0))
 	}
 }
+
+// TestPauseHoldsRetagsAndVectors: under the cluster-wide pause a worker
+// claims neither a retag nor a vector job, as it claims no tagging; a
+// resume lets it take them.
+func TestPauseHoldsRetagsAndVectors(t *testing.T) {
+	r := kindsRig(t)
+	if _, err := r.st.MarkRetag(r.ctx, []string{"a"}, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.st.SetMeta(r.ctx, store.MetaWorkerEnabled, "false"); err != nil {
+		t.Fatal(err)
+	}
+	now := at(time.Minute)
+	if s := r.step(now); s.Kind != worker.Wait || r.w.Phase() != "paused" {
+		t.Fatalf("paused: step %+v, phase %s", s, r.w.Phase())
+	}
+	if _, held := r.st.ClaimOf("a"); held {
+		t.Fatal("a claimed under the pause")
+	}
+	if err := r.st.SetMeta(r.ctx, store.MetaWorkerEnabled, "true"); err != nil {
+		t.Fatal(err)
+	}
+	s := r.startJob(now.Add(2 * time.Second))
+	if s.Job.FileKey != "a" || s.Job.Kind != store.JobRetag {
+		t.Fatalf("after the resume: %+v, want a's retag", s.Job)
+	}
+}
