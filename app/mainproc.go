@@ -28,6 +28,12 @@ func KeepInherited(log *slog.Logger) {
 
 // newMain builds the main process for the settings: store, node, spawner.
 func newMain(s *Settings, st Store, log *slog.Logger, sink event.Sink) (*driver.Main, error) {
+	return newMainFor(s, st, log, sink, "")
+}
+
+// newMainFor is newMain whose workers take the work jobs names
+// (WorkerSpec.Jobs).
+func newMainFor(s *Settings, st Store, log *slog.Logger, sink event.Sink, jobs string) (*driver.Main, error) {
 	KeepInherited(log)
 	self, name, err := SelfBinary()
 	if err != nil {
@@ -56,7 +62,7 @@ func newMain(s *Settings, st Store, log *slog.Logger, sink event.Sink) (*driver.
 	m.Spawner.Env = WorkerEnvironment(WorkerSpec{DB: s.Get("db"), Config: s.Core.Values(), Analyzer: s.Get("analyzer"),
 		StateDir: filepath.Join(s.Get("data_dir"), "analyzer-state"), ModelsDir: s.Get("models_dir"),
 		OrtLib: s.Get("onnxruntime_lib"), WriteMode: s.Get("write_mode"), Tags: &opt, Reuse: reuse, Threads: threads, BatchSize: batch, CPUArena: arena, UseGPU: s.Core.GPU,
-		LogLevel: s.Get("log_level")})
+		LogLevel: s.Get("log_level"), Jobs: jobs})
 	return m, nil
 }
 

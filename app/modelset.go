@@ -34,6 +34,16 @@ func ModelSetVersion(s *Settings) string {
 	return ""
 }
 
+// VectorModelSet is the model set whose track vectors the configured
+// analyzer makes: the musicnn models' (ModelSetVersion); "" for an
+// analyzer that makes none, or models that cannot be read.
+func VectorModelSet(s *Settings) string {
+	if s.Get("analyzer") != "musicnn" {
+		return ""
+	}
+	return ModelSetVersion(s)
+}
+
 // ModelScan is what a scan needs to send back to work the files another
 // model set tagged: this host's node name and the version of its models
 // (ModelSetVersion; "": send nothing back).

@@ -40,7 +40,8 @@ func Serve(s *Settings, log *slog.Logger, version string) error {
 		return &ConfigError{err}
 	}
 	sims := NewSimilarAPI(s, st, log) // the similarity routes' index, kept current by its service
-	api, err := httpapi.New(&driver.API{Main: m, StoreID: Redact(s.Get("db")), Version: version, Node: s.Get("node"), Similarity: sims},
+	api, err := httpapi.New(&driver.API{Main: m, StoreID: Redact(s.Get("db")), Version: version, Node: s.Get("node"), Similarity: sims,
+		ModelSet: func() string { return VectorModelSet(s) }},
 		httpapi.Options{Addr: s.Get("http_addr"), Token: s.Get("api_token"), Logger: log, Version: version})
 	if err != nil {
 		return &ConfigError{err}

@@ -64,11 +64,19 @@ type TagEnd struct {
 	// again (zero when none waits or the store cannot say); only looked
 	// up when files are left.
 	NextRetry time.Time
+	// VectorsBefore and VectorsAfter count the files tagged by the model
+	// set in use that have no track vector of it (store.JobCounts.Vector),
+	// before and after the run; zero when the analyzer makes no vectors.
+	VectorsBefore, VectorsAfter int
 }
 
 // Tag runs `nomarr tag DIR`: it scans dir, then tags every pending file of
 // the store (discovery is store-wide: dir's and earlier scans') with the
-// configured number of worker processes.
+// configured number of worker processes. When nothing is left to tag, the
+// workers make the track vectors the store lacks for files tagged by the
+// model set in use (a backfill, docs/decisions/similarity.md), without
+// writing their tags again; a run with nothing to tag and no vector to
+// make starts no worker.
 //
 // It ends when nothing is left, when every worker failed, when the workers
 // are paused (at start or during the run), or when nothing is in progress
@@ -127,6 +135,10 @@ type tagRun struct {
 	before store.Counts // the library before the workers start
 	paths  *pathLogger
 	m      *driver.Main
+	// vectorSet is the model set whose missing vectors the workers make
+	// ("": the analyzer makes none); vectors, how many were missing.
+	vectorSet string
+	vectors   int
 }
 
 // prepare refuses a node name in use, scans dir and reads the library
@@ -151,7 +163,8 @@ func (t *tagRun) prepare(ctx context.Context, interrupted func() os.Signal) (Tag
 	// With nothing pending (every file tagged, failed or missing) no
 	// worker is started, and loading the models for nothing is skipped.
 	before, err := t.st.Counts(ctx)
-	if err == nil && before.Pending == 0 {
+	t.vectorsToMake(ctx)
+	if err == nil && before.Pending == 0 && t.vectors == 0 {
 		return TagEnd{Stage: TagNothing, Before: before}, nil
 	}
 	if err == nil {
@@ -206,12 +219,35 @@ func (t *tagRun) watch(run *service.Group, stop chan struct{}) (end TagEnd) {
 		if end.Paused = WorkersPaused(context.Background(), t.st); end.Paused {
 			t.view.Paused()
 		}
-		if idle = t.idle(idle, c); (c.Pending == 0 && c.Claimed == 0) || end.AllFailed || end.Paused || idle >= idlePolls {
+		if idle = t.idle(idle, c); (c.Pending == 0 && c.Claimed == 0 && !t.vectorWork()) || end.AllFailed || end.Paused || idle >= idlePolls {
 			close(stop)
 			<-run.Ended()
 			return end
 		}
 	}
+}
+
+// vectorsToMake sets the model set whose missing vectors the workers
+// make (the musicnn analyzer's) and counts them; a store that cannot
+// count leaves the count at 0.
+func (t *tagRun) vectorsToMake(ctx context.Context) {
+	if t.vectorSet = VectorModelSet(t.s); t.vectorSet == "" {
+		return
+	}
+	if c, err := t.st.CountJobs(ctx, t.vectorSet); err == nil {
+		t.vectors = c.Vector
+	}
+}
+
+// vectorWork reports whether a file that needs a vector can be claimed
+// now (a failed vector job waits for its skip time: not now); a store
+// that does not answer counts as none, as the run is over otherwise.
+func (t *tagRun) vectorWork() bool {
+	if t.vectorSet == "" {
+		return false
+	}
+	files, err := t.st.NeedsVector(context.Background(), time.Now(), t.vectorSet, "", 1)
+	return err == nil && len(files) > 0
 }
 
 // failedWorkers counts the workers whose status is failed.
@@ -247,6 +283,12 @@ func (t *tagRun) finish(end TagEnd, sig os.Signal) (TagEnd, error) {
 		return TagEnd{Signal: sig}, err // the store down at the end of the run
 	}
 	end.After = c
+	end.VectorsBefore = t.vectors
+	if t.vectorSet != "" {
+		if jc, err := t.st.CountJobs(context.Background(), t.vectorSet); err == nil {
+			end.VectorsAfter = jc.Vector
+		}
+	}
 	if c.Pending > 0 {
 		end.NextRetry, _ = nextRetry(context.Background(), t.st, time.Now())
 	}

@@ -47,7 +47,14 @@ type WorkerSpec struct {
 	BatchSize int           `json:"batch_size,omitempty"`
 	CPUArena  bool          `json:"ort_cpu_arena,omitempty"`
 	UseGPU    bool          `json:"gpu,omitempty"`
+	// Jobs is the work the workers take: "" every kind their analyzer
+	// does (tagging, then retags, then vectors of its model set),
+	// JobsRetag retags only (`nomarr retag`).
+	Jobs string `json:"jobs,omitempty"`
 }
+
+// JobsRetag is WorkerSpec.Jobs of a run that only retags.
+const JobsRetag = "retag"
 
 // ScriptAnalyzer builds the drills' script analyzer (analyzer
 // script:SCENARIO) with its state directory; the application does not
@@ -101,13 +108,23 @@ func RunWorker(a WorkerArgs, logTo io.Writer) (code int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	w, err := worker.New(cfg.Worker(a.Component, a.WorkerID, a.Node, os.Getpid()), st, workerLogSink(log))
-	if err != nil {
-		return 0, err
-	}
+	wcfg := cfg.Worker(a.Component, a.WorkerID, a.Node, os.Getpid())
 	var models worker.Models = &analyzer.Models{LoadTime: spec.ModelLoad}
 	if m, ok := an.(*analyzer.MusiCNN); ok {
 		models = m.Models
+		// The analyzer re-derives stored tags (retags) and makes the
+		// vectors of its model set (a backfill) as well as tagging.
+		m.StoredTags = st.FileTags
+		wcfg.Retag = true
+		if spec.Jobs == JobsRetag {
+			wcfg.SkipTagging = true
+		} else {
+			wcfg.VectorModelSet = m.Models.Version()
+		}
+	}
+	w, err := worker.New(wcfg, st, workerLogSink(log))
+	if err != nil {
+		return 0, err
 	}
 	return driver.RunWorker(context.Background(), w, an, models,
 		driver.WorkerIO{Frames: frames, Control: control, Term: termed}, nil, cfg.FrameInterval, log), nil

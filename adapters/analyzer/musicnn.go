@@ -23,7 +23,9 @@ import (
 
 // MusiCNN is the production analyzer: decode → Essentia-exact mel patches →
 // ONNX backbone and heads, streamed in bounded chunks (analyzeStream) →
-// tags → crash-safe write into the file.
+// tags → crash-safe write into the file. It also does the other kinds of
+// job (kinds.go): a retag without decoding or the models, and a vector
+// without the tag write.
 // Its checkpoint after inference holds the derived tags, so a retry after a
 // failed write skips decoding and inference, as long as the model set is
 // the one that derived them and the file is still the content they were
@@ -43,8 +45,12 @@ type MusiCNN struct {
 	// models again; its tags are recorded, and the write mode applied, as
 	// if it had been.
 	ReuseFileTags bool
-	// Log, when set, gets a DEBUG line for each file whose tags are reused.
+	// Log, when set, gets a DEBUG line for each file whose tags are reused
+	// or re-derived.
 	Log *slog.Logger
+	// StoredTags reads a file's stored tags for a retag (kinds.go); nil:
+	// retags fail.
+	StoredTags StoredTags
 
 	mu      sync.Mutex
 	ext     *features.Extractor
@@ -79,6 +85,12 @@ func (m *MusiCNN) Analyze(ctx context.Context, job worker.Job, progress func(int
 }
 
 func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int64)) worker.Result {
+	switch job.Kind {
+	case store.JobRetag:
+		return m.retag(ctx, job, progress)
+	case store.JobVector:
+		return m.vector(ctx, job, progress)
+	}
 	var all map[string]string
 	// vec is the track vector of the inference that derived all; nil
 	// when none ran (tags reused from the file) or it gave no vector.

@@ -603,7 +603,8 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		fd, ok := f.colls[colFiles][str(b["file"])]
 		_, held := f.colls[colClaims][str(b["claim"])]
 		at := num(b["at"])
-		eligible := !held && ok && pending(fd) && num(fd["next_retry_at"]) <= at && num(fd["skip_until"]) <= at
+		eligible := !held && ok && claimWork(f, str(b["kind"]), str(b["model_set"]), fd) &&
+			num(fd["next_retry_at"]) <= at && num(fd["skip_until"]) <= at
 		switch {
 		case held:
 			return []any{doc{"status": "conflict"}}, nil
@@ -611,7 +612,7 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 			return []any{doc{"status": "not_eligible"}}, nil
 		}
 		f.colls[colClaims][str(b["claim"])] = doc{"_key": b["claim"], "file_key": b["file"], "worker_id": b["worker"],
-			"claimed_at": b["at"], "lease_until": b["until"]}
+			"claimed_at": b["at"], "lease_until": b["until"], "kind": b["kind"]}
 		return []any{doc{"status": "claimed", "file": fd}}, nil
 	},
 	qRemoveHeld: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
@@ -643,7 +644,7 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		if !same {
 			return []any{"changed"}, nil
 		}
-		fd = with(fd, "tagged", true, "needs_tagging", false, "tagged_version", b["version"],
+		fd = with(fd, "tagged", true, "needs_tagging", false, "needs_retag", false, "tagged_version", b["version"],
 			"last_tagged_at", b["at"], "checkpoint", "", "last_error", "")
 		if b["rewritten"] == true {
 			fd = with(fd, "size", b["size"], "mtime_ms", b["mtime"], "stat_seq", max(num(fd["stat_seq"]), f.statSeq()))
@@ -672,6 +673,9 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 			"failed", b["failed"], "last_error", b["error"], "checkpoint", b["checkpoint"])
 		if b["missing"] == true {
 			fd = with(fd, "is_valid", false)
+		}
+		if b["reanalyze"] == true {
+			fd = with(fd, "tagged", false, "needs_tagging", true, "needs_retag", false)
 		}
 		f.colls[colFiles][str(b["file"])] = fd
 		return []any{"done"}, nil
@@ -735,7 +739,7 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		gone := []any{}
 		for k, c := range f.colls[colClaims] {
 			fd, ok := f.colls[colFiles][str(c["file_key"])]
-			if num(c["lease_until"]) < num(b["now"]) || !ok || !isTrue(fd["needs_tagging"]) || !isTrue(fd["is_valid"]) || isTrue(fd["failed"]) {
+			if num(c["lease_until"]) < num(b["now"]) || !ok || !keepsClaim(str(c["kind"]), fd) {
 				delete(f.colls[colClaims], k)
 				gone = append(gone, c)
 			}
@@ -907,6 +911,39 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		}
 		return nil, nil
 	},
+}
+
+// claimWork emulates qClaim's test of the file's work of a kind.
+func claimWork(f *fakeServer, kind, modelSet string, fd doc) bool {
+	if !isTrue(fd["is_valid"]) || isTrue(fd["failed"]) {
+		return false
+	}
+	switch kind {
+	case "":
+		return isTrue(fd["needs_tagging"])
+	case "retag":
+		return isTrue(fd["needs_retag"]) && isTrue(fd["tagged"])
+	case "vector":
+		v, has := f.colls[colVectors][str(fd["_key"])]
+		return isTrue(fd["tagged"]) && modelSet != "" && fd["tagged_version"] == modelSet && !(has && v["model_set"] == modelSet)
+	}
+	return false
+}
+
+// keepsClaim emulates qCleanupClaims's test of a claim's work.
+func keepsClaim(kind string, fd doc) bool {
+	if !isTrue(fd["is_valid"]) || isTrue(fd["failed"]) {
+		return false
+	}
+	switch kind {
+	case "":
+		return isTrue(fd["needs_tagging"])
+	case "retag":
+		return isTrue(fd["needs_retag"]) && isTrue(fd["tagged"])
+	case "vector":
+		return isTrue(fd["tagged"])
+	}
+	return false
 }
 
 func (f *fakeServer) discover(b map[string]any, limit int) []any {

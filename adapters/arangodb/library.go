@@ -100,6 +100,7 @@ type claimDoc struct {
 	WorkerID   string `json:"worker_id"`
 	ClaimedAt  num64  `json:"claimed_at"`
 	LeaseUntil num64  `json:"lease_until"`
+	Kind       string `json:"kind"` // absent (a claim from before kinds): tagging
 }
 
 // upsertChunk bounds the files of one UPSERT statement; a larger batch runs
@@ -238,7 +239,10 @@ func (s *Store) Claim(ctx context.Context, c store.Claim) (store.File, error) {
 	}
 	bind := map[string]any{
 		"file": c.FileKey, "claim": c.Key(), "worker": c.WorkerID,
-		"at": ms(c.ClaimedAt), "until": ms(c.LeaseUntil),
+		"at": ms(c.ClaimedAt), "until": ms(c.LeaseUntil), "kind": string(c.Kind), "model_set": c.ModelSet,
+	}
+	if !c.Kind.Known() {
+		return store.File{}, s.fail("claim", c.FileKey, fmt.Errorf("claim of unknown kind %q", c.Kind))
 	}
 	var f store.File
 	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
@@ -365,7 +369,8 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 			bind := map[string]any{
 				"file": ref.FileKey, "attempts": upd.Attempts, "retry": ms(upd.NextRetryAt), "skip": ms(upd.SkipUntil),
 				"failed": upd.Failed, "error": upd.LastError, "checkpoint": upd.Checkpoint, "missing": upd.Missing,
-				"claimed": false, "csize": 0, "cmtime": 0,
+				"reanalyze": upd.Reanalyze,
+				"claimed":   false, "csize": 0, "cmtime": 0,
 			}
 			if upd.Claimed != nil {
 				bind["claimed"], bind["csize"], bind["cmtime"] = true, upd.Claimed.Size, upd.Claimed.MtimeMs
@@ -533,7 +538,8 @@ func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim
 	}
 	out := make([]store.Claim, 0, len(docs))
 	for _, d := range docs {
-		out = append(out, store.Claim{FileKey: d.FileKey, WorkerID: d.WorkerID, ClaimedAt: tm(int64(d.ClaimedAt)), LeaseUntil: tm(int64(d.LeaseUntil))})
+		out = append(out, store.Claim{FileKey: d.FileKey, WorkerID: d.WorkerID, ClaimedAt: tm(int64(d.ClaimedAt)), LeaseUntil: tm(int64(d.LeaseUntil)),
+			Kind: store.JobKind(d.Kind)})
 	}
 	slices.SortFunc(out, func(a, b store.Claim) int { return strings.Compare(a.FileKey, b.FileKey) })
 	return out, nil

@@ -173,17 +173,22 @@ const qDiscover = `FOR f IN library_files OPTIONS { indexHint: "nomarr_discovery
 // qDiscoverAll is qDiscover without a limit.
 var qDiscoverAll = strings.Replace(qDiscover, "\n  LIMIT @limit", "", 1)
 
-// qClaim inserts claim_<file> when no claim exists and the file is eligible
-// at @at, and says which case applied. A claim inserted by someone else
+// qClaim inserts claim_<file> when no claim exists and the file is work of
+// @kind at @at (store.ClaimableFor; a vector claim reads track_vectors for
+// the file's vector of @model_set), and says which case applied. A claim inserted by someone else
 // between the check and the INSERT makes the INSERT fail with a unique
 // constraint violation (1210): the lost race.
 const qClaim = `LET f = FIRST(FOR lf IN library_files FILTER lf._key == @file RETURN lf)
 LET held = LENGTH(FOR wc IN worker_claims FILTER wc._key == @claim LIMIT 1 RETURN 1) > 0
-LET ok = !held AND f != null AND f.needs_tagging == true AND f.is_valid == true AND f.failed == false
-  AND f.next_retry_at <= @at AND f.skip_until <= @at
+LET vec = @kind == "vector" AND LENGTH(FOR v IN track_vectors FILTER v._key == @file AND v.model_set == @model_set LIMIT 1 RETURN 1) > 0
+LET work = (@kind == "" ? f.needs_tagging == true :
+  (@kind == "retag" ? (f.needs_retag == true AND f.tagged == true) :
+  (@kind == "vector" ? (f.tagged == true AND @model_set != "" AND f.tagged_version == @model_set AND !vec) : false)))
+LET ok = !held AND f != null AND f.is_valid == true AND f.failed == false
+  AND f.next_retry_at <= @at AND f.skip_until <= @at AND work
 LET ins = (
   FOR one IN (ok ? [1] : [])
-    INSERT { _key: @claim, file_key: @file, worker_id: @worker, claimed_at: @at, lease_until: @until } INTO worker_claims
+    INSERT { _key: @claim, file_key: @file, worker_id: @worker, claimed_at: @at, lease_until: @until, kind: @kind } INTO worker_claims
     RETURN 1
 )
 RETURN held ? { status: "conflict" } : (LENGTH(ins) == 1 ? { status: "claimed", file: f } : { status: "not_eligible" })`
@@ -214,7 +219,7 @@ LET same = f != null AND (!@claimed OR (f.size == @csize AND f.mtime_ms == @cmti
 LET upd = (
   FOR x IN (same ? [f] : [])
     LET was = NOT_NULL(x.stat_seq, 0)
-    UPDATE x WITH { tagged: true, needs_tagging: false, tagged_version: @version, last_tagged_at: @at,
+    UPDATE x WITH { tagged: true, needs_tagging: false, needs_retag: false, tagged_version: @version, last_tagged_at: @at,
                     checkpoint: "", last_error: "",
                     size: @rewritten ? @size : x.size, mtime_ms: @rewritten ? @mtime : x.mtime_ms,
                     stat_seq: @rewritten ? MAX([was, seq]) : was } IN library_files
@@ -231,7 +236,8 @@ const qPutTags = `UPSERT { _key: @file }
   RETURN 1`
 
 // qReleaseFile applies a failed job's update to its file (a file found
-// missing becomes not valid), if it is still the content the job claimed
+// missing becomes not valid; one to analyse again, @reanalyze, pending),
+// if it is still the content the job claimed
 // (@claimed: checked; @csize, @cmtime). It returns "done", "changed"
 // (nothing written) or "gone".
 const qReleaseFile = `LET f = FIRST(FOR lf IN library_files FILTER lf._key == @file RETURN lf)
@@ -239,7 +245,9 @@ LET same = f != null AND (!@claimed OR (f.size == @csize AND f.mtime_ms == @cmti
 LET upd = (
   FOR x IN (same ? [f] : [])
     UPDATE x WITH { attempts: @attempts, next_retry_at: @retry, skip_until: @skip, failed: @failed,
-                    last_error: @error, checkpoint: @checkpoint, is_valid: @missing ? false : x.is_valid } IN library_files
+                    last_error: @error, checkpoint: @checkpoint, is_valid: @missing ? false : x.is_valid,
+                    tagged: @reanalyze ? false : x.tagged, needs_tagging: @reanalyze ? true : x.needs_tagging,
+                    needs_retag: @reanalyze ? false : NOT_NULL(x.needs_retag, false) } IN library_files
     RETURN 1
 )
 RETURN f == null ? "gone" : (same ? "done" : "changed")`
@@ -288,7 +296,8 @@ const qRenewLeases = `LET n = (FOR c IN worker_claims
 RETURN LENGTH(n)`
 
 // qCleanupClaims deletes the claims whose lease expired before @now or
-// whose file is gone or no longer pending (tagged, failed, invalid). The
+// whose file is gone or no longer work of the claim's kind
+// (store.KeepsClaim; a claim without a kind is a tagging's). The
 // condition is evaluated and the claim removed in the same query, i.e. the
 // same transaction: a claim renewed or completed concurrently makes this
 // query fail with a write-write conflict, or with "document not found"
@@ -300,7 +309,10 @@ RETURN LENGTH(n)`
 // first batch, which a write statement sends once committed.
 const qCleanupClaims = `LET gone = (FOR c IN worker_claims
   LET f = FIRST(FOR lf IN library_files FILTER lf._key == c.file_key RETURN lf)
-  FILTER c.lease_until < @now OR f == null OR f.needs_tagging != true OR f.is_valid != true OR f.failed == true
+  LET k = NOT_NULL(c.kind, "")
+  LET work = (k == "" ? f.needs_tagging == true :
+    (k == "retag" ? (f.needs_retag == true AND f.tagged == true) : (k == "vector" ? f.tagged == true : false)))
+  FILTER c.lease_until < @now OR f == null OR f.is_valid != true OR f.failed == true OR !work
   REMOVE c IN worker_claims
   RETURN OLD)
 RETURN gone`
@@ -421,3 +433,56 @@ const qListTags = `FOR t IN file_tags
 
 // qListTagsAll is qListTags without a limit.
 var qListTagsAll = strings.Replace(qListTags, "\n  LIMIT @limit", "", 1)
+
+// qMarkRetag marks for a retag the files among @keys tagged by @version,
+// valid, not failed and not marked, and returns how many it marked
+// (primary-index lookups; @keys as for qMarkMissing).
+const qMarkRetag = `LET n = (FOR k IN @keys
+  FOR f IN library_files
+    FILTER f._key == k AND f.tagged == true AND f.is_valid == true AND f.failed == false
+      AND f.tagged_version == @version AND f.needs_retag != true
+    UPDATE f WITH { needs_retag: true } IN library_files
+    RETURN 1)
+RETURN LENGTH(n)`
+
+// qDiscoverRetag: files marked for a retag, claimable at @now, unclaimed,
+// after the cursor in key order: an index range scan of nomarr_retag
+// (equality on its four flags, a range on _key), as qDiscover's.
+const qDiscoverRetag = `FOR f IN library_files OPTIONS { indexHint: "nomarr_retag" }
+  FILTER f.needs_retag == true AND f.tagged == true AND f.is_valid == true AND f.failed == false AND f._key > @after
+  SORT f._key
+  FILTER f.next_retry_at <= @now AND f.skip_until <= @now
+  FILTER LENGTH(FOR c IN worker_claims FILTER c._key == CONCAT("claim_", f._key) LIMIT 1 RETURN 1) == 0
+  LIMIT @limit
+  RETURN f`
+
+// qDiscoverRetagAll is qDiscoverRetag without a limit.
+var qDiscoverRetagAll = strings.Replace(qDiscoverRetag, "\n  LIMIT @limit", "", 1)
+
+// qNeedsVector: files tagged by @model_set without a vector of it,
+// claimable at @now, unclaimed, after the cursor in key order: an index
+// range scan of nomarr_tagged (equality on its flags and the version, a
+// range on _key), with one primary-index probe of track_vectors and of
+// worker_claims per file.
+const qNeedsVector = `FOR f IN library_files OPTIONS { indexHint: "nomarr_tagged" }
+  FILTER f.tagged == true AND f.is_valid == true AND f.failed == false AND f.tagged_version == @model_set AND f._key > @after
+  SORT f._key
+  FILTER f.next_retry_at <= @now AND f.skip_until <= @now
+  FILTER LENGTH(FOR v IN track_vectors FILTER v._key == f._key AND v.model_set == @model_set LIMIT 1 RETURN 1) == 0
+  FILTER LENGTH(FOR c IN worker_claims FILTER c._key == CONCAT("claim_", f._key) LIMIT 1 RETURN 1) == 0
+  LIMIT @limit
+  RETURN f`
+
+// qNeedsVectorAll is qNeedsVector without a limit.
+var qNeedsVectorAll = strings.Replace(qNeedsVector, "\n  LIMIT @limit", "", 1)
+
+// qCountJobs counts the marked files and the files of @model_set without
+// its vector (store.JobCounts), in one snapshot, as one row.
+const qCountJobs = `LET retag = LENGTH(FOR f IN library_files OPTIONS { indexHint: "nomarr_retag" }
+  FILTER f.needs_retag == true AND f.tagged == true AND f.is_valid == true AND f.failed == false
+  RETURN 1)
+LET vector = @model_set == "" ? 0 : LENGTH(FOR f IN library_files OPTIONS { indexHint: "nomarr_tagged" }
+  FILTER f.tagged == true AND f.is_valid == true AND f.failed == false AND f.tagged_version == @model_set
+  FILTER LENGTH(FOR v IN track_vectors FILTER v._key == f._key AND v.model_set == @model_set LIMIT 1 RETURN 1) == 0
+  RETURN 1)
+RETURN { retag: retag, vector: vector }`

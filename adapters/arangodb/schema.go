@@ -11,10 +11,13 @@ import (
 )
 
 // SchemaVersion is the layout this package creates and understands; it is
-// kept in meta under MetaSchemaVersion. Version 2 added track_vectors; a
-// version 1 database gets it at its next open (the bootstrap's steps are
-// idempotent), and a program of version 1 then refuses it.
-const SchemaVersion = 2
+// kept in meta under MetaSchemaVersion. Version 2 added track_vectors,
+// version 3 the retag marks, the claims' kinds and their indexes
+// (nomarr_retag, nomarr_tagged); an older database gets them at its next
+// open (the bootstrap's steps are idempotent), and an older program then
+// refuses it (it would take a retag or vector claim on a tagged file for
+// a stale one).
+const SchemaVersion = 3
 
 // MetaSchemaVersion is the meta key holding the schema version.
 const MetaSchemaVersion = "schema_version"
@@ -49,6 +52,11 @@ var indexes = []index{
 	// skip times are stored in the index, so files still waiting are
 	// filtered out without fetching their documents.
 	{colFiles, "nomarr_discovery", []string{"needs_tagging", "is_valid", "failed", "_key"}, []string{"next_retry_at", "skip_until"}},
+	// Retag discovery (qDiscoverRetag) and the files that need a vector
+	// (qNeedsVector): equality on the leading fields, then _key, as
+	// nomarr_discovery.
+	{colFiles, "nomarr_retag", []string{"needs_retag", "tagged", "is_valid", "failed", "_key"}, []string{"next_retry_at", "skip_until"}},
+	{colFiles, "nomarr_tagged", []string{"tagged", "is_valid", "failed", "tagged_version", "_key"}, []string{"next_retry_at", "skip_until"}},
 	// Claims by lease (expiry) and by holder (ReleaseWorker, RenewLeases).
 	{colClaims, "nomarr_claims_lease", []string{"lease_until"}, nil},
 	{colClaims, "nomarr_claims_worker", []string{"worker_id"}, nil},

@@ -163,6 +163,19 @@ type Info struct {
 	ClockUncertaintyMs *int64     `json:"clock_uncertainty_ms,omitempty"`
 	ClockSkew          string     `json:"clock_skew,omitempty"`
 	ClockMeasuredAt    *time.Time `json:"clock_measured_at,omitempty"`
+	// Jobs counts the work other than tagging still to do; left out when
+	// the host's model set is unknown or the store could not count it.
+	Jobs *JobsInfo `json:"jobs,omitempty"`
+}
+
+// JobsInfo counts the work other than tagging (store.JobCounts): the
+// files marked for a retag (`nomarr retag`), and the files tagged by
+// ModelSet, the host's model set, without a track vector of it (the
+// backfill makes them).
+type JobsInfo struct {
+	ModelSet       string `json:"model_set"`
+	Retag          int    `json:"retag"`
+	VectorsMissing int    `json:"vectors_missing"`
 }
 
 // StoreWriteFailure is a run of failed store writes of the main process:

@@ -49,9 +49,11 @@ type Store struct {
 	// tagVersions holds the model-set version of each file's stored tags.
 	tagVersions map[string]string
 	vectors     map[string]store.TrackVector
-	restart     map[string]restart.State
-	meta        map[string]string
-	history     []store.HistoryRow
+	// retag holds the files marked for a retag (store.Jobs).
+	retag   map[string]bool
+	restart map[string]restart.State
+	meta    map[string]string
+	history []store.HistoryRow
 	// historyIDs holds the identity of every row of history (kept and
 	// pruned with it): AppendHistory skips a row already there in O(1).
 	historyIDs map[store.HistoryIdentity]struct{}
@@ -74,6 +76,7 @@ func New(seed uint64) *Store {
 		tags:        map[string]map[string]string{},
 		tagVersions: map[string]string{},
 		vectors:     map[string]store.TrackVector{},
+		retag:       map[string]bool{},
 		restart:     map[string]restart.State{},
 		meta:        map[string]string{},
 		historyIDs:  map[store.HistoryIdentity]struct{}{},
@@ -236,7 +239,7 @@ func (s *Store) Claim(_ context.Context, c store.Claim) (store.File, error) {
 		return store.File{}, store.ErrConflict
 	}
 	pos, ok := s.index[c.FileKey]
-	if !ok || !s.files[pos].EligibleIgnoringClaims(c.ClaimedAt) {
+	if !ok || !s.claimable(c.Kind, c.ModelSet, s.files[pos], c.ClaimedAt) {
 		return store.File{}, store.ErrNotEligible
 	}
 	cc := c
@@ -275,6 +278,7 @@ func (s *Store) Complete(_ context.Context, ref store.Ref, c store.Completion) e
 	}
 	s.tags[f.Key] = maps.Clone(c.Tags)
 	s.tagVersions[f.Key] = c.Version
+	delete(s.retag, f.Key)
 	s.TagWrites[f.Key]++
 	delete(s.claims, ref.FileKey)
 	s.setPendingMembership(pos)
@@ -302,6 +306,10 @@ func (s *Store) Release(_ context.Context, ref store.Ref, upd *store.FileUpdate)
 		upd.Attempts, upd.NextRetryAt, upd.SkipUntil, upd.Failed, upd.LastError, upd.Checkpoint
 	if upd.Missing {
 		f.IsValid = false
+	}
+	if upd.Reanalyze {
+		f.Tagged, f.NeedsTagging = false, true
+		delete(s.retag, f.Key)
 	}
 	s.setPendingMembership(pos)
 	return nil
@@ -407,7 +415,7 @@ func (s *Store) CleanupClaims(_ context.Context, now time.Time) ([]store.Claim, 
 	for k, c := range s.claims {
 		pos, ok := s.index[k]
 		expired := c.LeaseUntil.Before(now)
-		if !ok || expired || !isPending(s.files[pos]) {
+		if !ok || expired || !store.KeepsClaim(c.Kind, s.files[pos], s.retag[k]) {
 			out = append(out, *c)
 			delete(s.claims, k)
 		}
@@ -526,6 +534,7 @@ func (s *Store) ForgetMissing(_ context.Context, keys []string) (int, error) {
 		delete(s.tags, k)
 		delete(s.tagVersions, k)
 		delete(s.vectors, k)
+		delete(s.retag, k)
 	}
 	s.pending = s.pending[:0]
 	for i, f := range s.files {

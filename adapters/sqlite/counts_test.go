@@ -249,7 +249,7 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 // then runs extra statements on it.
 func downgradeToV1(t testing.TB, path string, extra ...string) {
 	t.Helper()
-	execAll(t, path, append([]string{
+	execAll(t, path, append(append(slices.Clone(undoVersion5), []string{
 		`DROP TABLE track_vectors`,
 		`ALTER TABLE library_files DROP COLUMN stat_seq`,
 		`DROP TRIGGER library_counts_insert`, `DROP TRIGGER library_counts_delete`, `DROP TRIGGER library_counts_update`,
@@ -258,7 +258,7 @@ func downgradeToV1(t testing.TB, path string, extra ...string) {
 		`ALTER TABLE library_files DROP COLUMN waiting`,
 		`CREATE INDEX library_files_pending ON library_files (key) WHERE needs_tagging = 1 AND is_valid = 1 AND failed = 0`,
 		`UPDATE meta SET value = '1' WHERE key = '` + MetaSchemaVersion + `'`,
-	}, extra...)...)
+	}...), extra...)...)
 }
 
 // A process that opens a version 1 file while another holds the write
@@ -285,7 +285,7 @@ func TestOpenWaitsForAnUpgradeInProgress(t *testing.T) {
 	// The holder is another process upgrading the file: the open below
 	// read version 1 before the commit, and finds the file upgraded when
 	// it gets the lock.
-	for _, ddl := range slices.Concat(version2, version3, version4, extrasDDL()) {
+	for _, ddl := range slices.Concat(version2, version3, version4, version5, extrasDDL()) {
 		var args []any
 		if strings.Contains(ddl, "?1") {
 			args = append(args, ms(time.Now()))

@@ -254,7 +254,18 @@ func (s *Store) Claim(ctx context.Context, c store.Claim) (store.File, error) {
 	}
 	var f store.File
 	err = s.withTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, s.ws[sClaimInsert]).ExecContext(ctx, c.FileKey, c.WorkerID, ms(c.ClaimedAt), ms(c.LeaseUntil))
+		var res sql.Result
+		var err error
+		switch c.Kind {
+		case store.JobTag:
+			res, err = tx.StmtContext(ctx, s.ws[sClaimInsert]).ExecContext(ctx, c.FileKey, c.WorkerID, ms(c.ClaimedAt), ms(c.LeaseUntil))
+		case store.JobRetag:
+			res, err = tx.StmtContext(ctx, s.ws[sClaimInsertRetag]).ExecContext(ctx, c.FileKey, c.WorkerID, ms(c.ClaimedAt), ms(c.LeaseUntil))
+		case store.JobVector:
+			res, err = tx.StmtContext(ctx, s.ws[sClaimInsertVector]).ExecContext(ctx, c.FileKey, c.WorkerID, ms(c.ClaimedAt), ms(c.LeaseUntil), c.ModelSet)
+		default:
+			return fmt.Errorf("claim of unknown kind %q", c.Kind)
+		}
 		if err != nil {
 			return err
 		}
@@ -386,7 +397,7 @@ func (s *Store) Release(ctx context.Context, ref store.Ref, upd *store.FileUpdat
 		}
 		res, err := tx.StmtContext(ctx, s.ws[sReleaseUpdate]).ExecContext(ctx, ref.FileKey, upd.Attempts,
 			ms(upd.NextRetryAt), ms(upd.SkipUntil), b2i(upd.Failed), upd.LastError, upd.Checkpoint, b2i(upd.Missing),
-			b2i(upd.Claimed != nil), csize, cmtime)
+			b2i(upd.Claimed != nil), csize, cmtime, b2i(upd.Reanalyze))
 		if err != nil {
 			return err
 		}
@@ -561,7 +572,7 @@ func (s *Store) CleanupClaims(ctx context.Context, now time.Time) ([]store.Claim
 			for rows.Next() {
 				var c store.Claim
 				var at, until int64
-				if err := rows.Scan(&c.FileKey, &c.WorkerID, &at, &until); err != nil {
+				if err := rows.Scan(&c.FileKey, &c.WorkerID, &at, &until, &c.Kind); err != nil {
 					rows.Close()
 					return err
 				}

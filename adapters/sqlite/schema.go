@@ -218,6 +218,23 @@ var version4 = []string{
 	`CREATE INDEX IF NOT EXISTS track_vectors_model_set ON track_vectors (model_set, file_key)`,
 }
 
+// version5 upgrades schema version 4 to 5: the work other than tagging
+// (store.Jobs). needs_retag marks a tagged file for a retag, with a partial
+// index for its discovery; a claim names its kind (store.JobKind, empty for
+// tagging), which its cleanup re-checks; library_files_tagged serves the
+// discovery of the files that need a vector of a model set (tagged by
+// it, in key order, with the retry and skip times, so that a file is
+// passed over without reading its row). A new schema version: a program of version 4 would
+// take a retag or vector claim on a tagged file for a stale one and
+// delete it.
+var version5 = []string{
+	`ALTER TABLE library_files ADD COLUMN needs_retag INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE worker_claims ADD COLUMN kind TEXT NOT NULL DEFAULT ''`,
+	`CREATE INDEX IF NOT EXISTS library_files_retag ON library_files (key) WHERE needs_retag = 1`,
+	`CREATE INDEX IF NOT EXISTS library_files_tagged ON library_files (tagged_version, key, next_retry_at, skip_until)
+		WHERE tagged = 1 AND is_valid = 1 AND failed = 0`,
+}
+
 // extras are indexes added since schema version 2 that change no
 // semantics (a program of this version is right with or without them), so
 // they need no new schema version, which would make the programs already
@@ -293,6 +310,9 @@ const (
 	sForgetClaim
 	sForgetVector
 	sPutVector
+	sClaimInsertRetag
+	sClaimInsertVector
+	sMarkRetag
 	// reads (query-only connections)
 	sDiscover
 	sFile
@@ -306,6 +326,10 @@ const (
 	sListFiles
 	sTrackVectors
 	sListTags
+	sDiscoverRetag
+	sNeedsVector
+	sCountRetag
+	sCountVector
 	nStmts
 )
 
@@ -382,6 +406,24 @@ var writeSQL = map[int]string{
 		WHERE key = ?1 AND needs_tagging = 1 AND is_valid = 1 AND failed = 0
 			AND next_retry_at <= ?3 AND skip_until <= ?3
 		ON CONFLICT (file_key) DO NOTHING`,
+	// A retag claim: only a file marked for a retag, tagged, valid, not
+	// failed, its retry and skip times passed.
+	sClaimInsertRetag: `INSERT INTO worker_claims (file_key, worker_id, claimed_at, lease_until, kind)
+		SELECT ?1, ?2, ?3, ?4, '` + string(store.JobRetag) + `' FROM library_files
+		WHERE key = ?1 AND needs_retag = 1 AND tagged = 1 AND is_valid = 1 AND failed = 0
+			AND next_retry_at <= ?3 AND skip_until <= ?3
+		ON CONFLICT (file_key) DO NOTHING`,
+	// A vector claim (?5: the model set): only a file tagged by it, valid,
+	// not failed, its retry and skip times passed, without its vector.
+	sClaimInsertVector: `INSERT INTO worker_claims (file_key, worker_id, claimed_at, lease_until, kind)
+		SELECT ?1, ?2, ?3, ?4, '` + string(store.JobVector) + `' FROM library_files
+		WHERE key = ?1 AND tagged = 1 AND tagged_version = ?5 AND ?5 <> '' AND is_valid = 1 AND failed = 0
+			AND next_retry_at <= ?3 AND skip_until <= ?3
+			AND NOT EXISTS (SELECT 1 FROM track_vectors v INDEXED BY track_vectors_model_set WHERE v.file_key = ?1 AND v.model_set = ?5)
+		ON CONFLICT (file_key) DO NOTHING`,
+	// A retag mark on a file tagged by ?2, valid, not failed, not marked.
+	sMarkRetag: `UPDATE library_files SET needs_retag = 1
+		WHERE key = ?1 AND needs_retag = 0 AND tagged = 1 AND is_valid = 1 AND failed = 0 AND tagged_version = ?2`,
 	sClaimExists: `SELECT 1 FROM worker_claims WHERE file_key = ?`,
 	// The file as claimed, read in the claim's transaction.
 	sClaimedFile: `SELECT ` + fileCols + ` FROM library_files WHERE key = ?`,
@@ -394,7 +436,7 @@ var writeSQL = map[int]string{
 	// stamped with the stat sequence's value; only a file still of the
 	// content the job claimed (?7: checked, ?8, ?9) or rewrote is
 	// completed.
-	sComplete: `UPDATE library_files SET tagged = 1, needs_tagging = 0, tagged_version = ?2,
+	sComplete: `UPDATE library_files SET tagged = 1, needs_tagging = 0, needs_retag = 0, tagged_version = ?2,
 			last_tagged_at = ?3, checkpoint = '', last_error = '',
 			size = CASE WHEN ?4 THEN ?5 ELSE size END, mtime_ms = CASE WHEN ?4 THEN ?6 ELSE mtime_ms END,
 			stat_seq = CASE WHEN ?4 THEN max(stat_seq, ` + statSeqNow + `) ELSE stat_seq END
@@ -405,7 +447,9 @@ var writeSQL = map[int]string{
 	// A failed job's update, applied only to a file still of the content
 	// the job claimed (?9: checked, ?10, ?11).
 	sReleaseUpdate: `UPDATE library_files SET attempts = ?2, next_retry_at = ?3, skip_until = ?4, waiting = ?3 <> 0 OR ?4 <> 0,
-			failed = ?5, last_error = ?6, checkpoint = ?7, is_valid = CASE WHEN ?8 THEN 0 ELSE is_valid END
+			failed = ?5, last_error = ?6, checkpoint = ?7, is_valid = CASE WHEN ?8 THEN 0 ELSE is_valid END,
+			tagged = CASE WHEN ?12 THEN 0 ELSE tagged END, needs_tagging = CASE WHEN ?12 THEN 1 ELSE needs_tagging END,
+			needs_retag = CASE WHEN ?12 THEN 0 ELSE needs_retag END
 		WHERE key = ?1 AND (NOT ?9 OR (size = ?10 AND mtime_ms = ?11))`,
 	sReleaseWorker: `DELETE FROM worker_claims WHERE worker_id = ? RETURNING file_key`,
 	// A crash counted, and the file quarantined (failed, ?3 its error) when
@@ -420,12 +464,17 @@ var writeSQL = map[int]string{
 	// (index on lease_until), then claims whose file is gone or no longer
 	// pending (tagged, failed, invalid) — a scan of the claims, which number
 	// about the workers, each with a primary-key probe of its file.
+	// A claim is still work by its kind (store.KeepsClaim).
 	sCleanupExpired: `DELETE FROM worker_claims WHERE lease_until < ?
-		RETURNING file_key, worker_id, claimed_at, lease_until`,
+		RETURNING file_key, worker_id, claimed_at, lease_until, kind`,
 	sCleanupIneligible: `DELETE FROM worker_claims WHERE NOT EXISTS (
-			SELECT 1 FROM library_files f WHERE f.key = worker_claims.file_key
-				AND f.needs_tagging = 1 AND f.is_valid = 1 AND f.failed = 0)
-		RETURNING file_key, worker_id, claimed_at, lease_until`,
+			SELECT 1 FROM library_files f WHERE f.key = worker_claims.file_key AND f.is_valid = 1 AND f.failed = 0
+				AND CASE worker_claims.kind
+					WHEN '` + string(store.JobTag) + `' THEN f.needs_tagging = 1
+					WHEN '` + string(store.JobRetag) + `' THEN f.needs_retag = 1 AND f.tagged = 1
+					WHEN '` + string(store.JobVector) + `' THEN f.tagged = 1
+					ELSE 0 END)
+		RETURNING file_key, worker_id, claimed_at, lease_until, kind`,
 	// Files whose retry or skip time has passed leave the waiting index for
 	// the ready one, at most ?2 a call (found through the waiting index by
 	// their end time: the call costs what it moves).
@@ -488,6 +537,27 @@ var readSQL = map[int]string{
 	sTrackVectors: `SELECT file_key, vector FROM track_vectors INDEXED BY track_vectors_model_set
 		WHERE model_set = ?1 AND file_key > ?2 ORDER BY file_key LIMIT ?3`,
 	sListTags: `SELECT file_key, version, tags FROM file_tags WHERE file_key > ?1 ORDER BY file_key LIMIT ?2`,
+	// The files marked for a retag (partial index, key order) past the
+	// cursor, claimable at ?2, unclaimed.
+	sDiscoverRetag: `SELECT ` + fileCols + ` FROM library_files INDEXED BY library_files_retag
+		WHERE needs_retag = 1 AND tagged = 1 AND is_valid = 1 AND failed = 0 AND key > ?1
+			AND next_retry_at <= ?2 AND skip_until <= ?2
+			AND NOT EXISTS (SELECT 1 FROM worker_claims c WHERE c.file_key = library_files.key)
+		ORDER BY key LIMIT ?3`,
+	// The files tagged by ?1 (index on version and key) past the cursor
+	// without a vector of ?1 (primary-key probe), claimable at ?3,
+	// unclaimed.
+	sNeedsVector: `SELECT ` + fileCols + ` FROM library_files INDEXED BY library_files_tagged
+		WHERE tagged = 1 AND is_valid = 1 AND failed = 0 AND tagged_version = ?1 AND key > ?2
+			AND next_retry_at <= ?3 AND skip_until <= ?3
+			AND NOT EXISTS (SELECT 1 FROM track_vectors v INDEXED BY track_vectors_model_set WHERE v.file_key = library_files.key AND v.model_set = ?1)
+			AND NOT EXISTS (SELECT 1 FROM worker_claims c WHERE c.file_key = library_files.key)
+		ORDER BY key LIMIT ?4`,
+	sCountRetag: `SELECT count(*) FROM library_files INDEXED BY library_files_retag
+		WHERE needs_retag = 1 AND tagged = 1 AND is_valid = 1 AND failed = 0`,
+	sCountVector: `SELECT count(*) FROM library_files INDEXED BY library_files_tagged
+		WHERE tagged = 1 AND is_valid = 1 AND failed = 0 AND tagged_version = ?1
+			AND NOT EXISTS (SELECT 1 FROM track_vectors v INDEXED BY track_vectors_model_set WHERE v.file_key = library_files.key AND v.model_set = ?1)`,
 	sHistory: `SELECT at_ms, instance, component, status FROM
 			(SELECT id, at_ms, instance, component, status FROM health_history ORDER BY id DESC LIMIT ?)
 		ORDER BY id`,

@@ -52,9 +52,10 @@ import (
 // SchemaVersion is the schema this package creates and understands; it is
 // kept in meta under MetaSchemaVersion. Version 2 added library_counts and
 // split the discovery index (version2), version 3 the files' stat_seq
-// (version3), version 4 the track vectors (version4); a database of an older version is upgraded when it is opened
+// (version3), version 4 the track vectors (version4), version 5 the
+// retag marks and the claims' kinds (version5); a database of an older version is upgraded when it is opened
 // for writing.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // MetaSchemaVersion is the meta key holding the schema version.
 const MetaSchemaVersion = "schema_version"
@@ -313,7 +314,7 @@ func (s *Store) bootstrap(ctx context.Context) error {
 		if err == nil && cur >= SchemaVersion {
 			return nil // another process created it meanwhile
 		}
-		if err := execSchema(ctx, tx, slices.Concat(schema, version2, version3, version4, extrasDDL())); err != nil {
+		if err := execSchema(ctx, tx, slices.Concat(schema, version2, version3, version4, version5, extrasDDL())); err != nil {
 			return fmt.Errorf("schema: %w", err)
 		}
 		return stampVersion(ctx, tx)
@@ -326,7 +327,8 @@ func (s *Store) bootstrap(ctx context.Context) error {
 // once from the files there, and the waiting column with its two indexes
 // (3.7–5.6 s a million files on a 2-core machine); 2 → 3 adds the stat_seq
 // column (SQLite adds a column with a constant default without rewriting
-// the table); 3 → 4 adds the empty track_vectors table. A program of an
+// the table); 3 → 4 adds the empty track_vectors table; 4 → 5 the
+// needs_retag and kind columns and the indexes of version5. A program of an
 // older version refuses the file once upgraded.
 func (s *Store) upgrade(ctx context.Context, from int) error {
 	if err := s.checkWAL(ctx); err != nil {
@@ -343,13 +345,15 @@ func (s *Store) upgrade(ctx context.Context, from int) error {
 		var ddl []string
 		switch cur {
 		case 1:
-			ddl = slices.Concat(version2, version3, version4, extrasDDL())
+			ddl = slices.Concat(version2, version3, version4, version5, extrasDDL())
 		case 2:
-			ddl = slices.Concat(version3, version4, extrasDDL())
+			ddl = slices.Concat(version3, version4, version5, extrasDDL())
 		case 3:
-			ddl = slices.Concat(version4, extrasDDL())
+			ddl = slices.Concat(version4, version5, extrasDDL())
+		case 4:
+			ddl = slices.Concat(version5, extrasDDL())
 		default:
-			return fmt.Errorf("schema version %d cannot be upgraded (known: 1, 2, 3)", cur)
+			return fmt.Errorf("schema version %d cannot be upgraded (known: 1, 2, 3, 4)", cur)
 		}
 		if err := execSchema(ctx, tx, ddl); err != nil {
 			return fmt.Errorf("schema upgrade %d → %d: %w", from, SchemaVersion, err)

@@ -31,8 +31,8 @@ func TestSchemaVersion2IsUpgraded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A version 2 file made before the extras (schema.go) has none.
-	execAll(t, path, `DROP TABLE track_vectors`, `ALTER TABLE library_files DROP COLUMN stat_seq`, `DROP INDEX health_history_identity`,
-		`UPDATE meta SET value = '2' WHERE key = '`+MetaSchemaVersion+`'`)
+	execAll(t, path, append(slices.Clone(undoVersion5), `DROP TABLE track_vectors`, `ALTER TABLE library_files DROP COLUMN stat_seq`, `DROP INDEX health_history_identity`,
+		`UPDATE meta SET value = '2' WHERE key = '`+MetaSchemaVersion+`'`)...)
 
 	if ro, err := Open(path, WithReadOnly()); err == nil {
 		ro.Close()

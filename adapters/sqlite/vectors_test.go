@@ -31,7 +31,7 @@ func TestSchemaVersion3IsUpgraded(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	execAll(t, path, `DROP TABLE track_vectors`, `UPDATE meta SET value = '3' WHERE key = '`+MetaSchemaVersion+`'`)
+	execAll(t, path, append(slices.Clone(undoVersion5), `DROP TABLE track_vectors`, `UPDATE meta SET value = '3' WHERE key = '`+MetaSchemaVersion+`'`)...)
 
 	if ro, err := Open(path, WithReadOnly()); err == nil {
 		ro.Close()

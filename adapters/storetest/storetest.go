@@ -76,6 +76,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TrackVectorRefused", testTrackVectorRefused},
 		{"TrackVectorForgotten", testTrackVectorForgotten},
 		{"ListTags", testListTags},
+		{"MarkRetag", testMarkRetag},
+		{"RetagJob", testRetagJob},
+		{"ReleaseReanalyze", testReleaseReanalyze},
+		{"NeedsVector", testNeedsVector},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -119,6 +119,15 @@ var commands = []command{
 			"then scale each mood score so that the library's 5th percentile counts as 0 and\n" +
 			"its 95th as 1 before the mood thresholds apply; the files' nom:derived names the\n" +
 			"calibration. Exit 1 when the store cannot be read or holds too few files.\n"},
+	{"retag", "retag [DIR] [--all]",
+		"write the tags again from the stored scores, without the models",
+		"After a change of mood_thresholds, calibration (`nomarr calibrate`), top_tags_max\n" +
+			"or, with --all, standard_tags, mood_tier or write_mode: marks the tagged files\n" +
+			"(under DIR) whose stored tags this configuration would change (every one with\n" +
+			"--all) and rewrites their tags from the scores the store keeps, with worker\n" +
+			"processes that neither decode nor load a model. A file changed since it was\n" +
+			"tagged goes back to a full analysis. With a daemon running on this node, marks\n" +
+			"them for its workers. Exit 1 when files are left, the workers failed or paused.\n"},
 	{"navidrome-config", "navidrome-config [--config FILE]",
 		"print the Tags section of navidrome.toml for every tag Nomarr writes",
 		"Prints a custom tag for each nom key, with the names Navidrome reads it under in\n" +
@@ -196,6 +205,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runPlaylists(args[1:], stdout, stderr)
 	case "calibrate":
 		return runCalibrate(args[1:], stdout, stderr)
+	case "retag":
+		return runRetag(args[1:], stdout, stderr)
 	case "navidrome-config":
 		return runNavidromeConfig(args[1:], stdout, stderr)
 	case "version", "--version", "-version":

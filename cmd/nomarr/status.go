@@ -90,6 +90,11 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		// The version is this binary's; there is no instance (no main
 		// process), so --json leaves it out (offlineJSON).
 		info = httpapi.Info{Version: buildVersion(), Store: app.Redact(s.Get("db")), Library: c, WorkerEnabled: store.Enabled(v, ok), ModelSets: sets}
+		if set := app.VectorModelSet(s); set != "" {
+			if jc, jerr := st.CountJobs(context.Background(), set); jerr == nil {
+				info.Jobs = &httpapi.JobsInfo{ModelSet: set, Retag: jc.Retag, VectorsMissing: jc.Vector}
+			}
+		}
 		fmt.Fprintf(stderr, "no daemon at %s: showing the store only\n", s.Get("http_addr"))
 	}
 	if *asJSON {
@@ -298,6 +303,7 @@ func writeStatus(stdout io.Writer, info httpapi.Info, now time.Time, again func(
 		enabled = "unknown"
 	}
 	fmt.Fprintf(stdout, "; workers enabled: %s\n", enabled)
+	writeJobsLine(stdout, info.Jobs)
 	writeStoreCorruptLine(stdout, info.StoreCorrupt, now)
 	writeStoreWritesLine(stdout, info.StoreWritesFailing, now)
 	writeClockLine(stdout, info, now)
@@ -316,6 +322,18 @@ func writeStatus(stdout io.Writer, info httpapi.Info, now time.Time, again func(
 		tw.Flush()
 	}
 	writeEventsLine(stdout, info)
+}
+
+// writeJobsLine says, when there is any, what work other than tagging is
+// left: files marked for a retag, and files without a track vector of
+// the host's model set (the workers make them once nothing is left to
+// tag).
+func writeJobsLine(stdout io.Writer, j *httpapi.JobsInfo) {
+	if j == nil || j.Retag == 0 && j.VectorsMissing == 0 {
+		return
+	}
+	fmt.Fprintf(stdout, "to do besides tagging: %d marked for a retag, %d without a track vector of model set %s\n",
+		j.Retag, j.VectorsMissing, j.ModelSet)
 }
 
 // writeEventsLine sums up what the daemon's supervisor did since it

@@ -58,6 +58,11 @@ func runTag(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	printSummary(stdout, end.Before, end.After, end.Took)
+	if end.VectorsBefore > 0 || end.VectorsAfter > 0 {
+		// Files tagged before vectors were kept, or whose tags were
+		// reused from the file, got their vector (a backfill).
+		fmt.Fprintf(stdout, "track vectors made %d, still missing %d\n", max(end.VectorsBefore-end.VectorsAfter, 0), end.VectorsAfter)
+	}
 	return tagOutcome(s, dir, log, end, stderr)
 }
 

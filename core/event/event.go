@@ -36,6 +36,8 @@ const (
 	ModelLoadFailed  = "model_load_failed" // a worker could not load its models (a file missing or damaged, no runtime)
 	NodeName         = "node_name"         // the hold on the node name: waiting, refused, taken over, lost
 	MainPaused       = "main_paused"       // the main process did not run for a while; its workers are not blamed
+	Retagged         = "retagged"          // a retag job's tags were recorded (the file re-derived and written)
+	Vectored         = "vectored"          // a vector job's track vector was stored
 )
 
 // Event is one fact. Field order is the JSON field order of the trace, so a

@@ -161,3 +161,11 @@ func ScanRetry(failures int, rescan time.Duration) time.Duration {
 	}
 	return d
 }
+
+// Retaggable reports whether f is a file a retag may re-derive: tagged by
+// version, the model set in use, valid and not failed. A file of another
+// model set needs a full analysis (Stale), not a retag; an empty version
+// (unknown) gives none.
+func Retaggable(f store.File, version string) bool {
+	return version != "" && f.Tagged && f.IsValid && !f.Failed && f.TaggedVersion == version
+}

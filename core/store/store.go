@@ -89,6 +89,11 @@ type Claim struct {
 	WorkerID   string // instance-qualified: <instance>/<component>
 	ClaimedAt  time.Time
 	LeaseUntil time.Time
+	// Kind is the work the claim is for (jobs.go); the zero kind is tagging.
+	Kind JobKind
+	// ModelSet, for a JobVector claim: the model set whose vector the job
+	// makes.
+	ModelSet string
 }
 
 // Key is the claim's document key; its uniqueness makes exactly one claim win.
@@ -153,6 +158,11 @@ type FileUpdate struct {
 	// scan that did not find it, and keeps its tagging state; a scan that
 	// finds it again unchanged makes it valid again (UpsertFiles).
 	Missing bool
+	// Reanalyze: the file is not the content its stored tags describe (a
+	// retag found it changed): it becomes pending, as a scan that saw it
+	// change would make it — not tagged, needs tagging, its retag mark
+	// cleared — and the other fields apply.
+	Reanalyze bool
 	// Claimed, when set, is the file's size and mtime as the job claimed
 	// it. A file whose stored size and mtime differ changed under the job
 	// (a scan saw new content and reset its tagging state): the update
@@ -311,13 +321,15 @@ type Library interface {
 	// Discover returns up to limit eligible, unclaimed files in key order, with
 	// keys greater than after (empty: from the start).
 	Discover(ctx context.Context, now time.Time, after string, limit int) ([]File, error)
-	// Claim inserts c if the file is eligible at c.ClaimedAt and unclaimed,
+	// Claim inserts c if the file is work of c.Kind at c.ClaimedAt
+	// (ClaimableFor) and unclaimed,
 	// and returns the file as it is once claimed, read in the same
 	// operation: its attempts and checkpoint are the ones the job must start
 	// from, whatever an earlier Discover saw (another worker may have tried
 	// and released the file since). ErrConflict or ErrNotEligible otherwise.
 	Claim(ctx context.Context, c Claim) (File, error)
-	// Complete atomically records the completion and deletes the claim, only
+	// Complete atomically records the completion, clears the file's retag
+	// mark and deletes the claim, only
 	// if ref still holds it (ErrClaimLost otherwise, nothing changed) and
 	// the file is still the content the job claimed (Completion.Claimed;
 	// ErrClaimLost otherwise, the claim dropped, the file unchanged).
@@ -361,8 +373,9 @@ type Library interface {
 	// RenewLeases sets lease_until on every claim held by one of workerIDs.
 	RenewLeases(ctx context.Context, workerIDs []string, until time.Time) (int, error)
 	// CleanupClaims deletes claims whose lease expired before expiredBefore
-	// (a zero time: none counts as expired), or whose file is tagged,
-	// ineligible or gone, re-checking the condition in the same operation;
+	// (a zero time: none counts as expired), or whose file is gone or no
+	// longer work of the claim's kind (KeepsClaim: for tagging, a file
+	// tagged or ineligible), re-checking the condition in the same operation;
 	// it returns the deleted claims. An error may come with claims: work
 	// after the deletes (an adapter's housekeeping) failed, and those
 	// claims were deleted all the same, to be reported as on success.
@@ -473,6 +486,7 @@ type Store interface {
 	HistoryRetention
 	Vectors
 	Browser
+	Jobs
 }
 
 // Meta keys.

@@ -15,7 +15,8 @@ type Op struct {
 	Name string
 	// Writes: the call may change the store (every method but the reads
 	// Discover, File, Counts, ListFiles, GetMeta, LoadRestart,
-	// TrackVectors, ListTags and the Browser's).
+	// TrackVectors, ListTags, DiscoverRetag, NeedsVector, CountJobs and
+	// the Browser's).
 	Writes bool
 	// Refs, when not nil, lists the claims the call names (its Ref or
 	// Claim) or answers (the claims ReleaseWorker released and
@@ -289,5 +290,29 @@ func (w wrapped) FileTags(ctx context.Context, key string) (map[string]string, e
 func (w wrapped) TagStats(ctx context.Context) (TagStats, error) {
 	return answer(w, ctx, Op{Name: "tag_stats"}, func(ctx context.Context, st Store) (TagStats, error) {
 		return st.TagStats(ctx)
+	})
+}
+
+func (w wrapped) MarkRetag(ctx context.Context, keys []string, version string) (int, error) {
+	return answer(w, ctx, Op{Name: "mark_retag", Writes: true}, func(ctx context.Context, st Store) (int, error) {
+		return st.MarkRetag(ctx, keys, version)
+	})
+}
+
+func (w wrapped) DiscoverRetag(ctx context.Context, now time.Time, after string, limit int) ([]File, error) {
+	return answer(w, ctx, Op{Name: "discover_retag"}, func(ctx context.Context, st Store) ([]File, error) {
+		return st.DiscoverRetag(ctx, now, after, limit)
+	})
+}
+
+func (w wrapped) NeedsVector(ctx context.Context, now time.Time, modelSet, after string, limit int) ([]File, error) {
+	return answer(w, ctx, Op{Name: "needs_vector"}, func(ctx context.Context, st Store) ([]File, error) {
+		return st.NeedsVector(ctx, now, modelSet, after, limit)
+	})
+}
+
+func (w wrapped) CountJobs(ctx context.Context, modelSet string) (JobCounts, error) {
+	return answer(w, ctx, Op{Name: "count_jobs"}, func(ctx context.Context, st Store) (JobCounts, error) {
+		return st.CountJobs(ctx, modelSet)
 	})
 }

@@ -54,6 +54,19 @@ type Config struct {
 	// StallAfter (stall_after, 10 min): an orphaned worker whose job shows
 	// no progress this long abandons it (OrphanAbandons). 0: never.
 	StallAfter time.Duration
+
+	// SkipTagging: the worker claims no tagging work (a run that only
+	// retags). Set by the process, not by configuration.
+	SkipTagging bool
+	// Retag: when there is no tagging work, the worker claims retags
+	// (store.JobRetag), which its analyzer does without the models. Set
+	// by the process from its analyzer, not by configuration.
+	Retag bool
+	// VectorModelSet: when there is neither tagging nor retag work, the
+	// worker claims files tagged by this model set that have no vector
+	// of it (store.JobVector), which its analyzer makes; "": none. Set by
+	// the process from its analyzer, not by configuration.
+	VectorModelSet string
 }
 
 // DefaultConfig returns the defaults of docs/design.md §13 for component id.

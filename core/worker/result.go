@@ -47,6 +47,18 @@ type Job struct {
 	Path       string
 	Attempts   int
 	Checkpoint string // completed steps of an earlier attempt; resume after them
+	// Kind is the work (store.JobKind): a full analysis (the zero kind), a
+	// retag (re-derive the stored tags and write them, no decoding, no
+	// models) or a vector (decode and run the models for the track vector
+	// only: no reuse, no tag write).
+	Kind store.JobKind
+	// Stored, for a retag: the file's size and mtime as the store records
+	// them since its last completion; a file whose stat differs is not the
+	// content its stored tags describe (Result.Reanalyze).
+	Stored store.Stat
+	// Version, for a retag: the model set that tagged the file; for a
+	// vector: the model set whose vector is asked for.
+	Version string
 	// Fence, called by the analyzer right before an irreversible step (the
 	// tag write into the file), confirms that the worker still holds the
 	// file's claim; on an error the analyzer returns FenceFailed(err, …)
@@ -91,6 +103,11 @@ type Result struct {
 	// jobs once the GPU is healthy again (Worker.Step), so the next job
 	// loads them on the GPU.
 	FellBack bool
+	// Reanalyze, for a retag: the file is not the content its stored tags
+	// describe (changed since its last completion); it goes back to a full
+	// analysis (store.FileUpdate.Reanalyze), whatever Class says; Reason
+	// says why. Not the worker's error: it counts toward nothing.
+	Reanalyze bool
 	// ModelsChanged: the model files changed since the loaded models were
 	// read from them (new models put in place). The worker unloads them
 	// before its next claim, so the next job loads the new set and

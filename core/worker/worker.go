@@ -20,6 +20,10 @@
 //     (KeepLease), as no owner renews it any more;
 //   - a job result is written to the store at most once;
 //   - only Transient errors count toward MaxConsecutiveErrors;
+//   - a job of a kind that runs no model (a retag) never loads the
+//     models, and the failure of a job other than tagging leaves its
+//     file tagged and not failed, with a skip time (kinds.go; a worker's
+//     crash counts against the file as for a tagging);
 //   - an idle worker discovers on its adaptive poll (IdlePollMin ×
 //     IdlePollFactor up to IdlePollMax) and reads the pause flag at least
 //     every PausedPoll in between: a pause shows within PausedPoll however
@@ -61,7 +65,8 @@ type Worker struct {
 	phase        health.Phase
 	modelsLoaded bool
 	job          *store.File // the claimed file, nil when none
-	running      bool        // a Run step is in progress
+	jobKind      store.JobKind
+	running      bool // a Run step is in progress
 	jobStart     time.Time
 	progress     int64
 
@@ -130,10 +135,14 @@ type pendingWrite struct {
 	// completion is written (putVector).
 	vector []float32
 	update *store.FileUpdate
-	kind   string // event to emit when written
-	path   string // the file's path, named in file_failed and file_retry
-	reason string
-	tries  int
+	// vectorOnly: the result of a vector job, vector of modelSet: put,
+	// then the claim released without a completion.
+	vectorOnly bool
+	modelSet   string
+	kind       string // event to emit when written
+	path       string // the file's path, named in file_failed and file_retry
+	reason     string
+	tries      int
 	// doubtful: the release of a claim whose insert got no answer
 	// (claim.Result.Doubtful). The claim may not exist; when it does not,
 	// the release is a no-op and no event is emitted.
@@ -160,6 +169,7 @@ func New(cfg Config, st store.Store, sink event.Sink) (*Worker, error) {
 	for _, d := range dependencies {
 		w.breakers[d] = breaker.New(cfg.Breaker)
 	}
+	w.claimer.Take(!cfg.SkipTagging, cfg.Retag, cfg.VectorModelSet)
 	return w, nil
 }
 
@@ -254,7 +264,7 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 			}
 			return w.backOff(now, DepStore)
 		}
-		if !w.modelsLoaded {
+		if !w.modelsLoaded && needsModels(w.jobKind) {
 			w.setPhase(now, health.LoadingModels)
 			return Step{Kind: LoadModels}
 		}
@@ -356,9 +366,13 @@ func (w *Worker) Step(ctx context.Context, now time.Time) Step {
 	}
 	w.idlePoll, w.discoverAt = w.cfg.IdlePollMin, time.Time{}
 	f := res.File
-	w.job = &f
-	w.sink.Emit(event.Event{T: now, Event: event.Claim, Component: w.cfg.Component, File: f.Key, Worker: w.cfg.WorkerID})
-	if !w.modelsLoaded {
+	w.job, w.jobKind = &f, res.Kind
+	claimed := event.Event{T: now, Event: event.Claim, Component: w.cfg.Component, File: f.Key, Worker: w.cfg.WorkerID}
+	if res.Kind != store.JobTag {
+		claimed.Reason = string(res.Kind)
+	}
+	w.sink.Emit(claimed)
+	if !w.modelsLoaded && needsModels(res.Kind) {
 		w.setPhase(now, health.LoadingModels)
 		return Step{Kind: LoadModels}
 	}
@@ -417,7 +431,7 @@ func (w *Worker) run(now time.Time) Step {
 	if w.phase != health.Stopping {
 		w.setPhase(now, health.Processing)
 	}
-	return Step{Kind: Run, Job: Job{FileKey: w.job.Key, Path: w.job.Path, Attempts: w.job.Attempts, Checkpoint: w.job.Checkpoint}}
+	return Step{Kind: Run, Job: w.jobOf(w.job, w.jobKind)}
 }
 
 func (w *Worker) setPhase(now time.Time, p health.Phase) {
@@ -503,24 +517,16 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 	ref := store.Ref{FileKey: f.Key, WorkerID: w.cfg.WorkerID}
 	ms := float64(now.Sub(w.jobStart)) / float64(time.Millisecond)
 	p := &pendingWrite{ref: ref, path: f.Path}
-	switch r.Class {
-	case OK:
-		w.tel.FilesProcessed++
-		w.tel.ConsecutiveErrors = 0
-		if w.tel.FilesProcessed == 1 {
-			w.tel.AvgProcessingMs = ms
-		} else {
-			w.tel.AvgProcessingMs = 0.8*w.tel.AvgProcessingMs + 0.2*ms
-		}
-		w.svcFails, w.svcDep = 0, ""
-		for _, d := range dependencies[1:] {
-			w.breakers[d].Success()
-		}
+	switch {
+	case w.jobKind != store.JobTag && r.Class != Lost && r.Class != ServiceDown:
+		w.otherJobDone(now, f, r, ms, p)
+	case r.Class == OK:
+		w.jobOK(ms)
 		p.completion = &store.Completion{Tags: r.Tags, Version: r.Version, At: now, Rewritten: r.Rewritten,
 			Claimed: &store.Stat{Size: f.Size, MtimeMs: f.MtimeMs}}
 		p.vector = r.Vector
 		p.kind = event.Tagged
-	case Permanent:
+	case r.Class == Permanent:
 		w.tel.Errors++
 		if r.Missing {
 			p.update = &store.FileUpdate{Attempts: f.Attempts, Missing: true, LastError: "missing: " + r.Reason, Checkpoint: r.Checkpoint}
@@ -529,7 +535,7 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 		}
 		p.update = &store.FileUpdate{Failed: true, LastError: "permanent: " + r.Reason, Checkpoint: r.Checkpoint}
 		p.kind, p.reason = event.FileFailed, "permanent: "+r.Reason
-	case Transient:
+	case r.Class == Transient:
 		w.tel.Errors++
 		w.tel.ConsecutiveErrors++
 		attempts := f.Attempts + 1
@@ -542,7 +548,7 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 			p.kind, p.reason = event.FileRetry, "transient: "+r.Reason
 		}
 		p.update = upd
-	case ServiceDown:
+	case r.Class == ServiceDown:
 		dep := r.Dependency
 		if _, ok := w.breakers[dep]; !ok {
 			dep = DepDecoder
@@ -553,7 +559,7 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 			p.update = &store.FileUpdate{Attempts: f.Attempts, Checkpoint: r.Checkpoint, LastError: "service_down: " + r.Reason}
 		}
 		p.kind, p.reason = event.Release, "service_down: "+dep+": "+r.Reason
-	case Lost:
+	case r.Class == Lost:
 		// The claim is gone, and with it any right to the file: the fence
 		// held the write back, and there is nothing to record. The release
 		// (conditional: it changes nothing unless this worker holds the
@@ -604,9 +610,15 @@ func (w *Worker) flushPending(ctx context.Context, now time.Time) bool {
 	}
 	p.tries++
 	var err error
-	if p.completion != nil {
+	switch {
+	case p.completion != nil:
 		err = w.store.Complete(ctx, p.ref, *p.completion)
-	} else {
+	case p.vectorOnly:
+		// Put again on a retry: a vector replaces the one put before.
+		if err = w.store.PutTrackVector(ctx, p.ref.FileKey, p.modelSet, p.vector); err == nil {
+			err = w.store.Release(ctx, p.ref, nil)
+		}
+	default:
 		err = w.store.Release(ctx, p.ref, p.update)
 	}
 	switch {

@@ -1,0 +1,92 @@
+package sqlite
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/store"
+)
+
+// undoVersion5 brings a closed database of schema version 5 back to
+// version 4's layout (the version number aside).
+var undoVersion5 = []string{
+	`DROP INDEX library_files_retag`,
+	`DROP INDEX library_files_tagged`,
+	`ALTER TABLE library_files DROP COLUMN needs_retag`,
+	`ALTER TABLE worker_claims DROP COLUMN kind`,
+}
+
+// A database of schema version 4 is upgraded when it is opened for
+// writing: its files, tags and claims stay (a claim made before kinds is
+// a tagging's), it is laid out as a new database, and takes retags.
+func TestSchemaVersion4IsUpgraded(t *testing.T) {
+	path := tempDB(t)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, s, "a", "b")
+	if _, err := s.Claim(bg, claim("b", "i/w0", t0, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	done := store.Completion{Tags: map[string]string{"mood": "happy"}, Version: "v1", At: t0}
+	if err := s.Complete(bg, store.Ref{FileKey: "b", WorkerID: "i/w0"}, done); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	execAll(t, path, append(undoVersion5, `UPDATE meta SET value = '4' WHERE key = '`+MetaSchemaVersion+`'`)...)
+
+	if ro, err := Open(path, WithReadOnly()); err == nil {
+		ro.Close()
+		t.Fatal("a read-only open of a version 4 database succeeded; its retag reads would find no column")
+	} else if !strings.Contains(err.Error(), "open it once for writing") {
+		t.Fatalf("read-only open: %v; want it to say how to upgrade", err)
+	}
+	s = openT(t, path)
+	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != strconv.Itoa(SchemaVersion) {
+		t.Fatalf("schema_version after the upgrade = %q %v %v, want %d", v, ok, err, SchemaVersion)
+	}
+	wantLayoutOfNew(t, path)
+	if gone, err := s.CleanupClaims(bg, t0); err != nil || len(gone) != 0 {
+		t.Fatalf("CleanupClaims after the upgrade = %+v, %v; a's claim is a tagging's and live", gone, err)
+	}
+	if n, err := s.MarkRetag(bg, []string{"a", "b"}, "v1"); err != nil || n != 1 {
+		t.Fatalf("MarkRetag after the upgrade = %d, %v; want 1 (b)", n, err)
+	}
+	if fs, err := s.DiscoverRetag(bg, t0, "", 0); err != nil || len(fs) != 1 || fs[0].Key != "b" {
+		t.Fatalf("DiscoverRetag after the upgrade = %+v, %v", fs, err)
+	}
+}
+
+// The discoveries of retags and vectors are index range scans: their cost
+// follows the files they look at, not the library.
+func TestJobDiscoveryUsesIndexes(t *testing.T) {
+	s := openT(t, tempDB(t))
+	for _, tc := range []struct {
+		id   int
+		args []any
+		want string
+	}{
+		{sDiscoverRetag, []any{"", ms(t0), 8}, "library_files USING INDEX library_files_retag (key>?)"},
+		{sNeedsVector, []any{"v1", "", ms(t0), 8}, "library_files USING INDEX library_files_tagged (tagged_version=? AND key>?)"},
+		{sCountRetag, nil, "library_files USING INDEX library_files_retag"},
+		{sCountVector, []any{"v1"}, "library_files USING INDEX library_files_tagged (tagged_version=?)"},
+	} {
+		plan := queryPlan(t, s.r, readSQL[tc.id], tc.args...)
+		if !strings.Contains(plan, tc.want) {
+			t.Errorf("statement %d's plan does not use %q:\n%s", tc.id, tc.want, plan)
+		}
+		// A vector is looked for in the covering index of model set and
+		// key, not through the table's rows (800-byte vectors).
+		if strings.Contains(readSQL[tc.id], "track_vectors") && !strings.Contains(plan, "COVERING INDEX track_vectors_model_set (model_set=? AND file_key=?)") {
+			t.Errorf("statement %d probes the vectors without their covering index:\n%s", tc.id, plan)
+		}
+	}
+}
