@@ -126,6 +126,7 @@ func main() {
 	plain := flag.Bool("plain-graph", false, "run our backbone as exported, without the load-time rewrite (adapters/inference Config.PlainGraph)")
 	longSec := flag.Float64("long", 60, "files at least this many seconds long get their own real-time factors (typical tracks: the per-file cost of starting ffmpeg weighs on short files)")
 	streamedRounds := flag.Int("streamed", 0, "instead of the comparison: measure the streamed pipeline (CPU time of the process tree per stage, ffmpeg and libav decoding, peak RSS) over this many interleaved rounds and print the medians")
+	ortProfile := flag.String("ort-profile", "", "with -streamed: have ONNX Runtime profile every node of our sessions into files PREFIX_*.json and print where the inference time goes")
 	withRef := flag.Bool("with-reference", false, "with -streamed: run the reference in every round as well, its CPU time per stage side by side")
 	refArena := flag.Bool("ref-cpu-arena", true, "keep onnxruntime-node's CPU memory arena in the reference (its default; adapters/inference turns it off)")
 	flag.Parse()
@@ -137,7 +138,8 @@ func main() {
 	}
 	runtime.GOMAXPROCS(*procs)
 	if *streamedRounds > 0 {
-		m := inference.New(inference.Config{LibraryPath: *lib, ModelsDir: *models, Threads: 1, BatchSize: *batch, CPUArena: *arena, PlainGraph: *plain})
+		m := inference.New(inference.Config{LibraryPath: *lib, ModelsDir: *models, Threads: 1, BatchSize: *batch, CPUArena: *arena,
+			PlainGraph: *plain, ProfilePrefix: *ortProfile})
 		if err := m.Load(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
 			os.Exit(2)
@@ -146,6 +148,13 @@ func main() {
 		if err := runStreamed(files, m, o); err != nil {
 			fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
 			os.Exit(2)
+		}
+		m.Unload() // writes the profiles
+		if *ortProfile != "" {
+			if err := printORTProfile(*ortProfile); err != nil {
+				fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
+				os.Exit(2)
+			}
 		}
 		return
 	}
