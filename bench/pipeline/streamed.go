@@ -56,7 +56,16 @@ type streamedOptions struct {
 	models    string
 	batch     int
 	refArena  bool
+	// scoresOut, when set, receives every file's per-patch scores (first
+	// round); scoresAgainst, when set, holds another build's, and the
+	// differences are printed (scoreBar: the largest allowed difference
+	// of a pooled mean or spread).
+	scoresOut, scoresAgainst string
 }
+
+// scoreBar is the largest difference of a pooled mean or spread allowed
+// between builds: the accuracy bar of the analysis.
+const scoreBar = 1e-5
 
 // runStreamed measures, per file and interleaved over rounds, the CPU time
 // of decoding with ffmpeg alone and of the whole streamed pipeline (libav
@@ -64,7 +73,7 @@ type streamedOptions struct {
 // the streamed pipeline; with o.reference, each round then runs the
 // reference pipeline over the same files (one node process a round, its
 // model load not counted). It prints the medians.
-func runStreamed(files []string, m *inference.Models, o streamedOptions) error {
+func runStreamed(files []string, m *inference.Models, o streamedOptions) (ok bool, err error) {
 	ctx := context.Background()
 	runs := make([][]streamedRun, len(files))
 	ext := features.NewExtractor()
@@ -79,7 +88,7 @@ func runStreamed(files []string, m *inference.Models, o streamedOptions) error {
 			t := cpuTime()
 			n, err := audio.Stream(ctx, path, audio.Options{Decoder: audio.DecoderFFmpeg}, discard)
 			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
+				return false, fmt.Errorf("%s: %w", path, err)
 			}
 			s.ffmpegDecode = cpuTime() - t
 			s.seconds = float64(n) / audio.SampleRate
@@ -114,11 +123,16 @@ func runStreamed(files []string, m *inference.Models, o streamedOptions) error {
 				err = predict(true)
 			}
 			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
+				return false, fmt.Errorf("%s: %w", path, err)
 			}
 			s.pipeline = cpuTime() - t
 			s.peakKiB, _ = peakRSS()
 			preds[i] = pred
+			if r == 0 && o.scoresOut != "" {
+				if err := writeScores(scoreFile(o.scoresOut, path), scoreRows(pred)); err != nil {
+					return false, err
+				}
+			}
 			runs[i] = append(runs[i], s)
 		}
 		if !o.reference {
@@ -126,7 +140,7 @@ func runStreamed(files []string, m *inference.Models, o streamedOptions) error {
 		}
 		out, err := runReference(files, o)
 		if err != nil {
-			return err
+			return false, err
 		}
 		for i := range files {
 			s := &runs[i][r]
@@ -134,12 +148,45 @@ func runStreamed(files []string, m *inference.Models, o streamedOptions) error {
 			s.ref = stages{ms(rf.DecodeCPUMs), ms(rf.FeaturesCPUMs), ms(rf.InferenceCPUMs)}
 			s.refPeak = out.PeakRssKiB
 			if s.refDiff, err = predDiff(preds[i], rf); err != nil {
-				return fmt.Errorf("%s: %w", files[i], err)
+				return false, fmt.Errorf("%s: %w", files[i], err)
 			}
 		}
 	}
 	printStreamed(files, runs, o)
-	return nil
+	if o.scoresAgainst == "" {
+		return true, nil
+	}
+	return printScoreDiffs(files, o)
+}
+
+// printScoreDiffs compares the scores written to o.scoresOut with those in
+// o.scoresAgainst, file by file; ok is false when a pooled mean or spread
+// differs by more than scoreBar.
+func printScoreDiffs(files []string, o streamedOptions) (ok bool, err error) {
+	ok = true
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "\nfile\tpatches\tmax |Δscore|\tmax |Δpooled mean|\tmax |Δspread|\t\n")
+	for _, path := range files {
+		now, err := readScores(scoreFile(o.scoresOut, path))
+		if err != nil {
+			return false, err
+		}
+		before, err := readScores(scoreFile(o.scoresAgainst, path))
+		if err != nil {
+			return false, err
+		}
+		d, err := compareScores(now, before)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", path, err)
+		}
+		if d.mean > scoreBar || d.spread > scoreBar {
+			ok = false
+		}
+		fmt.Fprintf(w, "%s\t%d\t%.1e\t%.1e\t%.1e\t\n", filepath.Base(path), len(now), d.patch, d.mean, d.spread)
+	}
+	w.Flush()
+	fmt.Printf("scores against %s: %s (pooled means and spreads within %.0e)\n", o.scoresAgainst, okStr(ok), scoreBar)
+	return ok, nil
 }
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
