@@ -112,6 +112,11 @@ type Config struct {
 	// ≈ 2× the CPU time); for comparisons and as a way around a rewrite
 	// problem.
 	PlainGraph bool
+	// ProfilePrefix, when set, makes ONNX Runtime record the time of
+	// every node of every Run in a JSON file per session, named from this
+	// prefix, written when the sessions are destroyed (Unload); for
+	// measurements (bench/pipeline -ort-profile), not for production.
+	ProfilePrefix string
 	// Logger receives warnings (CUDA unavailable, CPU fallback); nil means
 	// slog.Default().
 	Logger *slog.Logger

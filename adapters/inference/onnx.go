@@ -232,6 +232,9 @@ func (m *Models) sessionOptions(provider string) (*ort.SessionOptions, error) {
 		// after each Run (see Config.CPUArena).
 		err = opts.SetCpuMemArena(m.cfg.CPUArena)
 	}
+	if err == nil && m.cfg.ProfilePrefix != "" {
+		err = opts.EnableProfiling(m.cfg.ProfilePrefix)
+	}
 	if err == nil && provider == ProviderCUDA {
 		err = appendCUDA(opts)
 	}

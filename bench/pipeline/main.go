@@ -86,15 +86,19 @@ type oursResult struct {
 
 // refFile and refOutput mirror reference.js's JSON.
 type refFile struct {
-	Path        string                 `json:"path"`
-	Samples     int                    `json:"samples"`
-	SHA256      string                 `json:"sha256"`
-	Patches     int                    `json:"patches"`
-	DecodeMs    float64                `json:"decodeMs"`
-	FeaturesMs  float64                `json:"featuresMs"`
-	InferenceMs float64                `json:"inferenceMs"`
-	MSD         [][]float64            `json:"msd"`
-	Heads       map[string][][]float64 `json:"heads"`
+	Path        string  `json:"path"`
+	Samples     int     `json:"samples"`
+	SHA256      string  `json:"sha256"`
+	Patches     int     `json:"patches"`
+	DecodeMs    float64 `json:"decodeMs"`
+	FeaturesMs  float64 `json:"featuresMs"`
+	InferenceMs float64 `json:"inferenceMs"`
+	// CPU times: node's threads, and ffmpeg's for the decode.
+	DecodeCPUMs    float64                `json:"decodeCpuMs"`
+	FeaturesCPUMs  float64                `json:"featuresCpuMs"`
+	InferenceCPUMs float64                `json:"inferenceCpuMs"`
+	MSD            [][]float64            `json:"msd"`
+	Heads          map[string][][]float64 `json:"heads"`
 }
 
 type refOutput struct {
@@ -122,6 +126,10 @@ func main() {
 	plain := flag.Bool("plain-graph", false, "run our backbone as exported, without the load-time rewrite (adapters/inference Config.PlainGraph)")
 	longSec := flag.Float64("long", 60, "files at least this many seconds long get their own real-time factors (typical tracks: the per-file cost of starting ffmpeg weighs on short files)")
 	streamedRounds := flag.Int("streamed", 0, "instead of the comparison: measure the streamed pipeline (CPU time of the process tree per stage, ffmpeg and libav decoding, peak RSS) over this many interleaved rounds and print the medians")
+	ortProfile := flag.String("ort-profile", "", "with -streamed: have ONNX Runtime profile every node of our sessions into files PREFIX_*.json and print where the inference time goes")
+	scoresOut := flag.String("scores-out", "", "with -streamed: write every file's per-patch scores into this directory (for -scores-against of a later build)")
+	scoresAgainst := flag.String("scores-against", "", "with -streamed: compare the scores with those another build wrote (-scores-out) and exit 1 when a pooled mean or spread differs by more than 1e-5")
+	withRef := flag.Bool("with-reference", false, "with -streamed: run the reference in every round as well, its CPU time per stage side by side")
 	refArena := flag.Bool("ref-cpu-arena", true, "keep onnxruntime-node's CPU memory arena in the reference (its default; adapters/inference turns it off)")
 	flag.Parse()
 	files := flag.Args()
@@ -132,14 +140,47 @@ func main() {
 	}
 	runtime.GOMAXPROCS(*procs)
 	if *streamedRounds > 0 {
-		m := inference.New(inference.Config{LibraryPath: *lib, ModelsDir: *models, Threads: 1, BatchSize: *batch, CPUArena: *arena, PlainGraph: *plain})
+		m := inference.New(inference.Config{LibraryPath: *lib, ModelsDir: *models, Threads: 1, BatchSize: *batch, CPUArena: *arena,
+			PlainGraph: *plain, ProfilePrefix: *ortProfile})
 		if err := m.Load(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
 			os.Exit(2)
 		}
-		if err := runStreamed(files, m, *streamedRounds); err != nil {
+		o := streamedOptions{rounds: *streamedRounds, reference: *withRef, node: *node, ref: *ref, models: *models, batch: *batch,
+			refArena: *refArena, scoresOut: *scoresOut, scoresAgainst: *scoresAgainst}
+		tmpScores := ""
+		if o.scoresAgainst != "" && o.scoresOut == "" {
+			dir, err := os.MkdirTemp("", "bench-pipeline-scores-*")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
+				os.Exit(2)
+			}
+			o.scoresOut = dir
+			tmpScores = dir
+		}
+		if o.scoresOut != "" {
+			if err := os.MkdirAll(o.scoresOut, 0o755); err != nil {
+				fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
+				os.Exit(2)
+			}
+		}
+		ok, err := runStreamed(files, m, o)
+		if tmpScores != "" {
+			os.RemoveAll(tmpScores)
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
 			os.Exit(2)
+		}
+		m.Unload() // writes the profiles
+		if *ortProfile != "" {
+			if err := printORTProfile(*ortProfile); err != nil {
+				fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
+				os.Exit(2)
+			}
+		}
+		if !ok {
+			os.Exit(1)
 		}
 		return
 	}

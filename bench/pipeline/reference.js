@@ -7,7 +7,9 @@
 // Usage:
 //   node reference.js --models DIR [--batch 8] [--no-cpu-arena] [--features-dir DIR] FILE...
 //
-// For each FILE, timed separately:
+// For each FILE, timed separately, on the wall clock (decodeMs, …) and in
+// CPU time (decodeCpuMs, …: this process's threads, plus ffmpeg's for the
+// decode, measured by /usr/bin/time):
 //   decode     ffmpeg, the exact command of adapters/audio.Decode with its
 //              defaults (16 kHz mono f32le, channel average, first 1800 s),
 //              read from a pipe;
@@ -30,7 +32,8 @@
 //
 // Stdout: one JSON object: {essentia, onnxruntime, loadMs, peakRssKiB,
 // files: [{path, samples, sha256 (of the decoded f32le bytes), patches,
-// decodeMs, featuresMs, inferenceMs, msd: [[50]...], heads: {stem: [[2]...]}}]}.
+// decodeMs, featuresMs, inferenceMs, decodeCpuMs, featuresCpuMs,
+// inferenceCpuMs, msd: [[50]...], heads: {stem: [[2]...]}}]}.
 'use strict';
 
 const fs = require('fs');
@@ -69,23 +72,29 @@ function parseArgs(argv) {
 }
 
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
+// cpuMs is this process's CPU time (user + system, every thread) since c0,
+// a process.cpuUsage() value.
+const cpuMs = (c0) => { const d = process.cpuUsage(c0); return (d.user + d.system) / 1e3; };
 
-// decode runs adapters/audio's ffmpeg command and returns the raw f32le bytes.
+// decode runs adapters/audio's ffmpeg command and returns the raw f32le
+// bytes and ffmpeg's CPU time in ms (user + system, from /usr/bin/time).
 function decode(file) {
   const abs = path.resolve(file);
   const args = ['-nostdin', '-hide_banner', '-v', 'error', '-protocol_whitelist', 'file',
     '-i', 'file:' + abs, '-map', 'a:0', '-ac', '1', '-ar', String(SAMPLE_RATE),
     '-rematrix_maxval', '1', '-t', String(MAX_SECONDS), '-f', 'f32le', '-'];
   return new Promise((resolve, reject) => {
-    const p = spawn('ffmpeg', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn('/usr/bin/time', ['-f', 'NOMARR_CPU %U %S', 'ffmpeg', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     const chunks = [];
     let err = '';
     p.stdout.on('data', (c) => chunks.push(c));
     p.stderr.on('data', (c) => { err += c; });
     p.on('error', reject);
     p.on('close', (code) => {
+      const m = /NOMARR_CPU (\S+) (\S+)\s*$/.exec(err);
+      if (m) err = err.slice(0, m.index);
       if (code !== 0) reject(new Error(`ffmpeg exited ${code} on ${file}: ${err.trim()}`));
-      else resolve(Buffer.concat(chunks));
+      else resolve({ raw: Buffer.concat(chunks), cpuMs: m ? (Number(m[1]) + Number(m[2])) * 1e3 : NaN });
     });
   });
 }
@@ -198,15 +207,21 @@ async function main() {
   for (let i = 0; i < o.files.length; i++) {
     const file = o.files[i];
     let t = process.hrtime.bigint();
-    const raw = await decode(file);
+    let c = process.cpuUsage();
+    const { raw, cpuMs: ffmpegCpuMs } = await decode(file);
     const signal = toFloat32(raw);
     const decodeMs = ms(t);
+    const decodeCpuMs = cpuMs(c) + ffmpegCpuMs;
     t = process.hrtime.bigint();
+    c = process.cpuUsage();
     const { patches, n } = features(essentia, signal);
     const featuresMs = ms(t);
+    const featuresCpuMs = cpuMs(c);
     t = process.hrtime.bigint();
+    c = process.cpuUsage();
     const pred = n > 0 ? await models.predict(patches, n) : { msd: [], heads: {} };
     const inferenceMs = ms(t);
+    const inferenceCpuMs = cpuMs(c);
     if (o.featuresDir) {
       fs.writeFileSync(path.join(o.featuresDir, `${i}.f32`),
         Buffer.from(patches.buffer, patches.byteOffset, patches.byteLength));
@@ -214,7 +229,7 @@ async function main() {
     files.push({
       path: file, samples: signal.length,
       sha256: crypto.createHash('sha256').update(raw).digest('hex'),
-      patches: n, decodeMs, featuresMs, inferenceMs,
+      patches: n, decodeMs, featuresMs, inferenceMs, decodeCpuMs, featuresCpuMs, inferenceCpuMs,
       msd: pred.msd.map((r) => Array.from(r)),
       heads: Object.fromEntries(Object.entries(pred.heads).map(([h, rows]) => [h, rows.map((r) => Array.from(r))])),
     });
