@@ -6,9 +6,11 @@ package audio
 #cgo pkg-config: libavformat libavcodec libswresample libavutil
 #include <stdlib.h>
 #include <libavutil/error.h>
+#include <libavutil/log.h>
 #include "libav.h"
 
 static int nm_averror_exit(void) { return AVERROR_EXIT; }
+static void nm_quiet(void) { av_log_set_level(AV_LOG_ERROR); }
 */
 import "C"
 
@@ -23,6 +25,11 @@ import (
 
 	"github.com/nomarr/nomarr/core/worker"
 )
+
+// libav logs at the level of the ffmpeg child's `-v error`: its warnings
+// about files it decodes anyway ("bytes of comment header remain") would
+// otherwise reach the user's terminal through the worker's stderr.
+func init() { C.nm_quiet() }
 
 // HasLibav reports whether this build decodes through libav (DecoderLibav).
 const HasLibav = true
