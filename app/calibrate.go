@@ -158,11 +158,17 @@ func WriteDistribution(out io.Writer, ls LibraryScores, c *tags.Calibration) {
 		for _, p := range []float64{5, 25, 50, 75, 95} {
 			fmt.Fprintf(out, " %6.3f", tags.Percentile(s, p))
 		}
-		fmt.Fprintf(out, "  |%s|\n", histogram(s))
+		fmt.Fprintf(out, "  |%s|", histogram(s))
+		if r, ok := c.Ranges[k]; ok && r.High-r.Low < tags.MinCalRange {
+			fmt.Fprint(out, " kept") // too narrow to scale
+		}
+		fmt.Fprintln(out)
 	}
 	fmt.Fprintf(out, "\nWith calibration: library, a score at p5 counts as 0 and one at p95 as 1 before\n"+
-		"the mood thresholds apply, from the next start of tag or serve; files keep the\n"+
-		"lists they were derived under (nom:derived) until they are analysed again.\n")
+		"the mood thresholds apply (a class marked kept spans under %.2f and keeps its\n"+
+		"scores), from the next start of tag or serve. Files keep the\n"+
+		"lists they were derived under (nom:derived) until `nomarr retag` re-derives\n"+
+		"them from the stored scores (no model run).\n", tags.MinCalRange)
 }
 
 // histogram draws the scores (in [0, 1]) in histBins bins.

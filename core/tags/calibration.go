@@ -28,6 +28,14 @@ const (
 	CalHigh = 95.0
 )
 
+// MinCalRange is the narrowest range a class is scaled by. Under it the
+// library's scores of the class barely differ (a library of chamber music
+// scores aggressive 0.000–0.003), and stretching them to [0, 1] would
+// turn the models' noise into tiers: a score of 0.0002 against a range of
+// 0.0001–0.0002 would count as a certain 1. Such a class keeps its
+// scores.
+const MinCalRange = 0.05
+
 // Range is where one class's pooled scores lie over a library: its
 // CalLow-th and CalHigh-th percentiles, 0 ≤ Low ≤ High ≤ 1, rounded to
 // the 4 decimals scores are written with.
@@ -110,14 +118,14 @@ func isClassKey(k string) bool {
 // Scale is score v of the class key scaled by its range: (v − Low) /
 // (High − Low), clamped to [0, 1], so the library's CalLow-th percentile
 // becomes 0 and its CalHigh-th 1, and the order of scores is kept. A key
-// without a range, or one whose range is empty (High = Low: the scores
-// say nothing apart), keeps v. A nil calibration keeps every score.
+// without a range, or one narrower than MinCalRange (the scores say
+// little apart), keeps v. A nil calibration keeps every score.
 func (c *Calibration) Scale(key string, v float64) float64 {
 	if c == nil {
 		return v
 	}
 	r, ok := c.Ranges[key]
-	if !ok || r.High <= r.Low {
+	if !ok || r.High-r.Low < MinCalRange {
 		return v
 	}
 	return clamp01((v - r.Low) / (r.High - r.Low))

@@ -53,7 +53,7 @@ func TestCalibrationScaleProperties(t *testing.T) {
 		if sa < 0 || sb > 1 {
 			t.Fatalf("outside [0, 1]: %v, %v", sa, sb)
 		}
-		if r.High > r.Low {
+		if r.High-r.Low >= MinCalRange {
 			if got := c.Scale(calKey, r.Low); got != 0 {
 				t.Fatalf("p5 %v scales to %v", r.Low, got)
 			}
@@ -153,5 +153,31 @@ func TestCalibrationRoundTripAndValidation(t *testing.T) {
 	other, _ := NewCalibration("v2", 3, map[string][]float64{calKey: {0.1, 0.5, 0.9}})
 	if other.ID() == c.ID() {
 		t.Error("another model set's calibration has the same ID")
+	}
+}
+
+// A class whose library scores barely differ is not stretched: happy at
+// 0.0001–0.0002 over the library must not make a file scoring 0.0002
+// happy for certain.
+func TestNarrowRangeKeepsScores(t *testing.T) {
+	key := ClassKey("mood_happy", "happy")
+	var vs []float64
+	for i := range 40 {
+		vs = append(vs, 0.0001*float64(1+i%2))
+	}
+	c, err := NewCalibration("v1", len(vs), map[string][]float64{key: vs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Scale(key, 0.0002); got != 0.0002 {
+		t.Fatalf("a range of %v scaled 0.0002 to %v", c.Ranges[key], got)
+	}
+	wide := []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}
+	c, err = NewCalibration("v1", len(wide), map[string][]float64{key: wide})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Scale(key, 0.9); got != 1 {
+		t.Fatalf("a range of %v scaled its top score to %v, want 1", c.Ranges[key], got)
 	}
 }
