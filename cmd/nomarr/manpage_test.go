@@ -215,11 +215,12 @@ var (
 )
 
 // roff turns one paragraph of the project's Markdown-ish text (code in
-// backquotes, links) into roff text: code in bold, a link's text kept,
+// backquotes, links) into roff text: code in bold, a link as the page of
+// the project's docs/ it names (its target is relative to docs/),
 // backslashes, hyphens and other characters outside ASCII escaped, a
 // line never starting with a control character.
 func roff(s string) string {
-	s = mdLink.ReplaceAllString(s, "$1")
+	s = mdLink.ReplaceAllString(s, "docs/$1") // the project's docs/, not installed
 	parts := mdCode.Split(s, -1)
 	codes := mdCode.FindAllStringSubmatch(s, -1)
 	var b strings.Builder
