@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# boot-root.sh ROOT — boot the systemd of the Debian root ROOT as
-# PID 1 of new PID, mount, cgroup, UTS and IPC namespaces, and wait until it
-# powers off (a unit in ROOT must run `systemctl poweroff`); what it did
+# boot-root.sh ROOT [SECONDS] — boot the systemd of the Debian root ROOT
+# as PID 1 of new PID, mount, cgroup, UTS and IPC namespaces, and wait until
+# it powers off (a unit in ROOT must run `systemctl poweroff`), at most
+# SECONDS (default 300): then the whole namespace is killed. What it did
 # is in ROOT's journal (journalctl -D ROOT/var/log/journal). Exits 0 once
 # it powered off; anything else is an error. Needs root; used by
 # scripts/test-package.sh to run nomarr.service under a real systemd.
@@ -15,9 +16,10 @@
 # makes its slices below it and writes their limits. On a unified host
 # (cgroup2 only) the one hierarchy is mounted.
 #
-# Nothing outside ROOT is written: the mounts live in the new mount
-# namespace and go with its last process, and /dev is a tmpfs with nodes
-# of its own (null, zero, full, random, urandom, tty, a devpts instance).
+# Nothing outside ROOT is left: the mounts live in the new mount
+# namespace and go with its last process, /dev is a tmpfs with nodes of
+# its own (null, zero, full, random, urandom, tty, a devpts instance), and
+# the cgroups the container's systemd made are removed once it is gone.
 set -euo pipefail
 
 if [ "${1:-}" = --inner ]; then
@@ -69,16 +71,44 @@ if [ "${1:-}" = --inner ]; then
 	exec chroot "$root" /usr/bin/env -i container=nomarr-test PATH=/usr/sbin:/usr/bin:/sbin:/bin /lib/systemd/systemd
 fi
 
-root=${1:?usage: boot-root.sh ROOT}
+root=${1:?usage: boot-root.sh ROOT [SECONDS]}
+limit=${2:-300}
 [ "$(id -u)" = 0 ] || { echo "boot-root.sh: needs root" >&2; exit 1; }
 [ -x "$root/lib/systemd/systemd" ] || { echo "boot-root.sh: no systemd in $root" >&2; exit 1; }
 root=$(cd "$root" && pwd)
+
+# unitcgroups lists the cgroups named like systemd units (init.scope,
+# system.slice, …) in every hierarchy of this machine.
+unitcgroups() {
+	find /sys/fs/cgroup -mindepth 1 -type d \( -name '*.scope' -o -name '*.slice' -o -name '*.service' \
+		-o -name '*.mount' -o -name '*.socket' -o -name '*.swap' \) 2>/dev/null | sort
+}
+before=$(mktemp)
+trap 'rm -f "$before"' EXIT
+unitcgroups >"$before"
 rc=0
-unshare --pid --fork --kill-child --mount --uts --ipc --cgroup "${BASH_SOURCE[0]}" --inner "$root" || rc=$?
+# The limit applies to unshare itself: killed, its --kill-child takes PID
+# 1, and with it every process of the namespace (a limit on this script
+# would leave unshare and the booted system running; unshare ignores
+# SIGTERM while it waits).
+timeout --foreground --signal=KILL "$limit" unshare --pid --fork --kill-child --mount --uts --ipc --cgroup \
+	"${BASH_SOURCE[0]}" --inner "$root" || rc=$?
+# The container's systemd made its cgroups below this process's, in the
+# host's hierarchies; those it left (init.scope, a slice, a few mounts'),
+# empty once its processes are gone (a killed namespace takes a moment),
+# are removed, deepest first. One still in use after 10 s stays.
+for _ in $(seq 1 20); do
+	left=$(unitcgroups | comm -13 "$before" - | sort -r)
+	[ -n "$left" ] || break
+	while read -r d; do rmdir "$d" 2>/dev/null || true; done <<<"$left"
+	[ -z "$(unitcgroups | comm -13 "$before" -)" ] && break
+	sleep 0.5
+done
 # systemctl poweroff in a PID namespace ends its PID 1 with SIGINT
 # (reboot(2)): 128 + 2.
-if [ "$rc" = 130 ]; then
-	exit 0
-fi
-echo "boot-root.sh: systemd in $root ended with status $rc, not by powering off" >&2
+case $rc in
+130) exit 0 ;;
+124 | 137) echo "boot-root.sh: systemd in $root did not power off within $limit s: killed" >&2 ;;
+*) echo "boot-root.sh: systemd in $root ended with status $rc, not by powering off" >&2 ;;
+esac
 exit 1

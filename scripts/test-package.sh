@@ -343,7 +343,7 @@ printf '[Unit]\nDescription=check nomarr.service\n[Service]\nExecStart=/root/uni
 	>"$root/etc/systemd/system/unit-check.service"
 ln -s /etc/systemd/system/unit-check.service "$root/etc/systemd/system/multi-user.target.wants/unit-check.service"
 boot=$SECONDS
-timeout 300 scripts/boot-root.sh "$root" || {
+scripts/boot-root.sh "$root" 300 || {
 	cat "$root/root/unit-check.log" "$root/root/unit-check.out" >&2 2>/dev/null
 	inroot journalctl -b -u nomarr.service -u unit-check.service --no-pager >&2 || true
 	die "the root's systemd did not run the check and power off in 300 s"
