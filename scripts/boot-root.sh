@@ -87,12 +87,24 @@ before=$(mktemp)
 trap 'rm -f "$before"' EXIT
 unitcgroups >"$before"
 rc=0
-# The limit applies to unshare itself: killed, its --kill-child takes PID
-# 1, and with it every process of the namespace (a limit on this script
-# would leave unshare and the booted system running; unshare ignores
-# SIGTERM while it waits).
-timeout --foreground --signal=KILL "$limit" unshare --pid --fork --kill-child --mount --uts --ipc --cgroup \
-	"${BASH_SOURCE[0]}" --inner "$root" || rc=$?
+# unshare ignores SIGTERM and SIGINT while it waits; killed (SIGKILL),
+# its --kill-child takes PID 1 and with it every process of the
+# namespace. So the time limit, and a signal to this script, kill
+# unshare itself: a limit around this script would leave unshare and the
+# booted system running.
+unshare --pid --fork --kill-child --mount --uts --ipc --cgroup "${BASH_SOURCE[0]}" --inner "$root" &
+upid=$!
+sleep "$limit" &
+spid=$!
+trap 'kill -KILL "$upid" "$spid" 2>/dev/null' INT TERM HUP
+wait -n "$upid" "$spid" || true
+if kill -0 "$upid" 2>/dev/null; then
+	kill -KILL "$upid" 2>/dev/null || true
+fi
+kill "$spid" 2>/dev/null || true
+wait "$upid" || rc=$?
+wait "$spid" 2>/dev/null || true
+trap - INT TERM HUP
 # The container's systemd made its cgroups below this process's, in the
 # host's hierarchies; those it left (init.scope, a slice, a few mounts'),
 # empty once its processes are gone (a killed namespace takes a moment),
@@ -108,7 +120,7 @@ done
 # (reboot(2)): 128 + 2.
 case $rc in
 130) exit 0 ;;
-124 | 137) echo "boot-root.sh: systemd in $root did not power off within $limit s: killed" >&2 ;;
+137) echo "boot-root.sh: systemd in $root did not power off within $limit s (or this script was stopped): killed" >&2 ;;
 *) echo "boot-root.sh: systemd in $root ended with status $rc, not by powering off" >&2 ;;
 esac
 exit 1
