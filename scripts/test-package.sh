@@ -35,7 +35,8 @@
 #             and the store's files stay tagged
 #   remove    the binary goes; the store and the config stay
 #   purge     says it removes /var/lib/nomarr; nothing named nomarr is
-#             left on the root's file system but the library, and the
+#             left on the root's file system but the library, root's own
+#             store and the drop-ins (which it says it keeps), and the
 #             nomarr user is kept
 # Without DEB, scripts/build-deb.sh builds the package first. Prints each
 # phase's time.
