@@ -155,7 +155,8 @@ deb: deps
 
 # Builds the package and installs it with apt into a debootstrapped Debian
 # 12 root (cached under .cache/package-test), never into this machine:
-# tag, serve as the unit does, upgrade, remove, purge. Needs root.
+# tag, nomarr.service under the root's own systemd booted in namespaces
+# (scripts/boot-root.sh), upgrade, remove, purge. Needs root.
 test-package: deps
 	scripts/test-package.sh
 

@@ -326,15 +326,11 @@ func (s *Settings) noteFrom(src, key, value string) {
 // finish fills computed defaults and validates.
 func (s *Settings) finish() error {
 	if s.app["data_dir"] == "" {
-		base := os.Getenv("XDG_DATA_HOME")
-		if base == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				home = "."
-			}
-			base = filepath.Join(home, ".local", "share")
+		dir, err := defaultDataDir(os.Getenv, accountHome)
+		if err != nil {
+			return err
 		}
-		s.app["data_dir"] = filepath.Join(base, "nomarr")
+		s.app["data_dir"] = dir
 	}
 	if s.app["db"] == "" {
 		s.app["db"] = "sqlite:" + filepath.Join(s.app["data_dir"], "nomarr.db")

@@ -16,6 +16,9 @@ import (
 func ensureDataDir(s *Settings) error {
 	if strings.HasPrefix(s.Get("db"), "sqlite:") {
 		if err := os.MkdirAll(filepath.Dir(strings.TrimPrefix(s.Get("db"), "sqlite:")), 0o755); err != nil {
+			if !s.Explicit("data_dir") && !s.Explicit("db") {
+				return fmt.Errorf("data_dir (its default, %s): %w; set --data-dir (or NOMARR_DATA_DIR) to a folder this user may write", s.Get("data_dir"), err)
+			}
 			return fmt.Errorf("data_dir: %w", err)
 		}
 	}

@@ -25,8 +25,8 @@ type AppKey struct {
 var appKeys = []AppKey{
 	{Name: "db", Shown: "`sqlite:<data_dir>/nomarr.db`", Path: true,
 		Meaning: "The store: `sqlite:PATH`, or `arangodb://USER:PASS@HOST:8529/DB` for several hosts ([deployment.md](deployment.md))."},
-	{Name: "data_dir", Shown: "`$XDG_DATA_HOME/nomarr`, else `~/.local/share/nomarr`", Path: true,
-		Meaning: "Where the SQLite store lives by default, and where `models_dir` and `onnxruntime_lib` are looked for before the Debian package's places."},
+	{Name: "data_dir", Shown: "`$STATE_DIRECTORY`, else `$XDG_DATA_HOME/nomarr`, else `~/.local/share/nomarr`", Path: true,
+		Meaning: "Where the SQLite store lives by default, and where `models_dir` and `onnxruntime_lib` are looked for before the Debian package's places. `STATE_DIRECTORY` is the folder systemd makes for a unit's `StateDirectory=`; with no `HOME`, `~` is the user's home in the user database, and with no home there nomarr exits 2 asking for `data_dir` ([decisions/data-dir.md](decisions/data-dir.md))."},
 	{Name: "library_root", Shown: "none", Path: true,
 		Meaning: "The folder `serve` scans; without it `serve` scans nothing."},
 	{Name: "models_dir", Shown: "`../shared/models/musicnn`", Path: true,

@@ -8,6 +8,7 @@
 #                                            and LICENSE, from its README
 #   /etc/nomarr/config.yaml                  packaging/configyaml (a conffile)
 #   /lib/systemd/system/nomarr.service       packaging/nomarr.service
+#   /usr/share/man/man1/nomarr.1.gz          packaging/nomarr.1 (TestManPage makes it)
 #   /usr/share/doc/nomarr/                   README.Debian, copyright, changelog.gz
 #   /usr/share/lintian/overrides/nomarr      packaging/debian/lintian-overrides
 #   DEBIAN/                                  packaging/debian: control, maintainer scripts
@@ -73,6 +74,8 @@ sed -n '/^## License/,$p' "$MODELS_DIR"/../README.md >"$pkg"/usr/share/nomarr/mo
 [ -s "$pkg"/usr/share/nomarr/models/musicnn/LICENSE ] || die "no '## License' section in $MODELS_DIR/../README.md"
 $GO run ./packaging/configyaml >"$pkg"/etc/nomarr/config.yaml
 install -m 0644 packaging/nomarr.service "$pkg"/lib/systemd/system/nomarr.service
+install -d "$pkg"/usr/share/man/man1
+gzip -9n <packaging/nomarr.1 >"$pkg"/usr/share/man/man1/nomarr.1.gz
 install -m 0644 packaging/debian/README.Debian packaging/debian/copyright "$pkg"/usr/share/doc/nomarr/
 install -D -m 0644 packaging/debian/lintian-overrides "$pkg"/usr/share/lintian/overrides/nomarr
 {
@@ -83,7 +86,7 @@ install -D -m 0644 packaging/debian/lintian-overrides "$pkg"/usr/share/lintian/o
 	echo " -- $MAINTAINER  $(date -u -R -d "@$SOURCE_DATE_EPOCH")"
 } | gzip -9n >"$pkg"/usr/share/doc/nomarr/changelog.gz
 chmod 0644 "$pkg"/etc/nomarr/config.yaml "$pkg"/usr/share/nomarr/models/musicnn/LICENSE \
-	"$pkg"/usr/share/doc/nomarr/changelog.gz
+	"$pkg"/usr/share/doc/nomarr/changelog.gz "$pkg"/usr/share/man/man1/nomarr.1.gz
 
 # Depends: the shared libraries' packages, read off the ELF files (the
 # workers dlopen the runtime library, so it counts too), and ffmpeg.

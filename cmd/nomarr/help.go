@@ -154,7 +154,7 @@ func writeKey(w io.Writer, key, def string) {
 // alone would not say enough: a computed one, or the other choices.
 var appDefaults = map[string]string{
 	"db":              "sqlite:<data_dir>/nomarr.db (or arangodb://USER:PASS@HOST:8529/DB)",
-	"data_dir":        "$XDG_DATA_HOME/nomarr, else ~/.local/share/nomarr",
+	"data_dir":        "$STATE_DIRECTORY (systemd), else $XDG_DATA_HOME/nomarr, else ~/.local/share/nomarr",
 	"models_dir":      "../shared/models/musicnn from the working directory, else from the checkout holding this binary, else <data_dir>/models/musicnn",
 	"onnxruntime_lib": ".cache/onnxruntime/libonnxruntime.so.1 (make deps) from the working directory, else from the checkout holding this binary, else under <data_dir>/onnxruntime",
 	"node":            "the host name",

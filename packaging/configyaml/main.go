@@ -23,8 +23,8 @@ const header = `# /etc/nomarr/config.yaml: the configuration of nomarr.service, 
 # with its default: uncomment a line and change its value to set the key.
 # A NOMARR_<KEY> variable or a --flag overrides this file.
 #
-# Under nomarr.service data_dir is /var/lib/nomarr (the unit sets
-# XDG_DATA_HOME=/var/lib), so the store is /var/lib/nomarr/nomarr.db; the
+# Under nomarr.service data_dir is /var/lib/nomarr (the unit's
+# StateDirectory), so the store is /var/lib/nomarr/nomarr.db; the
 # models and the ONNX Runtime library are found where the package installs
 # them (/usr/share/nomarr/models/musicnn, /usr/lib/nomarr).
 #
