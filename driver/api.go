@@ -24,11 +24,19 @@ type API struct {
 	Node string
 	// Similarity answers the similarity routes; nil: they answer 503.
 	Similarity httpapi.Similarity
+	// Saver saves the Playlists page's rules; nil: POST
+	// /api/v1/playlists answers 503.
+	Saver httpapi.PlaylistSaver
+	// CalibrationState says which calibration is in force, for
+	// Insights; nil: Insights says nothing of it.
+	CalibrationState func(ctx context.Context) (httpapi.CalibrationState, error)
 }
 
 var (
-	_ httpapi.Backend    = (*API)(nil)
-	_ httpapi.Similarity = (*API)(nil)
+	_ httpapi.Backend            = (*API)(nil)
+	_ httpapi.Similarity         = (*API)(nil)
+	_ httpapi.PlaylistSaver      = (*API)(nil)
+	_ httpapi.CalibrationBackend = (*API)(nil)
 )
 
 // Info implements httpapi.Backend. The workers come from the loop's last
@@ -227,3 +235,19 @@ func (a *API) Playlists(ctx context.Context) ([]httpapi.PlaylistPreview, error) 
 
 // Library implements httpapi.LibraryBackend: the store's read side.
 func (a *API) Library() httpapi.LibraryStore { return a.Main.Store }
+
+// SavePlaylist implements httpapi.PlaylistSaver.
+func (a *API) SavePlaylist(ctx context.Context, r httpapi.SaveRule) (httpapi.SavedPlaylist, error) {
+	if a.Saver == nil {
+		return httpapi.SavedPlaylist{}, fmt.Errorf("%w: this server cannot save playlists", httpapi.ErrUnavailable)
+	}
+	return a.Saver.SavePlaylist(ctx, r)
+}
+
+// Calibration implements httpapi.CalibrationBackend.
+func (a *API) Calibration(ctx context.Context) (httpapi.CalibrationState, error) {
+	if a.CalibrationState == nil {
+		return httpapi.CalibrationState{}, fmt.Errorf("%w: no calibration reader", httpapi.ErrUnavailable)
+	}
+	return a.CalibrationState(ctx)
+}

@@ -282,6 +282,8 @@ type insightsJSON struct {
 	Moods      map[string]map[string]int `json:"moods"`
 	Genres     map[string]int            `json:"genres"`
 	TopTags    map[string]int            `json:"top_tags"`
+	// Calibration: null when the server cannot say.
+	Calibration *calibrationJSON `json:"calibration"`
 }
 
 func (s *Server) handleInsights(w http.ResponseWriter, r *http.Request) {
@@ -295,7 +297,7 @@ func (s *Server) handleInsights(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := insightsJSON{Files: st.Files, Bins: store.HistogramBins, Histograms: st.Histograms, Moods: st.Moods,
-		Genres: map[string]int{}, TopTags: st.TopTags}
+		Genres: map[string]int{}, TopTags: st.TopTags, Calibration: s.calibration(r.Context())}
 	for label, n := range st.TopTags {
 		for l, g := range tags.Genres {
 			if strings.EqualFold(l, label) {
