@@ -11,10 +11,11 @@ import (
 )
 
 // SchemaVersion is the layout this package creates and understands; it is
-// kept in meta under MetaSchemaVersion. Version 2 added track_vectors; a
-// version 1 database gets it at its next open (the bootstrap's steps are
-// idempotent), and a program of version 1 then refuses it.
-const SchemaVersion = 2
+// kept in meta under MetaSchemaVersion. Version 2 added track_vectors,
+// version 3 file_info; an older database gets them at its next open (the
+// bootstrap's steps are idempotent), and an older program then refuses
+// it.
+const SchemaVersion = 3
 
 // MetaSchemaVersion is the meta key holding the schema version.
 const MetaSchemaVersion = "schema_version"
@@ -28,12 +29,13 @@ const (
 	colMeta    = "meta"
 	colTags    = "file_tags"
 	colVectors = "track_vectors"
+	colInfo    = "file_info"
 )
 
 // collections in creation order; meta last: its schema_version document
 // marks a complete bootstrap. library_files comes first: it is the sharding
 // prototype of the others (see createCollection).
-var collections = []string{colFiles, colClaims, colRestart, colHistory, colTags, colVectors, colMeta}
+var collections = []string{colFiles, colClaims, colRestart, colHistory, colTags, colVectors, colInfo, colMeta}
 
 // index is one persistent index of the bootstrap: not unique, not sparse.
 type index struct {

@@ -49,6 +49,7 @@ type Store struct {
 	// tagVersions holds the model-set version of each file's stored tags.
 	tagVersions map[string]string
 	vectors     map[string]store.TrackVector
+	infos       map[string]store.FileInfo
 	restart     map[string]restart.State
 	meta        map[string]string
 	history     []store.HistoryRow
@@ -74,6 +75,7 @@ func New(seed uint64) *Store {
 		tags:        map[string]map[string]string{},
 		tagVersions: map[string]string{},
 		vectors:     map[string]store.TrackVector{},
+		infos:       map[string]store.FileInfo{},
 		restart:     map[string]restart.State{},
 		meta:        map[string]string{},
 		historyIDs:  map[store.HistoryIdentity]struct{}{},
@@ -526,6 +528,7 @@ func (s *Store) ForgetMissing(_ context.Context, keys []string) (int, error) {
 		delete(s.tags, k)
 		delete(s.tagVersions, k)
 		delete(s.vectors, k)
+		delete(s.infos, k)
 	}
 	s.pending = s.pending[:0]
 	for i, f := range s.files {

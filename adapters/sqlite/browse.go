@@ -51,6 +51,13 @@ var browseDDL = []string{
 		PRIMARY KEY (file_key, label)
 	) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS browse_labels_label ON browse_labels (label, status)`,
+	`CREATE TABLE IF NOT EXISTS file_info (
+		file_key    TEXT    NOT NULL PRIMARY KEY,
+		artist      TEXT    NOT NULL,
+		title       TEXT    NOT NULL,
+		album       TEXT    NOT NULL,
+		duration_ms INTEGER NOT NULL
+	) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS library_files_path ON library_files (path)`,
 	`CREATE INDEX IF NOT EXISTS library_files_tagged_at ON library_files (last_tagged_at)`,
 	`DROP TRIGGER IF EXISTS browse_tags_insert`,
@@ -79,6 +86,7 @@ var browseDDL = []string{
 	END`,
 	`CREATE TRIGGER browse_labels_file_delete AFTER DELETE ON library_files BEGIN
 		DELETE FROM browse_labels WHERE file_key = OLD.key;
+		DELETE FROM file_info WHERE file_key = OLD.key;
 	END`,
 	`CREATE TRIGGER browse_labels_status AFTER UPDATE OF is_valid, tagged, failed, needs_tagging ON library_files
 		WHEN ` + statusOf("OLD") + ` IS NOT ` + statusOf("NEW") + ` BEGIN
@@ -113,16 +121,13 @@ func storedTag(r, k string) string {
 	return `coalesce(json_extract(` + r + `.tags, '$."` + k + `"'), '')`
 }
 
-// browseTagsCols are browse_tags' columns computed from row r of file_tags.
+// browseTagsCols are browse_tags' columns computed from row r of file_tags
+// (text, no longer searched, is left empty).
 func browseTagsCols(r string) string {
 	list := func(k string) string {
 		return `';' || lower(replace(` + storedTag(r, k) + `, '` + store.ListSep + `', ';')) || ';'`
 	}
-	var text []string
-	for _, k := range store.TextTags {
-		text = append(text, storedTag(r, k))
-	}
-	return r + `.file_key, lower(` + strings.Join(text, ` || char(10) || `) + `), ` +
+	return r + `.file_key, '', ` +
 		list(store.MoodKey(store.TierStrict)) + `, ` + list(store.MoodKey(store.TierRegular)) + `, ` +
 		list(store.MoodKey(store.TierLoose)) + `, ` + list("top_tags")
 }
@@ -229,7 +234,8 @@ func matchSQL(q store.BrowseQuery, a *sqlArgs, drive int, withFile bool, index s
 	case driveText:
 		t := a.add(likePattern(q.Text))
 		from = ` FROM (SELECT key FROM library_files INDEXED BY library_files_path WHERE path LIKE ` + t + ` ESCAPE '\'
-			UNION SELECT file_key FROM browse_tags WHERE text LIKE ` + t + ` ESCAPE '\') AS d
+			UNION SELECT file_key FROM file_info WHERE artist LIKE ` + t + ` ESCAPE '\' OR title LIKE ` + t + ` ESCAPE '\'
+				OR album LIKE ` + t + ` ESCAPE '\') AS d
 			CROSS JOIN library_files f ON f.key = d.key`
 		keyCol = "f.key"
 	case driveLabel:
@@ -503,8 +509,10 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 		return page, nil
 	}
 	keyDoc, _ := json.Marshal(keys)
-	rows, err := tx.QueryContext(ctx, `SELECT `+prefixed("f", fileCols)+`, coalesce(t.tags, '{}')
-		FROM json_each(?1) AS p CROSS JOIN library_files f ON f.key = p.value LEFT JOIN file_tags t ON t.file_key = f.key`, string(keyDoc))
+	rows, err := tx.QueryContext(ctx, `SELECT `+prefixed("f", fileCols)+`, coalesce(t.tags, '{}'),
+		coalesce(i.artist, ''), coalesce(i.title, ''), coalesce(i.album, ''), coalesce(i.duration_ms, 0)
+		FROM json_each(?1) AS p CROSS JOIN library_files f ON f.key = p.value LEFT JOIN file_tags t ON t.file_key = f.key
+		LEFT JOIN file_info i ON i.file_key = f.key`, string(keyDoc))
 	if err != nil {
 		return page, s.fail("browse", "", err)
 	}
@@ -513,7 +521,7 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 		var doc string
 		var r store.BrowseRow
 		var err error
-		if r.File, err = scanFile(multi{rows, []any{&doc}}); err != nil {
+		if r.File, err = scanFile(multi{rows, []any{&doc, &r.Info.Artist, &r.Info.Title, &r.Info.Album, &r.Info.DurationMs}}); err != nil {
 			return page, s.fail("browse", "", err)
 		}
 		if r.Tags, err = decodeTags(doc); err != nil {

@@ -48,8 +48,8 @@ func TestBrowsePlans(t *testing.T) {
 				n := q.Normalized()
 				var want []store.BrowseRow
 				for _, f := range files {
-					if store.BrowseMatch(n, f, tags[f.Key]) {
-						want = append(want, store.BrowseRow{File: f, Tags: tags[f.Key]})
+					if r := (store.BrowseRow{File: f, Tags: tags[f.Key]}); store.BrowseMatch(n, r) {
+						want = append(want, r)
 					}
 				}
 				slices.SortFunc(want, func(a, b store.BrowseRow) int {

@@ -473,6 +473,7 @@ type Store interface {
 	HistoryRetention
 	Vectors
 	Browser
+	FileInfos
 }
 
 // Meta keys.

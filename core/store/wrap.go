@@ -15,7 +15,7 @@ type Op struct {
 	Name string
 	// Writes: the call may change the store (every method but the reads
 	// Discover, File, Counts, ListFiles, GetMeta, LoadRestart,
-	// TrackVectors, ListTags and the Browser's).
+	// TrackVectors, ListTags, FileInfo and the Browser's).
 	Writes bool
 	// Refs, when not nil, lists the claims the call names (its Ref or
 	// Claim) or answers (the claims ReleaseWorker released and
@@ -289,5 +289,17 @@ func (w wrapped) FileTags(ctx context.Context, key string) (map[string]string, e
 func (w wrapped) TagStats(ctx context.Context) (TagStats, error) {
 	return answer(w, ctx, Op{Name: "tag_stats"}, func(ctx context.Context, st Store) (TagStats, error) {
 		return st.TagStats(ctx)
+	})
+}
+
+func (w wrapped) PutFileInfo(ctx context.Context, fileKey string, info FileInfo) error {
+	return w.around(ctx, Op{Name: "put_file_info", Writes: true}, func(ctx context.Context, st Store) error {
+		return st.PutFileInfo(ctx, fileKey, info)
+	})
+}
+
+func (w wrapped) FileInfo(ctx context.Context, fileKey string) (FileInfo, error) {
+	return answer(w, ctx, Op{Name: "file_info"}, func(ctx context.Context, st Store) (FileInfo, error) {
+		return st.FileInfo(ctx, fileKey)
 	})
 }

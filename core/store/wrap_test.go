@@ -24,6 +24,7 @@ var writes = map[string]bool{
 	"AppendHistory": true, "PruneHistory": true,
 	"PutTrackVector": true, "TrackVectors": false, "ListTags": false,
 	"Browse": false, "FileTags": false, "TagStats": false,
+	"PutFileInfo": true, "FileInfo": false,
 }
 
 // snake is a method's name in snake case: UpsertFiles → upsert_files.
