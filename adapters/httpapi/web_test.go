@@ -217,3 +217,27 @@ func mustNew(t *testing.T, b Backend) *Server {
 	}
 	return s
 }
+
+// TestLibrarySearchByArtist: the search looks in the file's artist, title
+// and album (store.FileInfo), and the file's answers carry them.
+func TestLibrarySearchByArtist(t *testing.T) {
+	_, _, get := newLibTest(t, Options{})
+	for _, q := range []string{"KEATING", "lost", "into%20the"} {
+		m := jsonOf(t, get("GET", "/api/v1/library?q="+q), http.StatusOK)
+		files := m["files"].([]any)
+		if m["total"].(float64) != 1 || len(files) != 1 {
+			t.Fatalf("q=%s: %v", q, m)
+		}
+		f := files[0].(map[string]any)
+		if f["key"] != "0003" || f["artist"] != "Zoë Keating" || f["title"] != "Lost" || f["album"] != "Into the Trees" {
+			t.Fatalf("q=%s: file %v", q, f)
+		}
+	}
+	f := jsonOf(t, get("GET", "/api/v1/files/0003"), http.StatusOK)["file"].(map[string]any)
+	if f["artist"] != "Zoë Keating" || f["duration_ms"].(float64) != 201_500 {
+		t.Fatalf("file 0003: %v", f)
+	}
+	if f := jsonOf(t, get("GET", "/api/v1/files/0004"), http.StatusOK)["file"].(map[string]any); f["artist"] != nil || f["duration_ms"] != nil {
+		t.Fatalf("a file without info: %v", f)
+	}
+}
