@@ -13,9 +13,9 @@ function headers(extra) {
   return h;
 }
 
-async function call(method, path, body) {
-  const init = {method, headers: headers(body === undefined ? {} : {"Content-Type": "application/json"}), credentials: "same-origin"};
-  if (body !== undefined) init.body = JSON.stringify(body);
+async function call(method, path, data) {
+  const init = {method, headers: headers(data === undefined ? {} : {"Content-Type": "application/json"}), credentials: "same-origin"};
+  if (data !== undefined) init.body = JSON.stringify(data);
   const r = await fetch(path, init);
   let body = null;
   try { body = await r.json(); } catch (_) { /* not JSON */ }

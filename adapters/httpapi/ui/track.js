@@ -27,7 +27,7 @@ export async function render(root, params) {
       f.next_retry_at ? [el("dt", {}, "Retry at"), el("dd", {}, when(f.next_retry_at))] : null,
       el("dt", {}, "Moods"), el("dd", {}, f.moods.length ? f.moods.map(m => el("span", {class: "chip"}, m)) : "—"),
       el("dt", {}, "Genres"), el("dd", {}, f.genres.length ? f.genres.map(m => el("span", {class: "chip"}, m)) : "—"))),
-    f.artist || f.album ? el("p", {id: "credits", class: "muted"}, [f.artist, f.album].filter(Boolean).join(" — ")) : null);
+  );
   const audio = el("audio", {controls: true, preload: "none", id: "preview"});
   root.append(audio);
   // An <audio> element sends no API token: it plays a signed URL the
