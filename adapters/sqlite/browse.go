@@ -13,8 +13,9 @@ import (
 )
 
 // The Browser's side tables (store.Browser). browse_tags holds, per file
-// with stored tags, the text tags lower-cased (what a text search looks
-// in besides the path); browse_scores holds the score tags
+// with stored tags, the mood and top-tag lists (what TagStats counts; its
+// text column, once searched, is left empty: a search looks in file_info);
+// browse_scores holds the score tags
 // (store.ScoreKey) as numbers, indexed by (key, value) for ranges and
 // sorting; browse_labels holds one row per label of the mood lists
 // ("strict:happy", "regular:…", "loose:…") and of the top tags
