@@ -489,6 +489,21 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 		if err != nil {
 			return page, s.fail("browse", "", err)
 		}
+	} else if setPlan(q) {
+		set, err := matchSet(ctx, tx, q)
+		if err != nil {
+			return page, s.fail("browse", "", err)
+		}
+		if page.Total = len(set); q.Offset >= page.Total {
+			return page, nil
+		}
+		files, err := browseCount(ctx, tx, store.BrowseQuery{})
+		if err != nil {
+			return page, s.fail("browse", "", err)
+		}
+		if keys, err = setKeys(ctx, tx, q, set, files); err != nil {
+			return page, s.fail("browse", "", err)
+		}
 	} else {
 		if page.Total, err = browseCount(ctx, tx, q); err != nil {
 			return page, s.fail("browse", "", err)

@@ -9,7 +9,8 @@ import (
 )
 
 // TestBrowsePlans: on a library large enough that Browse reads some pages
-// in an index's order and others from the filter's driver (browseKeys),
+// in an index's order and others from the filter's driver (browseKeys)
+// or from key sets (setKeys),
 // every page of a set of queries is the rule's (store.BrowseMatch,
 // store.BrowseLess), before and after files change status (the
 // browse_labels status trigger).
@@ -40,6 +41,10 @@ func TestBrowsePlans(t *testing.T) {
 			{Status: store.StatusPending, Sort: "party_musicnn_mood_party"},
 			{Text: "artist 001", Sort: "happy_musicnn_mood_happy", Desc: true}, {Text: "album 03", Mood: "happy"},
 			{Text: "100%_x"}, {Sort: store.SortStatus, Desc: true}, {Genre: "nosuch"},
+			{Mood: "happy", Scores: []store.ScoreRange{{Key: "happy_musicnn_mood_happy", Min: 0, Max: 1}}, Sort: "party_musicnn_mood_party"},
+			{Mood: "happy", Scores: []store.ScoreRange{{Key: "happy_musicnn_mood_happy", Min: 0, Max: 1}}, Sort: "x_musicnn_y", Desc: true},
+			{Mood: "happy", Genre: "rock", Status: store.StatusTagged, Sort: store.SortTaggedAt},
+			{Mood: "sad", Genre: "pop", Status: store.StatusMissing, Sort: store.SortStatus},
 		}
 		for _, q := range queries {
 			for _, p := range [][2]int{{0, 7}, {0, 500}, {40, 25}, {1790, 50}, {1995, 10}, {3000, 5}} {
