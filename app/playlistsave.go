@@ -33,6 +33,9 @@ func SavedPlaylistRules(ctx context.Context, st store.Meta) ([]PlaylistRule, err
 	return rules, nil
 }
 
+// MaxSavedPlaylists bounds the rules saved from the Playlists page.
+const MaxSavedPlaylists = 200
+
 // PlaylistSaver saves the Playlists page's rules (httpapi.PlaylistSaver):
 // each save stores the rule with the saved ones (one of the same name is
 // replaced) and writes, into Dir only, what `nomarr playlists --out Dir`
@@ -81,6 +84,10 @@ func (p *PlaylistSaver) SavePlaylist(ctx context.Context, r httpapi.SaveRule) (h
 		}
 	}
 	if !replaced {
+		if len(rules) >= MaxSavedPlaylists {
+			return out, fmt.Errorf("%w: %d playlists are saved already, the most kept: save one under an existing name to replace it",
+				httpapi.ErrInvalid, MaxSavedPlaylists)
+		}
 		rules = append(rules, rule)
 	}
 	doc, err := yaml.Marshal(rules)

@@ -2,11 +2,14 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/nomarr/nomarr/adapters/httpapi"
 )
@@ -67,6 +70,20 @@ func TestPlaylistSaverWritesIntoItsFolder(t *testing.T) {
 		if _, err := p.SavePlaylist(ctx, r); !errors.Is(err, httpapi.ErrInvalid) {
 			t.Errorf("%+v: %v, want ErrInvalid", r, err)
 		}
+	}
+	many := make([]PlaylistRule, MaxSavedPlaylists)
+	for i := range many {
+		many[i] = PlaylistRule{Name: fmt.Sprintf("R%d", i), Mood: "happy", Tier: "loose"}
+	}
+	doc, _ := yaml.Marshal(many)
+	if err := st.SetMeta(ctx, MetaPlaylistRules, string(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.SavePlaylist(ctx, httpapi.SaveRule{Name: "One more", Mood: "happy"}); !errors.Is(err, httpapi.ErrInvalid) {
+		t.Errorf("past %d rules: %v, want ErrInvalid", MaxSavedPlaylists, err)
+	}
+	if _, err := p.SavePlaylist(ctx, httpapi.SaveRule{Name: "R7", Mood: "sad"}); err != nil {
+		t.Errorf("replacing a rule at the bound: %v", err)
 	}
 	none := &PlaylistSaver{Store: st, ModelSet: func() string { return "m1" }}
 	if _, err := none.SavePlaylist(ctx, httpapi.SaveRule{Name: "X", Mood: "happy"}); !errors.Is(err, httpapi.ErrUnavailable) {
