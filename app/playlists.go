@@ -241,6 +241,10 @@ func playlistFile(name string) string {
 	return strings.TrimLeft(n, ".")
 }
 
+// errForeignPlaylist: a file WritePlaylists would write is not one it
+// wrote before.
+var errForeignPlaylist = errors.New("not written by nomarr playlists")
+
 // WritePlaylists writes, in dir, NAME.m3u8 and NAME.nsp for each
 // playlist, deletes the files of an earlier run that this one no longer
 // writes, and records what it wrote in the manifest. A file there that
@@ -283,8 +287,8 @@ func WritePlaylists(dir string, lists []Playlist) (written []string, err error) 
 	}
 	for _, o := range outs {
 		if _, err := os.Lstat(filepath.Join(dir, o.name)); err == nil && !ours[o.name] {
-			return nil, fmt.Errorf("%s: not written by nomarr playlists (not in %s): left alone; move it or choose another --out",
-				filepath.Join(dir, o.name), PlaylistManifest)
+			return nil, fmt.Errorf("%s: %w (not in %s): left alone; move it or choose another --out",
+				filepath.Join(dir, o.name), errForeignPlaylist, PlaylistManifest)
 		}
 	}
 	now := map[string]bool{}

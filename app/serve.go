@@ -40,8 +40,9 @@ func Serve(s *Settings, log *slog.Logger, version string) error {
 		return &ConfigError{err}
 	}
 	sims := NewSimilarAPI(s, st, log) // the similarity routes' index, kept current by its service
+	saver := &PlaylistSaver{Store: st, Dir: s.Get("playlists_dir"), ModelSet: func() string { return ModelSetVersion(s) }, Saved: sims.ForgetPlaylists}
 	api, err := httpapi.New(&driver.API{Main: m, StoreID: Redact(s.Get("db")), Version: version, Node: s.Get("node"), Similarity: sims,
-		ModelSet: func() string { return VectorModelSet(s) }},
+		Saver: saver, CalibrationState: calibrationState(s, st), ModelSet: func() string { return VectorModelSet(s) }},
 		httpapi.Options{Addr: s.Get("http_addr"), Token: s.Get("api_token"), Logger: log, Version: version})
 	if err != nil {
 		return &ConfigError{err}

@@ -59,7 +59,7 @@ func TestEmptyPathKeyIsAnError(t *testing.T) {
 			paths = append(paths, k.Name)
 		}
 	}
-	if want := []string{"db", "data_dir", "library_root", "models_dir", "onnxruntime_lib"}; !slices.Equal(paths, want) {
+	if want := []string{"db", "data_dir", "library_root", "playlists_dir", "models_dir", "onnxruntime_lib"}; !slices.Equal(paths, want) {
 		t.Fatalf("path keys %v, want %v", paths, want)
 	}
 	refused := func(what string, err error, name string) {

@@ -199,8 +199,17 @@ func (a *SimilarAPI) Path(ctx context.Context, from, to string, n int) (httpapi.
 	return httpapi.TrackList{ModelSet: s.ModelSet, Generation: gen, Tracks: tracksOf(files)}, nil
 }
 
-// Playlists implements httpapi.Similarity: the mood playlists `nomarr
-// playlists` writes (serve has no rules file), by the host's model set.
+// ForgetPlaylists drops the cached Playlists answer: the next is
+// computed again (a rule was saved).
+func (a *SimilarAPI) ForgetPlaylists() {
+	a.mu.Lock()
+	a.lists = nil
+	a.mu.Unlock()
+}
+
+// Playlists implements httpapi.Similarity: the playlists `nomarr
+// playlists` writes, with the rules saved from the Playlists page
+// (SavedPlaylistRules), by the host's model set.
 // The answer is kept while the model set and the library counts stay
 // as they were, for at most the index's Resync.
 func (a *SimilarAPI) Playlists(ctx context.Context) ([]httpapi.PlaylistPreview, error) {
@@ -219,7 +228,11 @@ func (a *SimilarAPI) Playlists(ctx context.Context) ([]httpapi.PlaylistPreview, 
 	if l := a.lists; l != nil && l.marker == m && time.Since(l.at) < resync {
 		return l.lists, nil
 	}
-	lists, err := Playlists(ctx, a.Store, m.modelSet, nil)
+	rules, err := SavedPlaylistRules(ctx, a.Store)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", httpapi.ErrUnavailable, err)
+	}
+	lists, err := Playlists(ctx, a.Store, m.modelSet, rules)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", httpapi.ErrUnavailable, err)
 	}

@@ -29,6 +29,8 @@ var appKeys = []AppKey{
 		Meaning: "Where the SQLite store lives by default, and where `models_dir` and `onnxruntime_lib` are looked for before the Debian package's places. `STATE_DIRECTORY` is the folder systemd makes for a unit's `StateDirectory=`; with no `HOME`, `~` is the user's home in the user database, and with no home there nomarr exits 2 asking for `data_dir` ([decisions/data-dir.md](decisions/data-dir.md))."},
 	{Name: "library_root", Shown: "none", Path: true,
 		Meaning: "The folder `serve` scans; without it `serve` scans nothing."},
+	{Name: "playlists_dir", Shown: "none", Path: true,
+		Meaning: "The folder the Playlists page saves into (M3U8 and Navidrome NSP, as `nomarr playlists --out` writes them); without it the page cannot save."},
 	{Name: "models_dir", Shown: "`../shared/models/musicnn`", Path: true,
 		Meaning: "The ten ONNX model files. Looked for from the working directory, then from the checkout holding the binary, then as `<data_dir>/models/musicnn`, then as `/usr/share/nomarr/models/musicnn` (the Debian package's)."},
 	{Name: "onnxruntime_lib", Shown: "`.cache/onnxruntime/libonnxruntime.so.1`", Path: true,

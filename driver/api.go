@@ -32,6 +32,12 @@ type API struct {
 	jobsMu sync.Mutex
 	jobsAt time.Time
 	jobs   *httpapi.JobsInfo
+	// Saver saves the Playlists page's rules; nil: POST
+	// /api/v1/playlists answers 503.
+	Saver httpapi.PlaylistSaver
+	// CalibrationState says which calibration is in force, for
+	// Insights; nil: Insights says nothing of it.
+	CalibrationState func(ctx context.Context) (httpapi.CalibrationState, error)
 }
 
 // JobsEvery is how often /api/v1/info counts the work other than
@@ -41,8 +47,10 @@ type API struct {
 const JobsEvery = 2 * time.Minute
 
 var (
-	_ httpapi.Backend    = (*API)(nil)
-	_ httpapi.Similarity = (*API)(nil)
+	_ httpapi.Backend            = (*API)(nil)
+	_ httpapi.Similarity         = (*API)(nil)
+	_ httpapi.PlaylistSaver      = (*API)(nil)
+	_ httpapi.CalibrationBackend = (*API)(nil)
 )
 
 // Info implements httpapi.Backend. The workers come from the loop's last
@@ -267,3 +275,19 @@ func (a *API) Playlists(ctx context.Context) ([]httpapi.PlaylistPreview, error) 
 
 // Library implements httpapi.LibraryBackend: the store's read side.
 func (a *API) Library() httpapi.LibraryStore { return a.Main.Store }
+
+// SavePlaylist implements httpapi.PlaylistSaver.
+func (a *API) SavePlaylist(ctx context.Context, r httpapi.SaveRule) (httpapi.SavedPlaylist, error) {
+	if a.Saver == nil {
+		return httpapi.SavedPlaylist{}, fmt.Errorf("%w: this server cannot save playlists", httpapi.ErrUnavailable)
+	}
+	return a.Saver.SavePlaylist(ctx, r)
+}
+
+// Calibration implements httpapi.CalibrationBackend.
+func (a *API) Calibration(ctx context.Context) (httpapi.CalibrationState, error) {
+	if a.CalibrationState == nil {
+		return httpapi.CalibrationState{}, fmt.Errorf("%w: no calibration reader", httpapi.ErrUnavailable)
+	}
+	return a.CalibrationState(ctx)
+}

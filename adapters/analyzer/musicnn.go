@@ -98,6 +98,9 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 	// stamp is the content the tags are derived from; they are written
 	// into that content only (tagwrite.WriteIfSame).
 	var stamp tagwrite.Stamp
+	// durationMs is the decoded audio's length (0: not decoded, or cut
+	// at the decoder's limit).
+	var durationMs int64
 	if job.Checkpoint != "" {
 		// Tags derived by another model set (the models were replaced
 		// since) are not this job's: their nom_version would not be the
@@ -169,6 +172,9 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 			return writeError(stampErr)
 		}
 		stamp = st
+		if limit := m.Audio.MaxSeconds * audio.SampleRate; limit <= 0 || float64(res.samples) < limit {
+			durationMs = int64(res.samples) * 1000 / audio.SampleRate
+		}
 		step++
 		progress(step)
 		if res.patches == 0 {
@@ -215,7 +221,20 @@ func (m *MusiCNN) analyze(ctx context.Context, job worker.Job, progress func(int
 		rewritten = statAsScanned(job.Path)
 	}
 	progress(4)
-	return worker.Result{Tags: all, Version: m.Models.Version(), Rewritten: rewritten, Vector: vec}
+	return worker.Result{Tags: all, Version: m.Models.Version(), Rewritten: rewritten, Vector: vec, Info: fileInfo(job.Path, durationMs)}
+}
+
+// fileInfo is what the file's own tags say of it (tagwrite.ReadInfo: one
+// TagLib read of the fields, small beside the decode and the models) and
+// its duration; nil when TagLib cannot read them and the duration is
+// unknown. It is read after the write, from the file as the store will
+// know it.
+func fileInfo(path string, durationMs int64) *store.FileInfo {
+	i, err := tagwrite.ReadInfo(path)
+	if err != nil && durationMs == 0 {
+		return nil
+	}
+	return &store.FileInfo{Artist: i.Artist, Title: i.Title, Album: i.Album, DurationMs: durationMs}
 }
 
 // reuse returns held, the tags of ours the file holds, when tags.Reuse

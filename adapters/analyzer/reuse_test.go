@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nomarr/nomarr/adapters/tagwrite"
+	"github.com/nomarr/nomarr/core/store"
 	"github.com/nomarr/nomarr/core/tags"
 	"github.com/nomarr/nomarr/core/worker"
 )
@@ -29,7 +30,8 @@ func TestFileTagsOfThisModelSetReused(t *testing.T) {
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.flac")
-	if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=20", src).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=20",
+		"-metadata", "artist=Ann", "-metadata", "title=Tone", src).CombinedOutput(); err != nil {
 		t.Fatalf("make src.flac: %v %s", err, out)
 	}
 	models := stubModels(t, "")
@@ -91,6 +93,9 @@ func TestFileTagsOfThisModelSetReused(t *testing.T) {
 	}
 	if r.Vector != nil {
 		t.Errorf("reuse gave a track vector %v: no inference ran", r.Vector)
+	}
+	if want := (store.FileInfo{Artist: "Ann", Title: "Tone", DurationMs: 20_000}); r.Info == nil || *r.Info != want {
+		t.Errorf("file info %+v, want %+v", r.Info, want)
 	}
 	if len(steps) < 2 || !rising(steps) {
 		t.Errorf("progress %v, want a rising count (decoded, done)", steps)

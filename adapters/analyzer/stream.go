@@ -26,6 +26,7 @@ func (s *stopped) Error() string { return s.r.Reason }
 type streamed struct {
 	pred    tags.Predictions // every patch's scores; empty when gated
 	patches int              // patches of the whole decoded audio
+	samples int              // samples decoded (audio.SampleRate a second)
 	gated   map[string]string
 }
 
@@ -80,7 +81,8 @@ func (m *MusiCNN) analyzeStream(ctx context.Context, path string, progress func(
 		return nil
 	}
 	next := progressSamples
-	_, err := audio.Stream(ctx, path, m.Audio, func(block []float32) error {
+	var err error
+	out.samples, err = audio.Stream(ctx, path, m.Audio, func(block []float32) error {
 		p.Feed(block)
 		if p.Samples() >= next {
 			next += progressSamples

@@ -18,22 +18,23 @@ import (
 const qBrowse = `LET hits = (
   FOR f IN library_files
     LET t = DOCUMENT("file_tags", f._key).tags || {}
+    LET i = DOCUMENT("file_info", f._key) || {}
     LET status = !f.is_valid ? "missing" : f.tagged ? "tagged" : f.failed ? "failed" : f.needs_tagging ? "pending" : "missing"
     FILTER @status == "" OR status == @status
-    FILTER @text == "" OR CONTAINS(LOWER(f.path), @text) OR CONTAINS(LOWER(t.artist || ""), @text)
-      OR CONTAINS(LOWER(t.title || ""), @text) OR CONTAINS(LOWER(t.album || ""), @text)
+    FILTER @text == "" OR CONTAINS(LOWER(f.path), @text) OR CONTAINS(LOWER(i.artist || ""), @text)
+      OR CONTAINS(LOWER(i.title || ""), @text) OR CONTAINS(LOWER(i.album || ""), @text)
     FILTER @mood == "" OR @mood IN SPLIT(LOWER(t[@moodKey] || ""), "; ")
     FILTER @genre == "" OR @genre IN SPLIT(LOWER(t.top_tags || ""), "; ")
     FILTER LENGTH(FOR r IN @scores FILTER t[r.key] == null OR TO_NUMBER(t[r.key]) < r.min OR TO_NUMBER(t[r.key]) > r.max RETURN 1) == 0
     LET v = @sort == "path" ? f.path : @sort == "tagged_at" ? (f.last_tagged_at || 0) : @sort == "status" ? status :
       (t[@sort] == null ? null : TO_NUMBER(t[@sort]))
-    RETURN {f, t, v}
+    RETURN {f, t, i, v}
 )
 RETURN {total: LENGTH(hits), rows: (
   FOR h IN hits
     SORT h.v == null, h.v ASC, h.f._key ASC
     LIMIT @offset, @limit
-    RETURN {file: h.f, tags: h.t})}`
+    RETURN {file: h.f, tags: h.t, info: h.i})}`
 
 // qBrowseDesc is qBrowse in descending order (files without the score
 // still last).
@@ -48,6 +49,7 @@ const qAllTags = `FOR t IN file_tags RETURN t.tags`
 type browseRowDoc struct {
 	File fileDoc           `json:"file"`
 	Tags map[string]string `json:"tags"`
+	Info infoDoc           `json:"info"`
 }
 
 type browseDoc struct {
@@ -87,7 +89,7 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 		if tags == nil {
 			tags = map[string]string{}
 		}
-		page.Rows = append(page.Rows, store.BrowseRow{File: r.File.file(), Tags: tags})
+		page.Rows = append(page.Rows, store.BrowseRow{File: r.File.file(), Tags: tags, Info: r.Info.info()})
 	}
 	return page, nil
 }

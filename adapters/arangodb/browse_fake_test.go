@@ -28,9 +28,9 @@ func init() {
 			var hits []store.BrowseRow
 			docs := map[string]doc{}
 			for k, d := range f.colls[colFiles] {
-				file, tags := fakeFile(d), fakeTags(f, k)
-				if store.BrowseMatch(q, file, tags) {
-					hits = append(hits, store.BrowseRow{File: file, Tags: tags})
+				r := store.BrowseRow{File: fakeFile(d), Tags: fakeTags(f, k), Info: fakeInfo(f, k)}
+				if store.BrowseMatch(q, r) {
+					hits = append(hits, r)
 					docs[k] = d
 				}
 			}
@@ -45,7 +45,11 @@ func init() {
 				if len(rows) == q.Limit {
 					break
 				}
-				rows = append(rows, map[string]any{"file": docs[h.File.Key], "tags": f.colls[colTags][h.File.Key]["tags"]})
+				info := any(map[string]any{})
+				if d, ok := f.colls[colInfo][h.File.Key]; ok {
+					info = d
+				}
+				rows = append(rows, map[string]any{"file": docs[h.File.Key], "tags": f.colls[colTags][h.File.Key]["tags"], "info": info})
 			}
 			return []any{map[string]any{"total": float64(len(hits)), "rows": rows}}, nil
 		}
@@ -91,4 +95,38 @@ func fakeTags(f *fakeServer, key string) map[string]string {
 		}
 	}
 	return out
+}
+
+// fakeInfo is a file's info as the adapter decodes it.
+func fakeInfo(f *fakeServer, k string) store.FileInfo {
+	d, ok := f.colls[colInfo][k]
+	if !ok {
+		return store.FileInfo{}
+	}
+	b, _ := json.Marshal(d)
+	var i infoDoc
+	_ = json.Unmarshal(b, &i)
+	return i.info()
+}
+
+func init() {
+	emulations[qPutInfo] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		k := str(b["key"])
+		if _, ok := f.colls[colFiles][k]; !ok {
+			return nil, nil
+		}
+		f.colls[colInfo][k] = doc{"_key": k, "artist": b["artist"], "title": b["title"], "album": b["album"], "duration_ms": b["duration_ms"]}
+		return []any{1}, nil
+	}
+	emulations[qFileInfo] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		k := str(b["key"])
+		if _, ok := f.colls[colFiles][k]; !ok {
+			return nil, nil
+		}
+		if d, ok := f.colls[colInfo][k]; ok {
+			return []any{d}, nil
+		}
+		return []any{map[string]any{}}, nil
+	}
+	emulations[qForgetInfo] = keyedRemove(colInfo)
 }

@@ -595,7 +595,7 @@ func (s *Store) Retag(ctx context.Context, keys []string, version string) (int, 
 }
 
 // ForgetMissing implements store.Inventory, in one stream transaction: the
-// files first, then the tags, vectors and claims of those it deleted.
+// files first, then the tags, vectors, infos and claims of those it deleted.
 func (s *Store) ForgetMissing(ctx context.Context, keys []string) (int, error) {
 	valid := fileKeys(keys)
 	if len(valid) == 0 {
@@ -603,7 +603,7 @@ func (s *Store) ForgetMissing(ctx context.Context, keys []string) (int, error) {
 	}
 	var n int
 	err := s.write(ctx, conflictsOnly, func(ctx context.Context) error {
-		return s.withTx(ctx, []string{colFiles, colTags, colClaims, colVectors}, func(ctx context.Context, tx arangodb.Transaction) error {
+		return s.withTx(ctx, []string{colFiles, colTags, colClaims, colVectors, colInfo}, func(ctx context.Context, tx arangodb.Transaction) error {
 			gone, err := queryAll[string](ctx, tx, qForgetFiles, map[string]any{"keys": valid})
 			if err != nil {
 				return err
@@ -616,6 +616,9 @@ func (s *Store) ForgetMissing(ctx context.Context, keys []string) (int, error) {
 				return err
 			}
 			if _, err := queryAll[int](ctx, tx, qForgetVectors, map[string]any{"keys": gone}); err != nil {
+				return err
+			}
+			if _, err := queryAll[int](ctx, tx, qForgetInfo, map[string]any{"keys": gone}); err != nil {
 				return err
 			}
 			claims := make([]string, len(gone))

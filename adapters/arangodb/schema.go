@@ -13,10 +13,10 @@ import (
 // SchemaVersion is the layout this package creates and understands; it is
 // kept in meta under MetaSchemaVersion. Version 2 added track_vectors,
 // version 3 the retag marks, the claims' kinds and their indexes
-// (nomarr_retag, nomarr_tagged); an older database gets them at its next
-// open (the bootstrap's steps are idempotent), and an older program then
-// refuses it (it would take a retag or vector claim on a tagged file for
-// a stale one).
+// (nomarr_retag, nomarr_tagged) and file_info; an older database gets
+// them at its next open (the bootstrap's steps are idempotent), and an
+// older program then refuses it (it would take a retag or vector claim
+// on a tagged file for a stale one).
 const SchemaVersion = 3
 
 // MetaSchemaVersion is the meta key holding the schema version.
@@ -31,12 +31,13 @@ const (
 	colMeta    = "meta"
 	colTags    = "file_tags"
 	colVectors = "track_vectors"
+	colInfo    = "file_info"
 )
 
 // collections in creation order; meta last: its schema_version document
 // marks a complete bootstrap. library_files comes first: it is the sharding
 // prototype of the others (see createCollection).
-var collections = []string{colFiles, colClaims, colRestart, colHistory, colTags, colVectors, colMeta}
+var collections = []string{colFiles, colClaims, colRestart, colHistory, colTags, colVectors, colInfo, colMeta}
 
 // index is one persistent index of the bootstrap: not unique, not sparse.
 type index struct {

@@ -19,6 +19,7 @@ import (
 type LibraryStore interface {
 	store.Browser
 	File(ctx context.Context, key string) (store.File, error)
+	FileInfo(ctx context.Context, key string) (store.FileInfo, error)
 }
 
 // LibraryBackend is a Backend that can read the library. One that
@@ -42,19 +43,20 @@ type fileJSON struct {
 	NextRetryAt time.Time          `json:"next_retry_at,omitzero"`
 	SkipUntil   time.Time          `json:"skip_until,omitzero"`
 	Size        int64              `json:"size"`
-	Artist      string             `json:"artist,omitempty"`
+	Artist      string             `json:"artist,omitempty"` // the file's own tags (store.FileInfo)
 	Title       string             `json:"title,omitempty"`
 	Album       string             `json:"album,omitempty"`
+	DurationMs  int64              `json:"duration_ms,omitempty"`
 	Moods       []string           `json:"moods"`    // the loose tier's labels
 	TopTags     []string           `json:"top_tags"` // the model's top tags
 	Genres      []string           `json:"genres"`   // those of TopTags that name a genre (tags.Genres)
 	Scores      map[string]float64 `json:"scores"`   // store.ScoreKey tags
 }
 
-func newFileJSON(f store.File, t map[string]string) fileJSON {
+func newFileJSON(f store.File, t map[string]string, i store.FileInfo) fileJSON {
 	out := fileJSON{Key: f.Key, Path: f.Path, Status: store.StatusOf(f), TaggedAt: f.LastTaggedAt, Version: f.TaggedVersion,
 		Attempts: f.Attempts, CrashCount: f.CrashCount, LastError: f.LastError, NextRetryAt: f.NextRetryAt, SkipUntil: f.SkipUntil,
-		Size: f.Size, Artist: t["artist"], Title: t["title"], Album: t["album"],
+		Size: f.Size, Artist: i.Artist, Title: i.Title, Album: i.Album, DurationMs: i.DurationMs,
 		Moods: nonNil(store.List(t[store.MoodKey(store.TierLoose)])), TopTags: nonNil(store.List(t[tags.KeyTopTags])),
 		Genres: []string{}, Scores: map[string]float64{}}
 	for _, l := range out.TopTags {
@@ -197,7 +199,7 @@ func (s *Server) handleLibrary(w http.ResponseWriter, r *http.Request) {
 		Files  []fileJSON `json:"files"`
 	}{page.Total, n.Offset, n.Limit, make([]fileJSON, 0, len(page.Rows))}
 	for _, row := range page.Rows {
-		out.Files = append(out.Files, newFileJSON(row.File, row.Tags))
+		out.Files = append(out.Files, newFileJSON(row.File, row.Tags, row.Info))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -227,10 +229,16 @@ func (s *Server) handleFile(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	lib, _ := s.library(w)
+	info, err := lib.FileInfo(r.Context(), f.Key)
+	if err != nil {
+		s.storeError(w, r, "file", err)
+		return
+	}
 	writeJSON(w, http.StatusOK, struct {
 		File fileJSON          `json:"file"`
 		Tags map[string]string `json:"tags"`
-	}{newFileJSON(f, t), t})
+	}{newFileJSON(f, t, info), t})
 }
 
 // handleAudio serves the file's audio with Range support
@@ -282,6 +290,8 @@ type insightsJSON struct {
 	Moods      map[string]map[string]int `json:"moods"`
 	Genres     map[string]int            `json:"genres"`
 	TopTags    map[string]int            `json:"top_tags"`
+	// Calibration: null when the server cannot say.
+	Calibration *calibrationJSON `json:"calibration"`
 }
 
 func (s *Server) handleInsights(w http.ResponseWriter, r *http.Request) {
@@ -295,7 +305,7 @@ func (s *Server) handleInsights(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := insightsJSON{Files: st.Files, Bins: store.HistogramBins, Histograms: st.Histograms, Moods: st.Moods,
-		Genres: map[string]int{}, TopTags: st.TopTags}
+		Genres: map[string]int{}, TopTags: st.TopTags, Calibration: s.calibration(r.Context())}
 	for label, n := range st.TopTags {
 		for l, g := range tags.Genres {
 			if strings.EqualFold(l, label) {

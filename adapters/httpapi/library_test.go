@@ -53,6 +53,9 @@ func newLibBackend(t *testing.T) (*libBackend, string) {
 			t.Fatal(err)
 		}
 	}
+	if err := st.PutFileInfo(ctx, files[3].Key, store.FileInfo{Artist: "Zoë Keating", Title: "Lost", Album: "Into the Trees", DurationMs: 201_500}); err != nil {
+		t.Fatal(err)
+	}
 	if err := st.Quarantine(ctx, files[20].Key, "decode: bad frame"); err != nil {
 		t.Fatal(err)
 	}

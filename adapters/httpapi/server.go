@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,7 @@ type Server struct {
 	log      *slog.Logger
 	version  string
 	cop      *http.CrossOriginProtection
+	audio    *audioSigner
 	mux      *http.ServeMux
 	handler  http.Handler
 
@@ -87,6 +89,7 @@ func New(b Backend, opt Options) (*Server, error) {
 		log:      log,
 		version:  opt.Version,
 		cop:      http.NewCrossOriginProtection(),
+		audio:    newAudioSigner(),
 		mux:      http.NewServeMux(),
 	}
 	if err := s.routes(); err != nil {
@@ -217,6 +220,9 @@ const (
 	public access = iota // no data: always open
 	read                 // GET: open on loopback, token elsewhere
 	admin                // POST: token whenever one is configured
+	// audio is read, or a signed URL of the route's {key}
+	// (audioSigner): the audio preview's <audio> element sends no token.
+	audio
 )
 
 func (s *Server) routes() error {
@@ -233,7 +239,9 @@ func (s *Server) routes() error {
 	handle("GET /ui/{name}", public, s.handleAsset)
 	handle("GET /api/v1/library", read, s.handleLibrary)
 	handle("GET /api/v1/files/{key}", read, s.handleFile)
-	handle("GET /api/v1/files/{key}/audio", read, s.handleAudio)
+	handle("GET /api/v1/files/{key}/audio", audio, s.handleAudio)
+	handle("GET /api/v1/files/{key}/audio-url", read, s.handleAudioURL)
+	handle("POST /api/v1/playlists", admin, s.handleSavePlaylist)
 	handle("GET /api/v1/insights", read, s.handleInsights)
 	handle("GET /api/v1/info", read, s.handleInfo)
 	handle("GET /api/v1/health/history", read, s.handleHistory)
@@ -297,7 +305,11 @@ func (s *Server) guard(a access, h http.HandlerFunc) http.Handler {
 				return
 			}
 		}
-		need := s.token && (a == admin || (a == read && !s.loopback))
+		if a == audio && s.audio.valid(r, r.PathValue("key")) {
+			h(w, r)
+			return
+		}
+		need := s.token && (a == admin || (a != public && !s.loopback))
 		if need && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="nomarr"`)
 			writeError(w, http.StatusUnauthorized, "missing or invalid API token (Authorization: Bearer <api_token>)")
@@ -334,13 +346,27 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		s.log.LogAttrs(r.Context(), slog.LevelDebug, "http request",
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
-			slog.String("query", r.URL.RawQuery),
+			slog.String("query", redactQuery(r.URL.RawQuery)),
 			slog.Int("status", rw.code),
 			slog.Int64("bytes", rw.n),
 			slog.Duration("duration", time.Since(start)),
 			slog.String("remote", r.RemoteAddr),
 		)
 	})
+}
+
+// redactQuery is a query as the request log writes it: an audio URL's
+// signature left out.
+func redactQuery(raw string) string {
+	if !strings.Contains(raw, "sig=") {
+		return raw
+	}
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		return "(unparsed query, not logged)"
+	}
+	v.Set("sig", "REDACTED")
+	return v.Encode()
 }
 
 // statusWriter remembers the status and size of a response.

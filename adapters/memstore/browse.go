@@ -17,8 +17,9 @@ func (s *Store) Browse(_ context.Context, q store.BrowseQuery) (store.BrowsePage
 	q = q.Normalized()
 	var hits []store.BrowseRow
 	for _, f := range s.files {
-		if store.BrowseMatch(q, *f, s.tags[f.Key]) {
-			hits = append(hits, store.BrowseRow{File: *f, Tags: s.tags[f.Key]})
+		r := store.BrowseRow{File: *f, Tags: s.tags[f.Key], Info: s.infos[f.Key]}
+		if store.BrowseMatch(q, r) {
+			hits = append(hits, r)
 		}
 	}
 	slices.SortFunc(hits, func(a, b store.BrowseRow) int {

@@ -54,6 +54,7 @@ type Store struct {
 	restart map[string]restart.State
 	meta    map[string]string
 	history []store.HistoryRow
+	infos   map[string]store.FileInfo
 	// historyIDs holds the identity of every row of history (kept and
 	// pruned with it): AppendHistory skips a row already there in O(1).
 	historyIDs map[store.HistoryIdentity]struct{}
@@ -77,6 +78,7 @@ func New(seed uint64) *Store {
 		tagVersions: map[string]string{},
 		vectors:     map[string]store.TrackVector{},
 		retag:       map[string]bool{},
+		infos:       map[string]store.FileInfo{},
 		restart:     map[string]restart.State{},
 		meta:        map[string]string{},
 		historyIDs:  map[store.HistoryIdentity]struct{}{},
@@ -535,6 +537,7 @@ func (s *Store) ForgetMissing(_ context.Context, keys []string) (int, error) {
 		delete(s.tagVersions, k)
 		delete(s.vectors, k)
 		delete(s.retag, k)
+		delete(s.infos, k)
 	}
 	s.pending = s.pending[:0]
 	for i, f := range s.files {

@@ -13,17 +13,22 @@ import (
 )
 
 // The Browser's side tables (store.Browser). browse_tags holds, per file
-// with stored tags, what the filters look in: the text tags lower-cased
-// and the mood and top-tag lists as ";label;label;" (lower-cased), so that
-// a label is one instr() probe; browse_scores holds the score tags
+// with stored tags, the mood and top-tag lists (what TagStats counts; its
+// text column, once searched, is left empty: a search looks in file_info);
+// browse_scores holds the score tags
 // (store.ScoreKey) as numbers, indexed by (key, value) for ranges and
-// sorting. Triggers on file_tags keep both equal to what file_tags holds,
-// in the transaction that writes it, whichever program writes it: a
-// program without this code still keeps them. No schema version: a
-// program of this version is right with or without them, and they are
-// built (with a backfill from file_tags) at the first open for writing
-// that finds them missing (ensureBrowse). library_files_path sorts pages
-// by path.
+// sorting; browse_labels holds one row per label of the mood lists
+// ("strict:happy", "regular:…", "loose:…") and of the top tags
+// ("top:rock"), lower-cased, with the file's status (store.StatusOf),
+// indexed by (label, status): a label filter, with or without a status,
+// is counted from that index alone. Triggers keep the three equal to what
+// file_tags and library_files hold, in the transaction that writes them,
+// whichever program writes them: a program without this code still keeps
+// them. No schema version: a program of this version is right with or
+// without them, and they are built (with a backfill from file_tags) at the
+// first open for writing that finds the last trigger missing
+// (ensureBrowse). library_files_path and library_files_tagged_at order
+// pages by path and by tagging time.
 var browseDDL = []string{
 	`CREATE TABLE IF NOT EXISTS browse_tags (
 		file_key      TEXT NOT NULL PRIMARY KEY,
@@ -40,32 +45,66 @@ var browseDDL = []string{
 		PRIMARY KEY (file_key, key)
 	) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS browse_scores_value ON browse_scores (key, value)`,
+	`CREATE TABLE IF NOT EXISTS browse_labels (
+		file_key TEXT NOT NULL,
+		label    TEXT NOT NULL,
+		status   TEXT NOT NULL,
+		PRIMARY KEY (file_key, label)
+	) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS browse_labels_label ON browse_labels (label, status)`,
+	`CREATE TABLE IF NOT EXISTS file_info (
+		file_key    TEXT    NOT NULL PRIMARY KEY,
+		artist      TEXT    NOT NULL,
+		title       TEXT    NOT NULL,
+		album       TEXT    NOT NULL,
+		duration_ms INTEGER NOT NULL
+	) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS library_files_path ON library_files (path)`,
+	`CREATE INDEX IF NOT EXISTS library_files_tagged_at ON library_files (last_tagged_at)`,
 	`DROP TRIGGER IF EXISTS browse_tags_insert`,
 	`DROP TRIGGER IF EXISTS browse_tags_update`,
 	`DROP TRIGGER IF EXISTS browse_tags_delete`,
+	`DROP TRIGGER IF EXISTS browse_labels_file_insert`,
+	`DROP TRIGGER IF EXISTS browse_labels_file_delete`,
+	`DROP TRIGGER IF EXISTS browse_labels_status`,
 	`CREATE TRIGGER browse_tags_insert AFTER INSERT ON file_tags BEGIN
 		` + browseFill("NEW") + `
 	END`,
 	`CREATE TRIGGER browse_tags_update AFTER UPDATE OF tags ON file_tags BEGIN
 		DELETE FROM browse_tags WHERE file_key = OLD.file_key;
 		DELETE FROM browse_scores WHERE file_key = OLD.file_key;
+		DELETE FROM browse_labels WHERE file_key = OLD.file_key;
 		` + browseFill("NEW") + `
 	END`,
 	`CREATE TRIGGER browse_tags_delete AFTER DELETE ON file_tags BEGIN
 		DELETE FROM browse_tags WHERE file_key = OLD.file_key;
 		DELETE FROM browse_scores WHERE file_key = OLD.file_key;
+		DELETE FROM browse_labels WHERE file_key = OLD.file_key;
+	END`,
+	// A label row exists while both its file and its stored tags do.
+	`CREATE TRIGGER browse_labels_file_insert AFTER INSERT ON library_files BEGIN
+		INSERT OR IGNORE INTO browse_labels ` + labelsSelect("t", "NEW", "file_tags t", "t.file_key = NEW.key") + `;
+	END`,
+	`CREATE TRIGGER browse_labels_file_delete AFTER DELETE ON library_files BEGIN
+		DELETE FROM browse_labels WHERE file_key = OLD.key;
+		DELETE FROM file_info WHERE file_key = OLD.key;
+	END`,
+	`CREATE TRIGGER browse_labels_status AFTER UPDATE OF is_valid, tagged, failed, needs_tagging ON library_files
+		WHEN ` + statusOf("OLD") + ` IS NOT ` + statusOf("NEW") + ` BEGIN
+		UPDATE browse_labels SET status = ` + statusOf("NEW") + ` WHERE file_key = NEW.key;
 	END`,
 	`DELETE FROM browse_tags`,
 	`DELETE FROM browse_scores`,
+	`DELETE FROM browse_labels`,
 	`INSERT INTO browse_tags SELECT ` + browseTagsCols("t") + ` FROM file_tags t WHERE true
 		ON CONFLICT (file_key) DO NOTHING`,
 	`INSERT INTO browse_scores SELECT ` + browseScoresCols("t") + ` FROM file_tags t, json_each(t.tags) j
 		WHERE ` + scoreKeyCond + ` ON CONFLICT DO NOTHING`,
+	`INSERT OR IGNORE INTO browse_labels ` + labelsSelect("t", "f", "file_tags t JOIN library_files f ON f.key = t.file_key", "true"),
 }
 
 // browseTrigger is the name ensureBrowse looks for: the last built.
-const browseTrigger = "browse_tags_delete"
+const browseTrigger = "browse_labels_status"
 
 // scoreKeyCond is store.ScoreKey in SQL (GLOB: case-sensitive, '_' literal).
 const scoreKeyCond = `j.key GLOB '*_musicnn_*' AND j.key NOT GLOB 'not_*' AND j.key NOT GLOB 'non_*'
@@ -74,26 +113,59 @@ const scoreKeyCond = `j.key GLOB '*_musicnn_*' AND j.key NOT GLOB 'not_*' AND j.
 // browseFill inserts the side rows of row r (NEW) of file_tags.
 func browseFill(r string) string {
 	return `INSERT OR REPLACE INTO browse_tags SELECT ` + browseTagsCols(r) + `;
-		INSERT OR REPLACE INTO browse_scores SELECT ` + browseScoresCols(r) + ` FROM json_each(` + r + `.tags) j WHERE ` + scoreKeyCond + `;`
+		INSERT OR REPLACE INTO browse_scores SELECT ` + browseScoresCols(r) + ` FROM json_each(` + r + `.tags) j WHERE ` + scoreKeyCond + `;
+		INSERT OR IGNORE INTO browse_labels ` + labelsSelect(r, "f", "library_files f", "f.key = "+r+".file_key") + `;`
 }
 
-// browseTagsCols are browse_tags' columns computed from row r of file_tags.
+// storedTag is the stored tag k of row r of file_tags, "" when absent.
+func storedTag(r, k string) string {
+	return `coalesce(json_extract(` + r + `.tags, '$."` + k + `"'), '')`
+}
+
+// browseTagsCols are browse_tags' columns computed from row r of file_tags
+// (text, no longer searched, is left empty).
 func browseTagsCols(r string) string {
-	tag := func(k string) string { return `coalesce(json_extract(` + r + `.tags, '$."` + k + `"'), '')` }
 	list := func(k string) string {
-		return `';' || lower(replace(` + tag(k) + `, '` + store.ListSep + `', ';')) || ';'`
+		return `';' || lower(replace(` + storedTag(r, k) + `, '` + store.ListSep + `', ';')) || ';'`
 	}
-	var text []string
-	for _, k := range store.TextTags {
-		text = append(text, tag(k))
-	}
-	return r + `.file_key, lower(` + strings.Join(text, ` || char(10) || `) + `), ` +
+	return r + `.file_key, '', ` +
 		list(store.MoodKey(store.TierStrict)) + `, ` + list(store.MoodKey(store.TierRegular)) + `, ` +
 		list(store.MoodKey(store.TierLoose)) + `, ` + list("top_tags")
 }
 
 func browseScoresCols(r string) string {
 	return r + `.file_key, j.key, CAST(j.value AS REAL)`
+}
+
+// labelLists are the stored lists browse_labels holds, by the prefix
+// their labels take there.
+var labelLists = []struct{ prefix, key string }{
+	{store.TierStrict + ":", store.MoodKey(store.TierStrict)},
+	{store.TierRegular + ":", store.MoodKey(store.TierRegular)},
+	{store.TierLoose + ":", store.MoodKey(store.TierLoose)},
+	{"top:", "top_tags"},
+}
+
+// labelsSelect selects browse_labels' rows of row t of file_tags and row
+// f of library_files, from tables (naming both) where cond holds: each
+// label of each list (split as store.List does, lower-cased) once. A list
+// that does not make a JSON array once its labels are quoted (a control
+// character in a label) gives no labels.
+func labelsSelect(t, f, tables, cond string) string {
+	var parts []string
+	for _, l := range labelLists {
+		arr := `'["' || replace(replace(replace(lower(` + storedTag(t, l.key) + `), '\', '\\'), '"', '\"'), '` +
+			store.ListSep + `', '","') || '"]'`
+		parts = append(parts, `SELECT `+t+`.file_key, '`+l.prefix+`' || trim(j.value), `+statusOf(f)+
+			` FROM `+tables+`, json_each(CASE WHEN json_valid(`+arr+`) THEN `+arr+` ELSE '[]' END) AS j
+			WHERE `+cond+` AND trim(j.value) <> ''`)
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// statusOf is store.StatusOf of row r of library_files.
+func statusOf(r string) string {
+	return `(CASE ` + fileClass(r) + ` WHEN '` + store.ClassInvalid + `' THEN '` + store.StatusMissing + `' ELSE ` + fileClass(r) + ` END)`
 }
 
 // ensureBrowse builds the Browser's side tables and triggers (browseDDL)
@@ -116,69 +188,107 @@ func (s *Store) ensureBrowse(ctx context.Context) {
 	})
 }
 
-// classOrder is a file's status as store.StatusOf names it.
-var classOrder = `(CASE ` + fileClass("f") + ` WHEN '` + store.ClassInvalid + `' THEN '` + store.StatusMissing + `' ELSE ` + fileClass("f") + ` END)`
+// sqlArgs numbers a statement's arguments.
+type sqlArgs []any
 
-// browseFrom is the FROM clause, the WHERE clause and their arguments
-// for q (normalized). The table that narrows most drives: a text search
-// the keys whose path (through library_files_path, narrower than the
-// table) or text tags hold the text; a mood, genre or score filter, which
-// only files with stored tags pass, browse_tags; otherwise every file.
-func browseFrom(q store.BrowseQuery) (from, where string, args []any) {
-	conds := []string{"true"}
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("?%d", len(args))
-	}
-	tagged := q.Mood != "" || q.Genre != "" || len(q.Scores) > 0
-	switch {
-	case q.Text != "":
-		t := arg(q.Text)
-		from = ` FROM (SELECT key FROM library_files INDEXED BY library_files_path WHERE instr(lower(path), ` + t + `) > 0
-			UNION SELECT file_key FROM browse_tags WHERE instr(text, ` + t + `) > 0) AS c
-			CROSS JOIN library_files f ON f.key = c.key`
-		if tagged {
-			from += ` JOIN browse_tags b ON b.file_key = f.key`
-		}
-	case tagged:
-		from = ` FROM browse_tags b CROSS JOIN library_files f ON f.key = b.file_key`
-	default:
-		from = ` FROM library_files f`
-	}
-	if q.Status != "" {
-		conds = append(conds, classOrder+" = "+arg(q.Status))
-	}
-	if q.Mood != "" {
-		col := map[string]string{store.TierStrict: "moods_strict", store.TierRegular: "moods_regular"}[q.MoodTier]
-		if col == "" {
-			col = "moods_loose"
-		}
-		conds = append(conds, `instr(b.`+col+`, ';' || `+arg(q.Mood)+` || ';') > 0`)
-	}
-	if q.Genre != "" {
-		conds = append(conds, `instr(b.top_tags, ';' || `+arg(q.Genre)+` || ';') > 0`)
-	}
-	for _, r := range q.Scores {
-		conds = append(conds, `EXISTS (SELECT 1 FROM browse_scores r WHERE r.file_key = f.key AND r.key = `+arg(r.Key)+
-			` AND r.value >= `+arg(r.Min)+` AND r.value <= `+arg(r.Max)+`)`)
-	}
-	return from, strings.Join(conds, " AND "), args
+func (a *sqlArgs) add(v any) string {
+	*a = append(*a, v)
+	return fmt.Sprintf("?%d", len(*a))
 }
 
-// browseTotal counts the files matching q: from library_counts when q
-// filters on the status alone (or not at all), else by the query.
-func browseTotal(ctx context.Context, tx *sql.Tx, q store.BrowseQuery, from, where string, args []any) (int, error) {
-	var n int
-	if browseFiltered(q) {
-		err := tx.QueryRowContext(ctx, `SELECT count(*)`+from+` WHERE `+where, args...).Scan(&n)
-		return n, err
+// likePattern is a LIKE pattern matching text anywhere (ESCAPE '\'):
+// LIKE folds ASCII case only, as store.BrowseMatch does.
+func likePattern(text string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(text) + "%"
+}
+
+// Drivers: the rows a query's plan reads first, the others probed by key.
+const (
+	driveFiles = iota // library_files f, in an order index's order when the sort has one
+	driveText         // the keys whose path or text tags hold the text
+	driveLabel        // browse_labels d: the first label filter
+	driveScore        // browse_scores d: the first score range
+)
+
+// labelsOf are q's label filters as browse_labels names them.
+func labelsOf(q store.BrowseQuery) []string {
+	var out []string
+	if q.Mood != "" {
+		out = append(out, q.MoodTier+":"+q.Mood)
 	}
-	class := q.Status
-	if class == store.StatusMissing {
-		class = store.ClassInvalid
+	if q.Genre != "" {
+		out = append(out, "top:"+q.Genre)
 	}
-	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM library_counts WHERE ?1 = '' OR class = ?1`, class).Scan(&n)
-	return n, err
+	return out
+}
+
+// matchSQL is the FROM clause and the conditions selecting q's matches
+// (q normalized), read from drive, with the match's key as keyCol. The
+// file's row is joined as f when withFile (always for driveFiles and
+// driveText), else only when the status needs it. index, with
+// driveFiles, is the order index to read library_files by.
+func matchSQL(q store.BrowseQuery, a *sqlArgs, drive int, withFile bool, index string) (from, keyCol string, conds []string) {
+	labels, scores := labelsOf(q), q.Scores
+	status := q.Status
+	switch drive {
+	case driveText:
+		t := a.add(likePattern(q.Text))
+		from = ` FROM (SELECT key FROM library_files INDEXED BY library_files_path WHERE path LIKE ` + t + ` ESCAPE '\'
+			UNION SELECT file_key FROM file_info WHERE artist LIKE ` + t + ` ESCAPE '\' OR title LIKE ` + t + ` ESCAPE '\'
+				OR album LIKE ` + t + ` ESCAPE '\') AS d
+			CROSS JOIN library_files f ON f.key = d.key`
+		keyCol = "f.key"
+	case driveLabel:
+		from = ` FROM browse_labels d INDEXED BY browse_labels_label`
+		conds = append(conds, "d.label = "+a.add(labels[0]))
+		labels = labels[1:]
+		if status != "" {
+			conds = append(conds, "d.status = "+a.add(status))
+			status = ""
+		}
+		keyCol = "d.file_key"
+	case driveScore:
+		from = ` FROM browse_scores d INDEXED BY browse_scores_value`
+		r := scores[0]
+		conds = append(conds, "d.key = "+a.add(r.Key), "d.value >= "+a.add(r.Min), "d.value <= "+a.add(r.Max))
+		scores = scores[1:]
+		keyCol = "d.file_key"
+	default:
+		from = ` FROM library_files f`
+		if index != "" {
+			from += ` INDEXED BY ` + index
+		}
+		keyCol = "f.key"
+	}
+	if (drive == driveLabel || drive == driveScore) && (withFile || status != "") {
+		from += ` CROSS JOIN library_files f ON f.key = d.file_key`
+	}
+	if status != "" {
+		conds = append(conds, statusOf("f")+" = "+a.add(status))
+	}
+	// The other filters are probes by primary key, joined: at most one
+	// row each per file.
+	for i, l := range labels {
+		from += fmt.Sprintf(` CROSS JOIN browse_labels l%[1]d ON l%[1]d.file_key = %[2]s AND l%[1]d.label = %[3]s`, i, keyCol, a.add(l))
+	}
+	for i, r := range scores {
+		from += fmt.Sprintf(` CROSS JOIN browse_scores r%[1]d ON r%[1]d.file_key = %[2]s AND r%[1]d.key = %[3]s AND r%[1]d.value >= %[4]s AND r%[1]d.value <= %[5]s`,
+			i, keyCol, a.add(r.Key), a.add(r.Min), a.add(r.Max))
+	}
+	if len(conds) == 0 {
+		conds = []string{"true"}
+	}
+	return from, keyCol, conds
+}
+
+// filterDrive is the driver of a filtered query without text: its first
+// label filter, else its first score range.
+func filterDrive(q store.BrowseQuery) int {
+	if len(labelsOf(q)) > 0 {
+		return driveLabel
+	}
+	return driveScore
 }
 
 // browseFiltered reports whether q filters on more than the status.
@@ -186,79 +296,257 @@ func browseFiltered(q store.BrowseQuery) bool {
 	return q.Text != "" || q.Mood != "" || q.Genre != "" || len(q.Scores) > 0
 }
 
-// Browse implements store.Browser: the count and the page's keys, in one
-// read transaction, then the page's files and tags by key.
-func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePage, error) {
-	q = q.Normalized()
-	from, where, args := browseFrom(q)
-	countFrom, countArgs := from, args
+// browseCount counts the files matching q: from library_counts when q
+// filters on the status alone (or not at all), else by the query, read
+// from its narrowest driver (a label filter's count, with the status, is
+// read from browse_labels_label alone).
+func browseCount(ctx context.Context, tx *sql.Tx, q store.BrowseQuery) (int, error) {
+	var n int
+	if !browseFiltered(q) {
+		class := q.Status
+		if class == store.StatusMissing {
+			class = store.ClassInvalid
+		}
+		err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM library_counts WHERE ?1 = '' OR class = ?1`, class).Scan(&n)
+		return n, err
+	}
+	drive := driveText
+	if q.Text == "" {
+		drive = filterDrive(q)
+	}
+	var a sqlArgs
+	from, _, conds := matchSQL(q, &a, drive, false, "")
+	err := tx.QueryRowContext(ctx, `SELECT count(*)`+from+` WHERE `+strings.Join(conds, " AND "), a...).Scan(&n)
+	return n, err
+}
+
+// orderIndex is the index of library_files that reads files in the order
+// of sort, "" when none does.
+func orderIndex(sort string) string {
+	switch sort {
+	case store.SortPath:
+		return "library_files_path"
+	case store.SortTaggedAt:
+		return "library_files_tagged_at"
+	}
+	return ""
+}
+
+// orderBy is the ORDER BY of a page read with file row f (and, for a
+// score sort, the score row o, LEFT JOINed: files without it last).
+func orderBy(q store.BrowseQuery) string {
 	dir := ""
 	if q.Desc {
 		dir = " DESC"
 	}
-	var order string
 	switch q.Sort {
 	case store.SortPath:
-		order = "f.path" + dir + ", f.key" + dir
+		return "f.path" + dir + ", f.key" + dir
 	case store.SortTaggedAt:
-		order = "f.last_tagged_at" + dir + ", f.key" + dir
+		return "f.last_tagged_at" + dir + ", f.key" + dir
 	case store.SortStatus:
-		order = classOrder + dir + ", f.key" + dir
-	default:
-		args = append(args, q.Sort)
-		from += fmt.Sprintf(` LEFT JOIN browse_scores o ON o.file_key = f.key AND o.key = ?%d`, len(args))
-		order = "o.value IS NULL, o.value" + dir + ", f.key" + dir
+		return statusOf("f") + dir + ", f.key" + dir
 	}
+	return "o.value IS NULL, o.value" + dir + ", f.key" + dir
+}
+
+// pageKeys reads the keys of one page of matches.
+func pageKeys(ctx context.Context, tx *sql.Tx, query string, args sqlArgs, limit, offset int) ([]string, error) {
+	l, o := args.add(limit), args.add(offset)
+	rows, err := tx.QueryContext(ctx, query+` LIMIT `+l+` OFFSET `+o, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, rows.Err()
+}
+
+// browseKeys reads the keys of q's page (q normalized, without text;
+// total its matches,
+// files the library's size). A sort with an index (path, tagging time, a
+// score) reads the matches in its order and stops at the page's end when
+// that reads fewer rows than the filter selects ((offset+limit) ×
+// files/total < total: the filter keeps many of the files); otherwise
+// the filter's driver reads every match, and they are sorted.
+func browseKeys(ctx context.Context, tx *sql.Tx, q store.BrowseQuery, total, files int) ([]string, error) {
+	dir := ""
+	if q.Desc {
+		dir = " DESC"
+	}
+	end := int64(q.Offset + q.Limit)
+	inOrder := q.Sort != store.SortStatus &&
+		(!browseFiltered(q) && q.Status == "" || end*int64(files) < int64(total)*int64(total))
+	score := q.Sort != store.SortPath && q.Sort != store.SortTaggedAt && q.Sort != store.SortStatus
+	if !inOrder {
+		drive := driveFiles
+		if browseFiltered(q) {
+			drive = filterDrive(q)
+		}
+		var a sqlArgs
+		from, _, conds := matchSQL(q, &a, drive, true, "")
+		if score {
+			from += ` LEFT JOIN browse_scores o ON o.file_key = f.key AND o.key = ` + a.add(q.Sort)
+		}
+		return pageKeys(ctx, tx, `SELECT f.key`+from+` WHERE `+strings.Join(conds, " AND ")+` ORDER BY `+orderBy(q), a, q.Limit, q.Offset)
+	}
+	if !score {
+		var a sqlArgs
+		from, _, conds := matchSQL(q, &a, driveFiles, true, orderIndex(q.Sort))
+		return pageKeys(ctx, tx, `SELECT f.key`+from+` WHERE `+strings.Join(conds, " AND ")+` ORDER BY `+orderBy(q), a, q.Limit, q.Offset)
+	}
+	// By a score, in browse_scores_value's order: the matches with the
+	// score, then those without it (by key).
+	var a sqlArgs
+	from, _, conds := matchSQL(q, &a, driveFiles, true, "")
+	withScore := `SELECT f.key FROM browse_scores o INDEXED BY browse_scores_value CROSS JOIN library_files f ON f.key = o.file_key` +
+		strings.TrimPrefix(from, ` FROM library_files f`) + ` WHERE o.key = ` + a.add(q.Sort) + ` AND ` + strings.Join(conds, " AND ") +
+		` ORDER BY o.value` + dir + `, o.file_key` + dir
+	keys, err := pageKeys(ctx, tx, withScore, a, q.Limit, q.Offset)
+	if err != nil || len(keys) == q.Limit {
+		return keys, err
+	}
+	// withScore holds offset + len(keys) matches, or, when it had none
+	// from the offset on, a number counted here.
+	n := q.Offset + len(keys)
+	if len(keys) == 0 {
+		var c sqlArgs
+		cfrom, _, cconds := matchSQL(q, &c, driveFiles, true, "")
+		cq := `SELECT count(*) FROM browse_scores o INDEXED BY browse_scores_value CROSS JOIN library_files f ON f.key = o.file_key` +
+			strings.TrimPrefix(cfrom, ` FROM library_files f`) + ` WHERE o.key = ` + c.add(q.Sort) + ` AND ` + strings.Join(cconds, " AND ")
+		if err := tx.QueryRowContext(ctx, cq, c...).Scan(&n); err != nil {
+			return nil, err
+		}
+	}
+	var b sqlArgs
+	drive := driveFiles
+	if browseFiltered(q) {
+		drive = filterDrive(q)
+	}
+	bfrom, keyCol, bconds := matchSQL(q, &b, drive, true, "")
+	without := `SELECT f.key` + bfrom + ` WHERE ` + strings.Join(bconds, " AND ") +
+		` AND NOT EXISTS (SELECT 1 FROM browse_scores o WHERE o.file_key = ` + keyCol + ` AND o.key = ` + b.add(q.Sort) + `)` +
+		` ORDER BY f.key` + dir
+	rest, err := pageKeys(ctx, tx, without, b, q.Limit-len(keys), max(q.Offset-n, 0))
+	return append(keys, rest...), err
+}
+
+// browseText reads the keys of a text search's page (q normalized) and
+// counts its matches in the same pass over them (count(*) OVER ()); only
+// a page past the last match counts them alone.
+func browseText(ctx context.Context, tx *sql.Tx, q store.BrowseQuery) ([]string, int, error) {
+	var a sqlArgs
+	from, _, conds := matchSQL(q, &a, driveText, true, "")
+	if q.Sort != store.SortPath && q.Sort != store.SortTaggedAt && q.Sort != store.SortStatus {
+		from += ` LEFT JOIN browse_scores o ON o.file_key = f.key AND o.key = ` + a.add(q.Sort)
+	}
+	l, o := a.add(q.Limit), a.add(q.Offset)
+	rows, err := tx.QueryContext(ctx, `SELECT f.key, count(*) OVER ()`+from+` WHERE `+strings.Join(conds, " AND ")+
+		` ORDER BY `+orderBy(q)+` LIMIT `+l+` OFFSET `+o, a...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var keys []string
+	total := 0
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k, &total); err != nil {
+			return nil, 0, err
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	if len(keys) == 0 {
+		total, err = browseCount(ctx, tx, q)
+	}
+	return keys, total, err
+}
+
+// Browse implements store.Browser: the count, the page's keys (see
+// browseKeys), then the page's files and tags by key, in one read
+// transaction.
+func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePage, error) {
+	q = q.Normalized()
 	page := store.BrowsePage{Rows: []store.BrowseRow{}}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return page, s.fail("browse", "", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	// A filtered page counts its matches in the query that pages them
-	// (count(*) OVER ()): one pass over them, not two; only a page past
-	// the last match counts them alone.
-	filtered := browseFiltered(q)
-	if !filtered {
-		if page.Total, err = browseTotal(ctx, tx, q, countFrom, where, countArgs); err != nil {
+	var keys []string
+	if q.Text != "" {
+		keys, page.Total, err = browseText(ctx, tx, q)
+		if err != nil {
+			return page, s.fail("browse", "", err)
+		}
+	} else if setPlan(q) {
+		set, err := matchSet(ctx, tx, q)
+		if err != nil {
+			return page, s.fail("browse", "", err)
+		}
+		if page.Total = len(set); q.Offset >= page.Total {
+			return page, nil
+		}
+		files, err := browseCount(ctx, tx, store.BrowseQuery{})
+		if err != nil {
+			return page, s.fail("browse", "", err)
+		}
+		if keys, err = setKeys(ctx, tx, q, set, files); err != nil {
+			return page, s.fail("browse", "", err)
+		}
+	} else {
+		if page.Total, err = browseCount(ctx, tx, q); err != nil {
 			return page, s.fail("browse", "", err)
 		}
 		if q.Offset >= page.Total {
 			return page, nil
 		}
+		files := page.Total
+		if browseFiltered(q) || q.Status != "" {
+			if files, err = browseCount(ctx, tx, store.BrowseQuery{}); err != nil {
+				return page, s.fail("browse", "", err)
+			}
+		}
+		if keys, err = browseKeys(ctx, tx, q, page.Total, files); err != nil {
+			return page, s.fail("browse", "", err)
+		}
 	}
-	n := len(args)
-	rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT `+prefixed("f", fileCols)+`, coalesce(t.tags, '{}'), p.total
-		FROM (SELECT f.key, count(*) OVER () AS total`+from+` WHERE `+where+` ORDER BY `+order+` LIMIT ?%d OFFSET ?%d) AS p
-		JOIN library_files f ON f.key = p.key LEFT JOIN file_tags t ON t.file_key = f.key`, n+1, n+2),
-		append(args, q.Limit, q.Offset)...)
+	if len(keys) == 0 {
+		return page, nil
+	}
+	keyDoc, _ := json.Marshal(keys)
+	rows, err := tx.QueryContext(ctx, `SELECT `+prefixed("f", fileCols)+`, coalesce(t.tags, '{}'),
+		coalesce(i.artist, ''), coalesce(i.title, ''), coalesce(i.album, ''), coalesce(i.duration_ms, 0)
+		FROM json_each(?1) AS p CROSS JOIN library_files f ON f.key = p.value LEFT JOIN file_tags t ON t.file_key = f.key
+		LEFT JOIN file_info i ON i.file_key = f.key`, string(keyDoc))
 	if err != nil {
 		return page, s.fail("browse", "", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var doc string
-		var total int
 		var r store.BrowseRow
 		var err error
-		if r.File, err = scanFile(multi{rows, []any{&doc, &total}}); err != nil {
+		if r.File, err = scanFile(multi{rows, []any{&doc, &r.Info.Artist, &r.Info.Title, &r.Info.Album, &r.Info.DurationMs}}); err != nil {
 			return page, s.fail("browse", "", err)
 		}
 		if r.Tags, err = decodeTags(doc); err != nil {
 			return page, s.fail("browse", r.File.Key, err)
 		}
-		if filtered {
-			page.Total = total
-		}
 		page.Rows = append(page.Rows, r)
 	}
 	if err := rows.Err(); err != nil {
 		return page, s.fail("browse", "", err)
-	}
-	if filtered && len(page.Rows) == 0 {
-		if page.Total, err = browseTotal(ctx, tx, q, countFrom, where, countArgs); err != nil {
-			return page, s.fail("browse", "", err)
-		}
 	}
 	// The join gives the page's rows in no set order: the rule orders them.
 	slices.SortFunc(page.Rows, func(a, b store.BrowseRow) int {

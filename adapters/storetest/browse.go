@@ -24,6 +24,7 @@ func RunBrowse(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AgreesWithTheRule", testBrowseAgrees},
 		{"Paging", testBrowsePaging},
 		{"FileTags", testBrowseFileTags},
+		{"FileInfo", testFileInfo},
 		{"TagStats", testBrowseTagStats},
 		{"Retagged", testBrowseRetagged},
 	}
@@ -40,6 +41,7 @@ func RunBrowse(t *testing.T, open func(t *testing.T) store.Store) {
 type browseLib struct {
 	files map[string]store.File
 	tags  map[string]map[string]string
+	infos map[string]store.FileInfo
 }
 
 // browseTags are tags of the shape a completion records.
@@ -53,22 +55,23 @@ func browseTags(happy, sad, dance float64, strict, regular, loose, top string) m
 	}
 }
 
-// newBrowseLib stores: 0a–0f tagged (0f with an artist tag), 10 failed,
+// newBrowseLib stores: 0a–0f tagged (0f with its artist and title as
+// file info, 0b with an artist tag of the old kind, not searched), 10 failed,
 // 11 pending, 12 missing (tagged before it went), 13 pending with a name
 // in capitals. Every directory name starts with a capital, so that byte
 // order and ArangoDB's (ICU) order of the paths agree.
 func newBrowseLib(h *h) *browseLib {
-	l := &browseLib{files: map[string]store.File{}, tags: map[string]map[string]string{}}
+	l := &browseLib{files: map[string]store.File{}, tags: map[string]map[string]string{}, infos: map[string]store.FileInfo{}}
 	tagged := []struct {
 		key, path string
 		tags      map[string]string
 	}{
 		{"0a", "/music/Abba/Waterloo.flac", browseTags(0.91, 0.05, 0.8, "happy", "happy", "happy; party", "pop; dance; 70s")},
-		{"0b", "/music/Adele/Hello.mp3", browseTags(0.10, 0.85, 0.2, "sad", "sad", "sad; relaxed", "pop; soul; female vocalists")},
+		{"0b", "/music/Adele/Hello.mp3", withTag(browseTags(0.10, 0.85, 0.2, "sad", "sad", "sad; relaxed", "pop; soul; female vocalists"), "artist", "Zappa")},
 		{"0c", "/music/Metallica/One.flac", browseTags(0.20, 0.40, 0.3, "", "aggressive", "aggressive", "metal; heavy metal; rock")},
 		{"0d", "/music/Miles Davis/So What.ogg", browseTags(0.55, 0.30, 0.4, "", "", "happy; relaxed", "jazz")},
 		{"0e", "/music/Daft Punk/One More Time.m4a", browseTags(0.65, 0.05, 0.95, "party", "happy; party", "happy; party", "electronic; dance; House")},
-		{"0f", "/music/Misc/track01.mp3", withTag(browseTags(0.50, 0.50, 0.5, "", "", "", ""), "artist", "The Beatles")},
+		{"0f", "/music/Misc/track01.mp3", browseTags(0.50, 0.50, 0.5, "", "", "", "")},
 		{"12", "/music/Gone/Lost.mp3", browseTags(0.75, 0.10, 0.6, "happy", "happy", "happy", "rock")},
 	}
 	var all []store.File
@@ -88,6 +91,15 @@ func newBrowseLib(h *h) *browseLib {
 		h.claim(f.key, "i/w0", at, time.Minute)
 		h.complete(f.key, "i/w0", store.Completion{Tags: f.tags, Version: "v1", At: at})
 		l.tags[f.key] = f.tags
+	}
+	for k, info := range map[string]store.FileInfo{
+		"0f": {Artist: "The Beatles", Title: "Let It Be", Album: "Let It%Be", DurationMs: 243_000},
+		"0c": {Title: "One", DurationMs: 446_000},
+	} {
+		if err := h.st.PutFileInfo(h.Context(), k, info); err != nil {
+			h.Fatalf("PutFileInfo(%s): %v", k, err)
+		}
+		l.infos[k] = info
 	}
 	if err := h.st.Quarantine(h.Context(), "10", "decode: bad header"); err != nil {
 		h.Fatalf("Quarantine: %v", err)
@@ -111,8 +123,9 @@ func (l *browseLib) want(q store.BrowseQuery) ([]string, int) {
 	q = q.Normalized()
 	var rows []store.BrowseRow
 	for k, f := range l.files {
-		if store.BrowseMatch(q, f, l.tags[k]) {
-			rows = append(rows, store.BrowseRow{File: f, Tags: l.tags[k]})
+		r := store.BrowseRow{File: f, Tags: l.tags[k], Info: l.infos[k]}
+		if store.BrowseMatch(q, r) {
+			rows = append(rows, r)
 		}
 	}
 	slices.SortFunc(rows, func(a, b store.BrowseRow) int {
@@ -157,7 +170,11 @@ func testBrowseCases(h *h, l *browseLib) {
 	}{
 		{"all by path", store.BrowseQuery{}, "0a 0b 10 0e 12 13 0c 0d 0f 11", 10},
 		{"text in path, any case", store.BrowseQuery{Text: "abba"}, "0a 13", 2},
-		{"text in the artist tag", store.BrowseQuery{Text: "beatles"}, "0f", 1},
+		{"text in the file's artist", store.BrowseQuery{Text: "beatles"}, "0f", 1},
+		{"text in the file's title", store.BrowseQuery{Text: "LET IT"}, "0f", 1},
+		{"LIKE's wildcards are text", store.BrowseQuery{Text: "t it%b"}, "0f", 1},
+		{"'_' is no wildcard", store.BrowseQuery{Text: "let_it_"}, "", 0},
+		{"a stored artist tag is not searched", store.BrowseQuery{Text: "zappa"}, "", 0},
 		{"text with a LIKE wildcard is literal", store.BrowseQuery{Text: "_"}, "", 0},
 		{"tagged", store.BrowseQuery{Status: store.StatusTagged}, "0a 0b 0e 0c 0d 0f", 6},
 		{"failed", store.BrowseQuery{Status: store.StatusFailed}, "10", 1},
@@ -261,6 +278,54 @@ func testBrowseFileTags(h *h, l *browseLib) {
 	}
 	if _, err := h.st.FileTags(h.Context(), "ff"); !errors.Is(err, store.ErrNotFound) {
 		h.Fatalf("FileTags of an unknown file: %v, want ErrNotFound", err)
+	}
+	p, err := h.st.Browse(h.Context(), store.BrowseQuery{Text: "beatles"})
+	if err != nil || len(p.Rows) != 1 || p.Rows[0].Info != l.infos["0f"] {
+		h.Fatalf("Browse's row of 0f: %+v, %v; want its info %+v", p.Rows, err, l.infos["0f"])
+	}
+}
+
+// testFileInfo: the last info put is the file's; none is the zero info;
+// an unknown file is ErrNotFound and a bad info is refused, nothing
+// stored; the info goes with its file.
+func testFileInfo(h *h, l *browseLib) {
+	ctx := h.Context()
+	if got, err := h.st.FileInfo(ctx, "0f"); err != nil || got != l.infos["0f"] {
+		h.Fatalf("FileInfo(0f) = %+v, %v; want %+v", got, err, l.infos["0f"])
+	}
+	if got, err := h.st.FileInfo(ctx, "0a"); err != nil || got != (store.FileInfo{}) {
+		h.Fatalf("FileInfo of a file without = %+v, %v; want zero", got, err)
+	}
+	if _, err := h.st.FileInfo(ctx, "ff"); !errors.Is(err, store.ErrNotFound) {
+		h.Fatalf("FileInfo of an unknown file: %v, want ErrNotFound", err)
+	}
+	if err := h.st.PutFileInfo(ctx, "ff", store.FileInfo{Artist: "x"}); !errors.Is(err, store.ErrNotFound) {
+		h.Fatalf("PutFileInfo of an unknown file: %v, want ErrNotFound", err)
+	}
+	for _, bad := range []store.FileInfo{{Artist: "\xff\xfe"}, {Title: strings.Repeat("x", store.MaxInfoText+1)}, {DurationMs: -1}} {
+		if err := h.st.PutFileInfo(ctx, "0f", bad); err == nil {
+			h.Fatalf("PutFileInfo(%+v) took it", bad)
+		}
+	}
+	next := store.FileInfo{Artist: "Beatles", Title: "Help!", DurationMs: 1}
+	if err := h.st.PutFileInfo(ctx, "0f", next); err != nil {
+		h.Fatal(err)
+	}
+	if got, err := h.st.FileInfo(ctx, "0f"); err != nil || got != next {
+		h.Fatalf("FileInfo after a second put = %+v, %v; want %+v", got, err, next)
+	}
+	if err := h.st.PutFileInfo(ctx, "12", next); err != nil {
+		h.Fatal(err)
+	}
+	if n, err := h.st.ForgetMissing(ctx, []string{"12"}); err != nil || n != 1 {
+		h.Fatalf("ForgetMissing(12) = %d, %v", n, err)
+	}
+	if _, err := h.st.FileInfo(ctx, "12"); !errors.Is(err, store.ErrNotFound) {
+		h.Fatalf("FileInfo of a forgotten file: %v, want ErrNotFound", err)
+	}
+	h.upsert(NewFile("12"))
+	if got, err := h.st.FileInfo(ctx, "12"); err != nil || got != (store.FileInfo{}) {
+		h.Fatalf("FileInfo of a forgotten file found again = %+v, %v; want zero", got, err)
 	}
 }
 

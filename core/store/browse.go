@@ -52,15 +52,11 @@ const (
 )
 
 // Tag keys the Browser reads. The mood lists and top tags are lists joined
-// by ListSep; artist, title and album are the file's own tags, when the
-// store holds them.
+// by ListSep.
 const (
 	tagTopTags = "top_tags"
 	ListSep    = "; "
 )
-
-// TextTags are the stored tags a search looks in besides the path.
-var TextTags = []string{"artist", "title", "album"}
 
 // MoodKey is the stored tag holding the mood list of tier ("mood-strict").
 func MoodKey(tier string) string { return "mood-" + tier }
@@ -88,8 +84,8 @@ type ScoreRange struct {
 
 // BrowseQuery selects and orders files. Zero fields select everything.
 type BrowseQuery struct {
-	// Text: a case-insensitive (ASCII) substring of the path or of one of
-	// the TextTags.
+	// Text: a case-insensitive (ASCII) substring of the path or of the
+	// file's artist, title or album (FileInfo).
 	Text string
 	// Status: one of the Status constants; "" any.
 	Status string
@@ -142,10 +138,11 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// BrowseRow is one file of a page with its stored tags.
+// BrowseRow is one file of a page with its stored tags and info.
 type BrowseRow struct {
 	File File
 	Tags map[string]string
+	Info FileInfo
 }
 
 // BrowsePage is one page of Browse.
@@ -184,16 +181,18 @@ func Score(tags map[string]string, key string) (float64, bool) {
 	return x, err == nil && !math.IsNaN(x)
 }
 
-// BrowseMatch reports whether file f with stored tags matches q (q
-// normalized). It is the rule every store's Browse applies.
-func BrowseMatch(q BrowseQuery, f File, tags map[string]string) bool {
+// BrowseMatch reports whether a file (r.File) with its stored tags and
+// info matches q (q normalized). It is the rule every store's Browse
+// applies.
+func BrowseMatch(q BrowseQuery, r BrowseRow) bool {
+	f, tags := r.File, r.Tags
 	if q.Status != "" && StatusOf(f) != q.Status {
 		return false
 	}
 	if q.Text != "" {
 		hit := strings.Contains(asciiLower(f.Path), q.Text)
-		for _, k := range TextTags {
-			hit = hit || strings.Contains(asciiLower(tags[k]), q.Text)
+		for _, v := range []string{r.Info.Artist, r.Info.Title, r.Info.Album} {
+			hit = hit || strings.Contains(asciiLower(v), q.Text)
 		}
 		if !hit {
 			return false

@@ -487,6 +487,7 @@ type Store interface {
 	Vectors
 	Browser
 	Jobs
+	FileInfos
 }
 
 // Meta keys.

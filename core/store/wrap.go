@@ -15,8 +15,8 @@ type Op struct {
 	Name string
 	// Writes: the call may change the store (every method but the reads
 	// Discover, File, Counts, ListFiles, GetMeta, LoadRestart,
-	// TrackVectors, ListTags, DiscoverRetag, NeedsVector, CountJobs and
-	// the Browser's).
+	// TrackVectors, ListTags, DiscoverRetag, NeedsVector, CountJobs,
+	// FileInfo and the Browser's).
 	Writes bool
 	// Refs, when not nil, lists the claims the call names (its Ref or
 	// Claim) or answers (the claims ReleaseWorker released and
@@ -314,5 +314,17 @@ func (w wrapped) NeedsVector(ctx context.Context, now time.Time, modelSet, after
 func (w wrapped) CountJobs(ctx context.Context, modelSet string) (JobCounts, error) {
 	return answer(w, ctx, Op{Name: "count_jobs"}, func(ctx context.Context, st Store) (JobCounts, error) {
 		return st.CountJobs(ctx, modelSet)
+	})
+}
+
+func (w wrapped) PutFileInfo(ctx context.Context, fileKey string, info FileInfo) error {
+	return w.around(ctx, Op{Name: "put_file_info", Writes: true}, func(ctx context.Context, st Store) error {
+		return st.PutFileInfo(ctx, fileKey, info)
+	})
+}
+
+func (w wrapped) FileInfo(ctx context.Context, fileKey string) (FileInfo, error) {
+	return answer(w, ctx, Op{Name: "file_info"}, func(ctx context.Context, st Store) (FileInfo, error) {
+		return st.FileInfo(ctx, fileKey)
 	})
 }

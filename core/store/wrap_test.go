@@ -25,6 +25,7 @@ var writes = map[string]bool{
 	"PutTrackVector": true, "TrackVectors": false, "ListTags": false,
 	"Browse": false, "FileTags": false, "TagStats": false,
 	"MarkRetag": true, "DiscoverRetag": false, "NeedsVector": false, "CountJobs": false,
+	"PutFileInfo": true, "FileInfo": false,
 }
 
 // snake is a method's name in snake case: UpsertFiles → upsert_files.

@@ -92,7 +92,11 @@ type Result struct {
 	// made by Version's model set; nil when the job computed none (tags
 	// reused from the file, an analyzer that keeps no embeddings). The
 	// worker stores it after the completion (Worker.JobDone).
-	Vector     []float32
+	Vector []float32
+	// Info, with Class OK: what the file's own tags say of it (artist,
+	// title, album) and its duration; nil when the analyzer read none.
+	// The worker stores it after the completion, as the vector.
+	Info       *store.FileInfo
 	Checkpoint string // steps completed so far (kept for a retry)
 	// Rewritten: the job wrote its tags into the file, which now has this
 	// size and mtime (store.Completion.Rewritten).

@@ -134,6 +134,9 @@ type pendingWrite struct {
 	// vector, with completion: the file's track vector, put after the
 	// completion is written (putVector).
 	vector []float32
+	// info, with completion: the file's info, put after the completion
+	// (putInfo).
+	info   *store.FileInfo
 	update *store.FileUpdate
 	// vectorOnly: the result of a vector job, vector of modelSet: put,
 	// then the claim released without a completion.
@@ -525,6 +528,7 @@ func (w *Worker) JobDone(ctx context.Context, now time.Time, r Result) {
 		p.completion = &store.Completion{Tags: r.Tags, Version: r.Version, At: now, Rewritten: r.Rewritten,
 			Claimed: &store.Stat{Size: f.Size, MtimeMs: f.MtimeMs}}
 		p.vector = r.Vector
+		p.info = r.Info
 		p.kind = event.Tagged
 	case r.Class == Permanent:
 		w.tel.Errors++
@@ -627,6 +631,9 @@ func (w *Worker) flushPending(ctx context.Context, now time.Time) bool {
 		if p.completion != nil && p.vector != nil {
 			w.putVector(ctx, now, p.ref.FileKey, p.completion.Version, p.vector)
 		}
+		if p.completion != nil && p.info != nil {
+			w.putInfo(ctx, now, p.ref.FileKey, *p.info)
+		}
 		ev := event.Event{T: now, Event: p.kind, Component: w.cfg.Component, File: p.ref.FileKey, Worker: p.ref.WorkerID, Reason: p.reason}
 		if p.kind == event.FileFailed || p.kind == event.FileRetry {
 			ev.Path = p.path
@@ -663,6 +670,16 @@ func (w *Worker) putVector(ctx context.Context, now time.Time, key, modelSet str
 		w.vectorsUnstored++
 		w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, File: key,
 			Reason: "store track vector: " + err.Error()})
+	}
+}
+
+// putInfo stores a completed file's info (artist, title, album,
+// duration). As a vector, an info the store does not take fails nothing
+// and is not retried: it is reported as a store_error event.
+func (w *Worker) putInfo(ctx context.Context, now time.Time, key string, info store.FileInfo) {
+	if err := w.store.PutFileInfo(ctx, key, info); err != nil {
+		w.sink.Emit(event.Event{T: now, Event: event.StoreError, Component: w.cfg.Component, File: key,
+			Reason: "store file info: " + err.Error()})
 	}
 }
 

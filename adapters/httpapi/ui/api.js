@@ -13,8 +13,10 @@ function headers(extra) {
   return h;
 }
 
-async function call(method, path) {
-  const r = await fetch(path, {method, headers: headers(), credentials: "same-origin"});
+async function call(method, path, data) {
+  const init = {method, headers: headers(data === undefined ? {} : {"Content-Type": "application/json"}), credentials: "same-origin"};
+  if (data !== undefined) init.body = JSON.stringify(data);
+  const r = await fetch(path, init);
   let body = null;
   try { body = await r.json(); } catch (_) { /* not JSON */ }
   if (r.status === 401) askToken();
@@ -23,7 +25,7 @@ async function call(method, path) {
 }
 
 export const get = path => call("GET", path);
-export const post = path => call("POST", path);
+export const post = (path, body) => call("POST", path, body);
 
 function askToken() {
   const f = document.getElementById("auth");

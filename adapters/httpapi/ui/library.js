@@ -70,7 +70,8 @@ export async function render(root, params) {
     label + (sort === key ? (desc ? " ▼" : " ▲") : ""));
   const shown = sk || [...keys].find(k => k.startsWith("happy_")) || [...keys][0];
   const rows = page.files.map(f => el("tr", {"data-key": f.key},
-    el("td", {class: "path", title: f.path}, el("a", {href: "/track?key=" + encodeURIComponent(f.key)}, f.title || f.path)),
+    el("td", {class: "path", title: f.path}, el("a", {href: "/track?key=" + encodeURIComponent(f.key)}, f.title || f.path),
+      f.artist || f.album ? el("div", {class: "muted credits"}, [f.artist, f.album].filter(Boolean).join(" — ")) : null),
     el("td", {class: "st-" + f.status}, f.status),
     el("td", {}, f.moods.map(m => el("span", {class: "chip"}, m))),
     el("td", {}, (f.genres.length ? f.genres : f.top_tags.slice(0, 2)).map(g => el("span", {class: "chip"}, g))),

@@ -1,7 +1,8 @@
 // Playlists: a rule (moods, genre, score ranges, status) previewed as the
-// files it selects (GET /api/v1/library), and the saved playlists when
-// the server keeps them (GET /api/v1/playlists).
-import {get, el, showError, scoreLabel, HTTPError} from "./api.js";
+// files it selects (GET /api/v1/library), saved as M3U8 and NSP into the
+// server's playlists_dir (POST /api/v1/playlists), and the playlists the
+// server writes (GET /api/v1/playlists).
+import {get, post, el, showError, scoreLabel, HTTPError} from "./api.js";
 
 const heads = ["happy_musicnn_mood_happy", "sad_musicnn_mood_sad", "party_musicnn_mood_party", "relaxed_musicnn_mood_relaxed",
   "aggressive_musicnn_mood_aggressive", "danceable_musicnn_danceability"];
@@ -56,15 +57,50 @@ export async function render(root, params) {
       showError(e);
     }
   }
+  if ([...q.keys()].length) out.append(saveForm(q));
   const saved = el("div", {class: "card", id: "saved"}, "loading…");
-  root.append(el("h2", {}, "Saved playlists"), saved);
+  root.append(el("h2", {}, "Playlists the server writes"), saved);
+  await listSaved(saved);
+}
+
+// saveForm saves the previewed rule under a name (one score range at
+// most: a playlist rule holds one).
+function saveForm(q) {
+  const name = el("input", {name: "name", id: "pl-name", placeholder: "Happy dance", size: 24, required: true});
+  const msg = el("span", {id: "save-msg", class: "muted"});
+  const form = el("form", {class: "card", id: "save"}, el("label", {}, "Save as ", name), " ",
+    el("button", {class: "primary", type: "submit", id: "save-btn"}, "Save playlist"), " ", msg);
+  form.addEventListener("submit", async e => {
+    e.preventDefault();
+    const ranges = q.getAll("score");
+    if (ranges.length > 1) {
+      msg.textContent = "A saved playlist takes one score range: remove the others.";
+      return;
+    }
+    const rule = {name: name.value.trim(), mood: q.get("mood") || undefined, tier: q.get("tier") || "loose", genre: q.get("genre") || undefined};
+    if (ranges.length) {
+      const [k, lo, hi] = ranges[0].split(":");
+      Object.assign(rule, {score: k, min: Number(lo), max: Number(hi)});
+    }
+    try {
+      const r = await post("/api/v1/playlists", rule);
+      msg.textContent = `Saved ${r.name}: ${r.tracks} tracks, ${r.file}.m3u8 and ${r.file}.nsp written.`;
+      await listSaved(document.getElementById("saved"));
+    } catch (err) {
+      msg.textContent = err instanceof HTTPError && err.status === 503 ? "Cannot save: " + err.message : "Not saved: " + err.message;
+    }
+  });
+  return form;
+}
+
+async function listSaved(saved) {
   try {
     const d = await get("/api/v1/playlists");
     const list = Array.isArray(d) ? d : d.playlists || [];
-    saved.replaceChildren(list.length ? el("ul", {}, list.map(p => el("li", {}, p.name || p.path || JSON.stringify(p)))) :
-      el("p", {class: "muted"}, "None saved yet."));
+    saved.replaceChildren(list.length ? el("ul", {}, list.map(p => el("li", {}, p.name,
+      el("span", {class: "muted"}, ` — ${p.tracks} tracks, ${p.file}.m3u8`)))) :
+      el("p", {class: "muted"}, "None yet."));
   } catch (e) {
-    saved.replaceChildren(el("p", {class: "muted"}, e instanceof HTTPError && e.status === 404 ?
-      "Saving playlists is not available on this server yet." : "Saved playlists unavailable: " + e.message));
+    saved.replaceChildren(el("p", {class: "muted"}, "Playlists unavailable: " + e.message));
   }
 }

@@ -17,6 +17,9 @@ export async function render(root, params) {
     el("h1", {}, f.title || f.path.split("/").pop()),
     el("div", {class: "card"}, el("dl", {id: "status"},
       el("dt", {}, "Path"), el("dd", {}, f.path),
+      f.artist ? [el("dt", {}, "Artist"), el("dd", {id: "artist"}, f.artist)] : null,
+      f.album ? [el("dt", {}, "Album"), el("dd", {id: "album"}, f.album)] : null,
+      f.duration_ms ? [el("dt", {}, "Duration"), el("dd", {}, duration(f.duration_ms))] : null,
       el("dt", {}, "Status"), el("dd", {class: "st-" + f.status}, f.status),
       el("dt", {}, "Tagged"), el("dd", {}, when(f.tagged_at), f.tagged_version ? " (models " + f.tagged_version + ")" : ""),
       el("dt", {}, "Attempts"), el("dd", {}, f.attempts + " failed, " + f.crash_count + " worker crashes"),
@@ -24,7 +27,12 @@ export async function render(root, params) {
       f.next_retry_at ? [el("dt", {}, "Retry at"), el("dd", {}, when(f.next_retry_at))] : null,
       el("dt", {}, "Moods"), el("dd", {}, f.moods.length ? f.moods.map(m => el("span", {class: "chip"}, m)) : "—"),
       el("dt", {}, "Genres"), el("dd", {}, f.genres.length ? f.genres.map(m => el("span", {class: "chip"}, m)) : "—"))),
-    el("audio", {controls: true, preload: "none", src: "/api/v1/files/" + encodeURIComponent(key) + "/audio"}));
+  );
+  const audio = el("audio", {controls: true, preload: "none", id: "preview"});
+  root.append(audio);
+  // An <audio> element sends no API token: it plays a signed URL the
+  // server issues to this (authenticated) call, valid for 30 minutes.
+  get("/api/v1/files/" + encodeURIComponent(key) + "/audio-url").then(u => { audio.src = u.url; }).catch(showError);
 
   const keys = Object.keys(f.scores).sort();
   root.append(el("h2", {}, "Scores"), el("div", {class: "card", id: "scores"},
@@ -53,4 +61,9 @@ async function similar(box, key) {
     box.replaceChildren(el("p", {class: "muted"}, e instanceof HTTPError && (e.status === 404 || e.status === 503) ?
       "No similar tracks yet." : "Similar tracks unavailable: " + e.message));
   }
+}
+
+function duration(ms) {
+  const s = Math.round(ms / 1000);
+  return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
 }
