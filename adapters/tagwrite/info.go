@@ -34,8 +34,8 @@ func infoNames(f Format) [3]string {
 }
 
 // ReadInfo reads the artist, title and album of the file at path from its
-// tags with TagLib (an ID3v2 tag for MP3, WAV and AIFF; not ID3v1 nor a
-// RIFF INFO chunk). Errors are Read's.
+// tags with TagLib (an ID3v2 tag for MP3 and AIFF, not ID3v1; a WAV's
+// ID3v2 chunk or RIFF INFO chunk). Errors are Read's.
 func ReadInfo(path string) (Info, error) {
 	f, _, err := openRegular(path)
 	if err != nil {
