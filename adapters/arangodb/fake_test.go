@@ -676,6 +676,8 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		}
 		if b["reanalyze"] == true {
 			fd = with(fd, "tagged", false, "needs_tagging", true, "needs_retag", false)
+		} else {
+			fd = with(fd, "needs_retag", isTrue(fd["needs_retag"])) // NOT_NULL(x.needs_retag, false)
 		}
 		f.colls[colFiles][str(b["file"])] = fd
 		return []any{"done"}, nil
