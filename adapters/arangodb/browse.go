@@ -8,12 +8,12 @@ import (
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// qBrowse is store.Browser.Browse in AQL: every file with its tags is
-// tested (store.BrowseMatch spelled in AQL), then the matches are counted,
-// sorted and paged. ArangoDB's LOWER folds more than ASCII, and its string
-// order is ICU's: paths and texts outside ASCII may match and sort
-// otherwise than in the other stores. It reads every file: a
-// persistent index does not serve these filters, so a large library
+// qBrowse is store.Browser.Browse in AQL for a query that no index serves
+// (browseIndexed): every file with its tags is tested (store.BrowseMatch
+// spelled in AQL), then the matches are counted, sorted and paged.
+// ArangoDB's LOWER folds more than ASCII, and its string order is ICU's:
+// paths and texts outside ASCII may match and sort otherwise than in the
+// other stores. It reads every file and its tags, so a large library
 // answers in the time of a scan.
 const qBrowse = `LET hits = (
   FOR f IN library_files
@@ -40,6 +40,58 @@ RETURN {total: LENGTH(hits), rows: (
 // still last).
 var qBrowseDesc = strings.Replace(qBrowse, "h.v ASC, h.f._key ASC", "h.v DESC, h.f._key DESC", 1)
 
+// browseStatus is a file's status (store.StatusOf) in AQL, from the four
+// flags that the browse indexes store (nomarr_browse_path,
+// nomarr_browse_tagged).
+const browseStatus = `(!f.is_valid ? "missing" : f.tagged ? "tagged" : f.failed ? "failed" : f.needs_tagging ? "pending" : "missing")`
+
+// browseIndexes names the index that orders a page by each sort field that
+// one serves; the files' key breaks ties, in the same direction.
+var browseIndexes = map[string]struct{ index, attr string }{
+	store.SortPath:     {"nomarr_browse_path", "path"},
+	store.SortTaggedAt: {"nomarr_browse_tagged", "last_tagged_at"},
+}
+
+// browseIndexed is the query of a page that an index serves: no text,
+// label or score filter, sorted by path or tagging time (browseIndexes).
+// The index is read in order, from either end (SORT on its fields, then
+// LIMIT: the optimizer removes the SORT and stops the scan at the end of
+// the page); a status filter is tested on the flags the index stores, so
+// only the page's documents, their tags and info are read. The total is
+// the collection's count (kept by the server) without a status, and else
+// a count over the same index that reads no document. indexHint names the
+// index because the optimizer does not weigh stored values when it picks
+// one; forceIndexHint false leaves it free to plan without it (a
+// database whose index is missing still answers, by a scan).
+// ok is false for a query no index serves (qBrowse).
+func browseIndexed(q store.BrowseQuery) (aql string, ok bool) {
+	ix, ok := browseIndexes[q.Sort]
+	if !ok || q.Text != "" || q.Mood != "" || q.Genre != "" || len(q.Scores) > 0 {
+		return "", false
+	}
+	return browseIndexedAQL(ix.index, ix.attr, q.Desc, q.Status != ""), true
+}
+
+// browseIndexedAQL spells browseIndexed's query (one text per index,
+// direction and status filter or none).
+func browseIndexedAQL(index, attr string, desc, status bool) string {
+	dir := "ASC"
+	if desc {
+		dir = "DESC"
+	}
+	scan := `FOR f IN library_files OPTIONS { indexHint: "` + index + `", forceIndexHint: false }`
+	filter, total := "", `LENGTH(library_files)`
+	if status {
+		filter = "\n    FILTER " + browseStatus + " == @status"
+		total = `FIRST(` + scan + filter + "\n    COLLECT WITH COUNT INTO n RETURN n)"
+	}
+	return `RETURN {total: ` + total + `, rows: (
+  ` + scan + filter + `
+    SORT f.` + attr + ` ` + dir + `, f._key ` + dir + `
+    LIMIT @offset, @limit
+    RETURN {file: f, tags: DOCUMENT("file_tags", f._key).tags || {}, info: DOCUMENT("file_info", f._key) || {}})}`
+}
+
 // qFileTags reads a known file's tags (null when it has none).
 const qFileTags = `FOR f IN library_files FILTER f._key == @key RETURN {tags: DOCUMENT("file_tags", f._key).tags}`
 
@@ -57,7 +109,7 @@ type browseDoc struct {
 	Rows  []browseRowDoc `json:"rows"`
 }
 
-// Browse implements store.Browser (qBrowse).
+// Browse implements store.Browser (browseIndexed, else qBrowse).
 func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePage, error) {
 	q = q.Normalized()
 	scores := make([]map[string]any, len(q.Scores))
@@ -69,6 +121,12 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 	aql := qBrowse
 	if q.Desc {
 		aql = qBrowseDesc
+	}
+	if ix, ok := browseIndexed(q); ok {
+		aql, bind = ix, map[string]any{"offset": q.Offset, "limit": q.Limit}
+		if q.Status != "" {
+			bind["status"] = q.Status
+		}
 	}
 	var docs []browseDoc
 	err := s.read(ctx, func(ctx context.Context) error {

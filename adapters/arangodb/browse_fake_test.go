@@ -24,38 +24,27 @@ func init() {
 				m := r.(map[string]any)
 				q.Scores = append(q.Scores, store.ScoreRange{Key: str(m["key"]), Min: num(m["min"]), Max: num(m["max"])})
 			}
-			q = q.Normalized()
-			var hits []store.BrowseRow
-			docs := map[string]doc{}
-			for k, d := range f.colls[colFiles] {
-				r := store.BrowseRow{File: fakeFile(d), Tags: fakeTags(f, k), Info: fakeInfo(f, k)}
-				if store.BrowseMatch(q, r) {
-					hits = append(hits, r)
-					docs[k] = d
-				}
-			}
-			slices.SortFunc(hits, func(a, c store.BrowseRow) int {
-				if store.BrowseLess(q, a, c) {
-					return -1
-				}
-				return 1
-			})
-			rows := []any{}
-			for _, h := range hits[min(q.Offset, len(hits)):] {
-				if len(rows) == q.Limit {
-					break
-				}
-				info := any(map[string]any{})
-				if d, ok := f.colls[colInfo][h.File.Key]; ok {
-					info = d
-				}
-				rows = append(rows, map[string]any{"file": docs[h.File.Key], "tags": f.colls[colTags][h.File.Key]["tags"], "info": info})
-			}
-			return []any{map[string]any{"total": float64(len(hits)), "rows": rows}}, nil
+			return fakeBrowse(f, q.Normalized()), nil
 		}
 	}
 	emulations[qBrowse] = browse(false)
 	emulations[qBrowseDesc] = browse(true)
+	// browseIndexed's texts: a sort and direction, with the status filter
+	// or none and no other filter; the bind parameters are the page's
+	// bounds and the status.
+	for sort, ix := range browseIndexes {
+		for _, desc := range []bool{false, true} {
+			for _, status := range []bool{false, true} {
+				emulations[browseIndexedAQL(ix.index, ix.attr, desc, status)] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+					q := store.BrowseQuery{Sort: sort, Desc: desc, Offset: int(num(b["offset"])), Limit: int(num(b["limit"]))}
+					if status {
+						q.Status = str(b["status"])
+					}
+					return fakeBrowse(f, q.Normalized()), nil
+				}
+			}
+		}
+	}
 	emulations[qFileTags] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		k := str(b["key"])
 		if _, ok := f.colls[colFiles][k]; !ok {
@@ -74,6 +63,38 @@ func init() {
 		}
 		return out, nil
 	}
+}
+
+// fakeBrowse answers a browse query by the rule: the files that match q
+// (store.BrowseMatch), counted, ordered by store.BrowseLess and paged.
+func fakeBrowse(f *fakeServer, q store.BrowseQuery) []any {
+	var hits []store.BrowseRow
+	docs := map[string]doc{}
+	for k, d := range f.colls[colFiles] {
+		r := store.BrowseRow{File: fakeFile(d), Tags: fakeTags(f, k), Info: fakeInfo(f, k)}
+		if store.BrowseMatch(q, r) {
+			hits = append(hits, r)
+			docs[k] = d
+		}
+	}
+	slices.SortFunc(hits, func(a, c store.BrowseRow) int {
+		if store.BrowseLess(q, a, c) {
+			return -1
+		}
+		return 1
+	})
+	rows := []any{}
+	for _, h := range hits[min(q.Offset, len(hits)):] {
+		if len(rows) == q.Limit {
+			break
+		}
+		info := any(map[string]any{})
+		if d, ok := f.colls[colInfo][h.File.Key]; ok {
+			info = d
+		}
+		rows = append(rows, map[string]any{"file": docs[h.File.Key], "tags": f.colls[colTags][h.File.Key]["tags"], "info": info})
+	}
+	return []any{map[string]any{"total": float64(len(hits)), "rows": rows}}
 }
 
 // fakeFile decodes a stored file document as the adapter does.

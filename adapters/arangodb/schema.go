@@ -13,7 +13,8 @@ import (
 // SchemaVersion is the layout this package creates and understands; it is
 // kept in meta under MetaSchemaVersion. Version 2 added track_vectors,
 // version 3 the retag marks, the claims' kinds and their indexes
-// (nomarr_retag, nomarr_tagged) and file_info; an older database gets
+// (nomarr_retag, nomarr_tagged), file_info and the browse indexes
+// (nomarr_browse_path, nomarr_browse_tagged); an older database gets
 // them at its next open (the bootstrap's steps are idempotent), and an
 // older program then refuses it (it would take a retag or vector claim
 // on a tagged file for a stale one).
@@ -58,12 +59,20 @@ var indexes = []index{
 	// nomarr_discovery.
 	{colFiles, "nomarr_retag", []string{"needs_retag", "tagged", "is_valid", "failed", "_key"}, []string{"next_retry_at", "skip_until"}},
 	{colFiles, "nomarr_tagged", []string{"tagged", "is_valid", "failed", "tagged_version", "_key"}, []string{"next_retry_at", "skip_until"}},
+	// Library pages (browseIndexed): ordered by path or tagging time, the
+	// key breaking ties; the status flags are stored, so a status filter
+	// and its count read no document.
+	{colFiles, "nomarr_browse_path", []string{"path", "_key"}, browseFlags},
+	{colFiles, "nomarr_browse_tagged", []string{"last_tagged_at", "_key"}, browseFlags},
 	// Claims by lease (expiry) and by holder (ReleaseWorker, RenewLeases).
 	{colClaims, "nomarr_claims_lease", []string{"lease_until"}, nil},
 	{colClaims, "nomarr_claims_worker", []string{"worker_id"}, nil},
 	// History by time; _key (the row's identity, historyKey) breaks ties.
 	{colHistory, "nomarr_history_at", []string{"at_ms", "_key"}, nil},
 }
+
+// browseFlags are the attributes browseStatus reads.
+var browseFlags = []string{"is_valid", "tagged", "failed", "needs_tagging"}
 
 // bootstrap makes sure the database, its collections and indexes exist.
 // When meta already records this schema version it costs one query.

@@ -1,0 +1,73 @@
+package arangodb
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestBrowsePlansReal: on a real server, every query of browseIndexed reads
+// its index in order and stops at the page's end: the plan enumerates
+// library_files through that index only (no collection scan) and keeps no
+// SORT (the index's order is the page's). Needs NOMARR_TEST_ARANGO_URL or
+// a Docker engine.
+func TestBrowsePlansReal(t *testing.T) {
+	base, ok := serverURL(t, true)
+	if !ok {
+		t.Skip(skipMsg)
+	}
+	s := openReal(t, freshDatabase(t, base))
+	for sort, ix := range browseIndexes {
+		for _, desc := range []bool{false, true} {
+			for _, status := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s desc=%v status=%v", sort, desc, status), func(t *testing.T) {
+					bind := map[string]any{"offset": 100, "limit": 50}
+					if status {
+						bind["status"] = "tagged"
+					}
+					res, err := s.db.ExplainQuery(t.Context(), browseIndexedAQL(ix.index, ix.attr, desc, status), bind, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var nodes []map[string]any
+					for _, n := range res.Plan.NodesRaw {
+						nodes = append(nodes, planNodes(n)...)
+					}
+					used := false
+					for _, n := range nodes {
+						switch n["type"] {
+						case "SortNode":
+							t.Errorf("the plan sorts: %v", n)
+						case "EnumerateCollectionNode":
+							t.Errorf("the plan scans a collection: %v", n["collection"])
+						case "IndexNode":
+							list, _ := n["indexes"].([]any)
+							for _, i := range list {
+								if m, _ := i.(map[string]any); m["name"] == ix.index {
+									used = true
+								}
+							}
+						}
+					}
+					if !used {
+						t.Errorf("no IndexNode uses %s; rules applied: %v", ix.index, res.Plan.Rules)
+					}
+				})
+			}
+		}
+	}
+}
+
+// planNodes is a plan node with the nodes of its subquery (servers before
+// 3.8 nest a subquery's plan in its SubqueryNode).
+func planNodes(n map[string]any) []map[string]any {
+	out := []map[string]any{n}
+	if sq, ok := n["subquery"].(map[string]any); ok {
+		list, _ := sq["nodes"].([]any)
+		for _, c := range list {
+			if m, ok := c.(map[string]any); ok {
+				out = append(out, planNodes(m)...)
+			}
+		}
+	}
+	return out
+}
