@@ -59,7 +59,7 @@ var browseIndexes = map[string]struct{ index, attr string }{
 // the page); a status filter is tested on the flags the index stores, so
 // only the page's documents, their tags and info are read. The total is
 // the collection's count (kept by the server) without a status, and else
-// a count over the same index that reads no document. indexHint names the
+// a count over the same index, whole, that reads no document. indexHint names the
 // index because the optimizer does not weigh stored values when it picks
 // one; forceIndexHint false leaves it free to plan without it (a
 // database whose index is missing still answers, by a scan).
@@ -83,7 +83,11 @@ func browseIndexedAQL(index, attr string, desc, status bool) string {
 	filter, total := "", `LENGTH(library_files)`
 	if status {
 		filter = "\n    FILTER " + browseStatus + " == @status"
-		total = `FIRST(` + scan + filter + "\n    COLLECT WITH COUNT INTO n RETURN n)"
+		// f.attr >= null holds for every document (null is the least
+		// value): a range on the index's first field, so that the count
+		// is planned on the index (which covers the filter) rather than
+		// on the collection.
+		total = `FIRST(` + scan + "\n    FILTER f." + attr + " >= null" + filter + "\n    COLLECT WITH COUNT INTO n RETURN n)"
 	}
 	return `RETURN {total: ` + total + `, rows: (
   ` + scan + filter + `
