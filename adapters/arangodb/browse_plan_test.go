@@ -2,6 +2,8 @@ package arangodb
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"testing"
 )
 
@@ -70,4 +72,34 @@ func planNodes(n map[string]any) []map[string]any {
 		}
 	}
 	return out
+}
+
+// TestBrowseIndexesInSchema: each index browseIndexed names is one the
+// bootstrap creates, ordered by the page's sort field then _key, and
+// storing every attribute browseStatus reads, so that the plans above
+// can hold.
+func TestBrowseIndexesInSchema(t *testing.T) {
+	read := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\bf\.([a-z_]+)`).FindAllStringSubmatch(browseStatus, -1) {
+		read[m[1]] = true
+	}
+	if len(read) == 0 {
+		t.Fatal("browseStatus reads no attribute of f")
+	}
+	for sort, want := range browseIndexes {
+		i := slices.IndexFunc(indexes, func(ix index) bool { return ix.name == want.index })
+		if i < 0 {
+			t.Errorf("sort %s: the bootstrap creates no index %s", sort, want.index)
+			continue
+		}
+		ix := indexes[i]
+		if ix.coll != colFiles || !slices.Equal(ix.fields, []string{want.attr, "_key"}) {
+			t.Errorf("sort %s: index %s is on %s %v, want %s [%s _key]", sort, ix.name, ix.coll, ix.fields, colFiles, want.attr)
+		}
+		for a := range read {
+			if !slices.Contains(ix.stored, a) {
+				t.Errorf("sort %s: index %s does not store %s, which a status filter reads", sort, ix.name, a)
+			}
+		}
+	}
 }
