@@ -4,6 +4,7 @@
 // person would (search, filters, the track's scores, pause and resume on
 // the Health page), and a screenshot of each is written to
 // $NOMARR_TEST_SCREENSHOTS (default: a temporary folder, logged).
+// BenchmarkPageLoad times the pages on a library of 100,000 files.
 //
 // Without chromium the tests skip, saying how to run them, unless
 // NOMARR_TEST_REQUIRE_BROWSER is set: then they fail (CI installs chromium with
@@ -37,7 +38,7 @@ import (
 )
 
 // chromium finds the browser, or skips (fails with NOMARR_TEST_REQUIRE_BROWSER).
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
@@ -83,41 +84,29 @@ func writeWAV(t *testing.T, path string) {
 	}
 }
 
-// fillStore writes a library of n files into a new SQLite store: most
-// tagged with scores and mood lists and an artist, title and album, a
-// few failed, none pending (the workers of serve have nothing to do); the
-// first file is a real WAV file (audio, when given), and a library
-// calibration of the noop model set is stored.
-func fillStore(t *testing.T, db string, n int, audio string) {
-	ctx := context.Background()
-	st, err := sqlite.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	files := make([]store.File, n)
+// demoFile is one file of the demo library: its tags and info when it is
+// tagged, its error when it failed.
+type demoFile struct {
+	store.File
+	Tags   map[string]string
+	Info   store.FileInfo
+	Failed string
+	At     time.Time // when it was tagged, or failed
+}
+
+// demoLibrary is a library of n files: most tagged with scores and mood
+// lists and an artist, title and album, every tenth failed, all of them
+// before now; the first file's path is audio, when given.
+func demoLibrary(n int, audio string) []demoFile {
+	files := make([]demoFile, n)
+	now := time.Now().Add(-time.Hour - time.Duration(n)*time.Second)
 	for i := range files {
-		files[i] = store.File{Key: demoKey(i), Size: 1000, NeedsTagging: true, IsValid: true,
+		f := &files[i]
+		f.File = store.File{Key: demoKey(i), Size: 1000, NeedsTagging: true, IsValid: true,
 			Path: fmt.Sprintf("/music/%s Band %d/Album %d/%02d %s Song.flac", strings.ToUpper(genres[i%5][:1])+genres[i%5][1:], i%7, i%3, i, moods[i%5])}
-	}
-	if audio != "" {
-		files[0].Path = audio
-	}
-	if _, err := st.UpsertFiles(ctx, files); err != nil {
-		t.Fatal(err)
-	}
-	cal := map[string][]float64{}
-	now := time.Now().Add(-time.Hour)
-	for i, f := range files {
-		at := now.Add(time.Duration(i) * time.Second)
-		if _, err := st.Claim(ctx, store.Claim{FileKey: f.Key, WorkerID: "demo/w", ClaimedAt: at, LeaseUntil: at.Add(time.Minute)}); err != nil {
-			t.Fatal(err)
-		}
-		ref := store.Ref{FileKey: f.Key, WorkerID: "demo/w"}
+		f.At = now.Add(time.Duration(i) * time.Second)
 		if i%10 == 9 {
-			if err := st.Release(ctx, ref, &store.FileUpdate{Attempts: 3, Failed: true, LastError: "decode: invalid frame header"}); err != nil {
-				t.Fatal(err)
-			}
+			f.Failed = "decode: invalid frame header"
 			continue
 		}
 		x := func(k int) float64 { return float64((i*37+k*53)%100) / 100 }
@@ -141,15 +130,66 @@ func fillStore(t *testing.T, db string, n int, audio string) {
 		tags["danceable_musicnn_danceability"] = fmt.Sprintf("%.4f", x(7))
 		tags["mood-loose"], tags["mood-regular"], tags["mood-strict"] = strings.Join(loose, "; "), strings.Join(strict, "; "), strings.Join(strict, "; ")
 		tags["top_tags"] = genres[i%5] + "; " + genres[(i+2)%5]
-		if err := st.Complete(ctx, ref, store.Completion{Tags: tags, Version: analyzer.NoopVersion, At: at}); err != nil {
-			t.Fatal(err)
-		}
-		info := store.FileInfo{Artist: artists[i%5], Title: fmt.Sprintf("%s Song %d", strings.ToUpper(moods[i%5][:1])+moods[i%5][1:], i),
+		f.Tags = tags
+		f.Info = store.FileInfo{Artist: artists[i%5], Title: fmt.Sprintf("%s Song %d", strings.ToUpper(moods[i%5][:1])+moods[i%5][1:], i),
 			Album: fmt.Sprintf("Album %d", i%3), DurationMs: int64(180_000 + i*1000)}
-		if err := st.PutFileInfo(ctx, f.Key, info); err != nil {
+	}
+	if audio != "" && n > 0 {
+		files[0].Path = audio
+	}
+	return files
+}
+
+// fillStore writes the demo library of n files (demoLibrary) into a new
+// SQLite store, as serve's workers would, file by file (claimed, then
+// completed or released failed, and given its info), none left pending
+// (the workers of serve have nothing to do), and stores the library
+// calibration of the noop model set.
+func fillStore(t testing.TB, db string, n int, audio string) {
+	ctx := context.Background()
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	lib := demoLibrary(n, audio)
+	if _, err := st.UpsertFiles(ctx, files(lib)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range lib {
+		if _, err := st.Claim(ctx, store.Claim{FileKey: f.Key, WorkerID: "demo/w", ClaimedAt: f.At, LeaseUntil: f.At.Add(time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
-		for k, v := range tags {
+		ref := store.Ref{FileKey: f.Key, WorkerID: "demo/w"}
+		if f.Failed != "" {
+			if err := st.Release(ctx, ref, &store.FileUpdate{Attempts: 3, Failed: true, LastError: f.Failed}); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := st.Complete(ctx, ref, store.Completion{Tags: f.Tags, Version: analyzer.NoopVersion, At: f.At}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.PutFileInfo(ctx, f.Key, f.Info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	putCalibration(t, st, lib)
+}
+
+func files(lib []demoFile) []store.File {
+	out := make([]store.File, len(lib))
+	for i, f := range lib {
+		out[i] = f.File
+	}
+	return out
+}
+
+// putCalibration stores the calibration of lib's mood scores.
+func putCalibration(t testing.TB, st *sqlite.Store, lib []demoFile) {
+	cal := map[string][]float64{}
+	for _, f := range lib {
+		for k, v := range f.Tags {
 			if x, err := strconv.ParseFloat(v, 64); err == nil && strings.Contains(k, "_musicnn_mood_") {
 				cal[k] = append(cal[k], x)
 			}
@@ -163,7 +203,7 @@ func fillStore(t *testing.T, db string, n int, audio string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetMeta(ctx, app.MetaCalibration, js); err != nil {
+	if err := st.SetMeta(context.Background(), app.MetaCalibration, js); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -194,7 +234,7 @@ var (
 )
 
 // nomarr builds the binary once for all tests of the run.
-func nomarr(t *testing.T) string {
+func nomarr(t testing.TB) string {
 	buildOnce.Do(func() {
 		root, err := exec.Command("go", "env", "GOMOD").Output()
 		if err != nil {
@@ -230,7 +270,7 @@ func TestMain(m *testing.M) {
 // serve runs `nomarr serve` on db, on a free port of host (with the API
 // token when token is not ""), with args added; it returns the base URL
 // (on 127.0.0.1) once the API answers.
-func serve(t *testing.T, db, host, token string, args ...string) string {
+func serve(t testing.TB, db, host, token string, args ...string) string {
 	bin := nomarr(t)
 	ln, err := net.Listen("tcp", host+":0")
 	if err != nil {
@@ -247,7 +287,8 @@ func serve(t *testing.T, db, host, token string, args ...string) string {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	for _, e := range os.Environ() { // the test's own settings are not serve's
-		if !strings.HasPrefix(e, "NOMARR_TEST_SCREENSHOTS=") && !strings.HasPrefix(e, "NOMARR_TEST_REQUIRE_BROWSER=") {
+		if !strings.HasPrefix(e, "NOMARR_TEST_SCREENSHOTS=") && !strings.HasPrefix(e, "NOMARR_TEST_REQUIRE_BROWSER=") &&
+			!strings.HasPrefix(e, "NOMARR_BENCH_FILES=") {
 			cmd.Env = append(cmd.Env, e)
 		}
 	}
@@ -284,7 +325,7 @@ func serve(t *testing.T, db, host, token string, args ...string) string {
 }
 
 // shots is the screenshot folder.
-func shots(t *testing.T) string {
+func shots(t testing.TB) string {
 	dir := os.Getenv("NOMARR_TEST_SCREENSHOTS")
 	if dir == "" {
 		dir = t.TempDir()
@@ -298,13 +339,16 @@ func shots(t *testing.T) string {
 
 // page drives one chromium tab on a served base URL.
 type page struct {
-	t    *testing.T
+	t    testing.TB
 	ctx  context.Context
 	base string
 	dir  string // screenshots
 }
 
-func newPage(t *testing.T, base string) *page {
+func newPage(t testing.TB, base string) *page { return newPageFor(t, base, 3*time.Minute) }
+
+// newPageFor opens a tab whose actions must all end within limit.
+func newPageFor(t testing.TB, base string, limit time.Duration) *page {
 	exe := chromium(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
@@ -316,7 +360,7 @@ func newPage(t *testing.T, base string) *page {
 	t.Cleanup(cancel)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(cancel)
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancel = context.WithTimeout(ctx, limit)
 	t.Cleanup(cancel)
 	return &page{t: t, ctx: ctx, base: base, dir: shots(t)}
 }
