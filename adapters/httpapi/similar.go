@@ -211,76 +211,61 @@ func (s *Server) similarError(w http.ResponseWriter, r *http.Request, op string,
 	}
 }
 
-func (s *Server) handleSimilar(w http.ResponseWriter, r *http.Request) {
+// fileArg is a query parameter naming library files: min to max of them.
+type fileArg struct {
+	name     string
+	min, max int
+}
+
+// serveTracks answers a route that lists tracks: it checks the page, each
+// of args and n (default nDefault, from nMin to MaxTracks), refusing bad
+// input with a 400, then pages what list answers for the files (one
+// slice per arg, in order) and n.
+func (s *Server) serveTracks(w http.ResponseWriter, r *http.Request, op string, args []fileArg, nDefault, nMin int,
+	list func(ctx context.Context, sim Similarity, files [][]string, n int) (TrackList, error)) {
 	sim, ok := s.similarity(w)
 	if !ok {
 		return
 	}
 	q := r.URL.Query()
 	p, err := pageOf(q)
-	var files []string
+	files := make([][]string, len(args))
+	for i, a := range args {
+		if err == nil {
+			files[i], err = fileParams(q, a.name, a.min, a.max)
+		}
+	}
 	n := 0
 	if err == nil {
-		files, err = fileParams(q, "file", 1, 1)
-	}
-	if err == nil {
-		n, err = intParam(q, "n", 20, 1, MaxTracks)
+		n, err = intParam(q, "n", nDefault, nMin, MaxTracks)
 	}
 	if err != nil {
-		s.similarError(w, r, "similar", err)
+		s.similarError(w, r, op, err)
 		return
 	}
-	list, err := sim.Similar(r.Context(), files[0], n)
-	s.answerTracks(w, r, "similar", p, list, err)
+	tracks, err := list(r.Context(), sim, files, n)
+	s.answerTracks(w, r, op, p, tracks, err)
+}
+
+func (s *Server) handleSimilar(w http.ResponseWriter, r *http.Request) {
+	s.serveTracks(w, r, "similar", []fileArg{{"file", 1, 1}}, 20, 1,
+		func(ctx context.Context, sim Similarity, f [][]string, n int) (TrackList, error) {
+			return sim.Similar(ctx, f[0][0], n)
+		})
 }
 
 func (s *Server) handleMix(w http.ResponseWriter, r *http.Request) {
-	sim, ok := s.similarity(w)
-	if !ok {
-		return
-	}
-	q := r.URL.Query()
-	p, err := pageOf(q)
-	var seeds []string
-	n := 0
-	if err == nil {
-		seeds, err = fileParams(q, "seed", 1, MaxSeeds)
-	}
-	if err == nil {
-		n, err = intParam(q, "n", 30, 1, MaxTracks)
-	}
-	if err != nil {
-		s.similarError(w, r, "mix", err)
-		return
-	}
-	list, err := sim.Mix(r.Context(), seeds, n)
-	s.answerTracks(w, r, "mix", p, list, err)
+	s.serveTracks(w, r, "mix", []fileArg{{"seed", 1, MaxSeeds}}, 30, 1,
+		func(ctx context.Context, sim Similarity, f [][]string, n int) (TrackList, error) {
+			return sim.Mix(ctx, f[0], n)
+		})
 }
 
 func (s *Server) handlePath(w http.ResponseWriter, r *http.Request) {
-	sim, ok := s.similarity(w)
-	if !ok {
-		return
-	}
-	q := r.URL.Query()
-	p, err := pageOf(q)
-	var from, to []string
-	n := 0
-	if err == nil {
-		from, err = fileParams(q, "from", 1, 1)
-	}
-	if err == nil {
-		to, err = fileParams(q, "to", 1, 1)
-	}
-	if err == nil {
-		n, err = intParam(q, "n", 15, 2, MaxTracks)
-	}
-	if err != nil {
-		s.similarError(w, r, "path", err)
-		return
-	}
-	list, err := sim.Path(r.Context(), from[0], to[0], n)
-	s.answerTracks(w, r, "path", p, list, err)
+	s.serveTracks(w, r, "path", []fileArg{{"from", 1, 1}, {"to", 1, 1}}, 15, 2,
+		func(ctx context.Context, sim Similarity, f [][]string, n int) (TrackList, error) {
+			return sim.Path(ctx, f[0][0], f[1][0], n)
+		})
 }
 
 // playlistJSON is one playlist of the list.
