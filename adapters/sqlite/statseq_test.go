@@ -34,17 +34,7 @@ func TestSchemaVersion2IsUpgraded(t *testing.T) {
 	execAll(t, path, append(slices.Clone(undoVersion5), `DROP TABLE track_vectors`, `ALTER TABLE library_files DROP COLUMN stat_seq`, `DROP INDEX health_history_identity`,
 		`UPDATE meta SET value = '2' WHERE key = '`+MetaSchemaVersion+`'`)...)
 
-	if ro, err := Open(path, WithReadOnly()); err == nil {
-		ro.Close()
-		t.Fatal("a read-only open of a version 2 database succeeded; its reads would find no stat_seq")
-	} else if !strings.Contains(err.Error(), "open it once for writing") {
-		t.Fatalf("read-only open: %v; want it to say how to upgrade", err)
-	}
-	s = openT(t, path)
-	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != strconv.Itoa(SchemaVersion) {
-		t.Fatalf("schema_version after the upgrade = %q %v %v, want %d", v, ok, err, SchemaVersion)
-	}
-	wantLayoutOfNew(t, path)
+	s = openUpgraded(t, path, 2)
 	if f, err := s.File(bg, "b"); err != nil || !f.Tagged || f.StatSeq != 0 {
 		t.Fatalf("tagged file after the upgrade = %+v %v", f, err)
 	}
@@ -67,6 +57,25 @@ func TestSchemaVersion2IsUpgraded(t *testing.T) {
 	if f, err := s.File(bg, "a"); err != nil || !f.Tagged || f.Size != 2000 || f.StatSeq != seq {
 		t.Fatalf("after a stale scan on the upgraded file: %+v %v", f, err)
 	}
+}
+
+// openUpgraded opens the database at path, of schema version old: a
+// read-only open is refused saying how to upgrade, and an open for
+// writing upgrades it to SchemaVersion, laid out as a new database.
+func openUpgraded(t *testing.T, path string, old int) *Store {
+	t.Helper()
+	if ro, err := Open(path, WithReadOnly()); err == nil {
+		ro.Close()
+		t.Fatalf("a read-only open of a version %d database succeeded; its reads would find what the upgrade adds missing", old)
+	} else if !strings.Contains(err.Error(), "open it once for writing") {
+		t.Fatalf("read-only open: %v; want it to say how to upgrade", err)
+	}
+	s := openT(t, path)
+	if v, ok, err := s.GetMeta(bg, MetaSchemaVersion); err != nil || !ok || v != strconv.Itoa(SchemaVersion) {
+		t.Fatalf("schema_version after the upgrade = %q %v %v, want %d", v, ok, err, SchemaVersion)
+	}
+	wantLayoutOfNew(t, path)
+	return s
 }
 
 // wantLayoutOfNew fails unless the file at path has the tables, indexes
