@@ -29,7 +29,25 @@ import (
 // first open for writing that finds the last trigger missing
 // (ensureBrowse). library_files_path and library_files_tagged_at order
 // pages by path and by tagging time.
+//
+// browse_bins and browse_counts are what TagStats reads: per score
+// key and histogram bin (store.Bin), the browse_scores rows in it; per
+// label, the browse_labels rows naming it, and under "files" the
+// browse_tags rows whose file has a row. Triggers on those tables keep
+// them, so they equal a recount after every commit
+// (TestTagStatsCountsEqualARecount) and the Insights page reads a few
+// hundred rows whatever the library's size. Rows of browse_scores and
+// browse_labels are only ever inserted (OR IGNORE, never REPLACE, whose
+// deletes fire no trigger) and deleted, as are those of browse_tags.
 var browseDDL = []string{
+	`DROP TRIGGER IF EXISTS browse_bins_insert`,
+	`DROP TRIGGER IF EXISTS browse_bins_delete`,
+	`DROP TRIGGER IF EXISTS browse_files_tags_insert`,
+	`DROP TRIGGER IF EXISTS browse_files_tags_delete`,
+	`DROP TRIGGER IF EXISTS browse_files_insert`,
+	`DROP TRIGGER IF EXISTS browse_files_delete`,
+	`DROP TRIGGER IF EXISTS browse_counts_insert`,
+	`DROP TRIGGER IF EXISTS browse_counts_delete`,
 	`CREATE TABLE IF NOT EXISTS browse_tags (
 		file_key      TEXT NOT NULL PRIMARY KEY,
 		text          TEXT NOT NULL,
@@ -101,10 +119,64 @@ var browseDDL = []string{
 	`INSERT INTO browse_scores SELECT ` + browseScoresCols("t") + ` FROM file_tags t, json_each(t.tags) j
 		WHERE ` + scoreKeyCond + ` ON CONFLICT DO NOTHING`,
 	`INSERT OR IGNORE INTO browse_labels ` + labelsSelect("t", "f", "file_tags t JOIN library_files f ON f.key = t.file_key", "true"),
+	`CREATE TABLE IF NOT EXISTS browse_bins (
+		key TEXT    NOT NULL,
+		bin INTEGER NOT NULL,
+		n   INTEGER NOT NULL,
+		PRIMARY KEY (key, bin)
+	) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS browse_counts (
+		name TEXT    NOT NULL PRIMARY KEY,
+		n    INTEGER NOT NULL
+	) WITHOUT ROWID`,
+	`DELETE FROM browse_bins`,
+	`INSERT INTO browse_bins (key, bin, n) SELECT key, ` + scoreBin("value") + `, count(*) FROM browse_scores WHERE true GROUP BY 1, 2`,
+	`DELETE FROM browse_counts`,
+	`INSERT INTO browse_counts (name, n) SELECT label, count(*) FROM browse_labels WHERE true GROUP BY 1`,
+	`INSERT INTO browse_counts (name, n) SELECT '` + countFiles + `', count(*) FROM browse_tags b JOIN library_files f ON f.key = b.file_key`,
+	`CREATE TRIGGER browse_bins_insert AFTER INSERT ON browse_scores BEGIN
+		INSERT INTO browse_bins (key, bin, n) VALUES (NEW.key, ` + scoreBin("NEW.value") + `, 1)
+			ON CONFLICT (key, bin) DO UPDATE SET n = n + 1;
+	END`,
+	`CREATE TRIGGER browse_bins_delete AFTER DELETE ON browse_scores BEGIN
+		UPDATE browse_bins SET n = n - 1 WHERE key = OLD.key AND bin = ` + scoreBin("OLD.value") + `;
+	END`,
+	`CREATE TRIGGER browse_files_tags_insert AFTER INSERT ON browse_tags
+		WHEN EXISTS (SELECT 1 FROM library_files WHERE key = NEW.file_key) BEGIN
+		UPDATE browse_counts SET n = n + 1 WHERE name = '` + countFiles + `';
+	END`,
+	`CREATE TRIGGER browse_files_tags_delete AFTER DELETE ON browse_tags
+		WHEN EXISTS (SELECT 1 FROM library_files WHERE key = OLD.file_key) BEGIN
+		UPDATE browse_counts SET n = n - 1 WHERE name = '` + countFiles + `';
+	END`,
+	`CREATE TRIGGER browse_files_insert AFTER INSERT ON library_files
+		WHEN EXISTS (SELECT 1 FROM browse_tags WHERE file_key = NEW.key) BEGIN
+		UPDATE browse_counts SET n = n + 1 WHERE name = '` + countFiles + `';
+	END`,
+	`CREATE TRIGGER browse_files_delete AFTER DELETE ON library_files
+		WHEN EXISTS (SELECT 1 FROM browse_tags WHERE file_key = OLD.key) BEGIN
+		UPDATE browse_counts SET n = n - 1 WHERE name = '` + countFiles + `';
+	END`,
+	`CREATE TRIGGER browse_counts_insert AFTER INSERT ON browse_labels BEGIN
+		INSERT INTO browse_counts (name, n) VALUES (NEW.label, 1)
+			ON CONFLICT (name) DO UPDATE SET n = n + 1;
+	END`,
+	`CREATE TRIGGER browse_counts_delete AFTER DELETE ON browse_labels BEGIN
+		UPDATE browse_counts SET n = n - 1 WHERE name = OLD.label;
+	END`,
 }
 
 // browseTrigger is the name ensureBrowse looks for: the last built.
-const browseTrigger = "browse_labels_status"
+const browseTrigger = "browse_counts_delete"
+
+// countFiles is browse_counts' row of the files with stored tags (no
+// label: a label holds a colon).
+const countFiles = "files"
+
+// scoreBin is store.Bin of the score v in SQL.
+func scoreBin(v string) string {
+	return fmt.Sprintf(`min(max(CAST(%s * %d AS INTEGER), 0), %d)`, v, store.HistogramBins, store.HistogramBins-1)
+}
 
 // scoreKeyCond is store.ScoreKey in SQL (GLOB: case-sensitive, '_' literal).
 const scoreKeyCond = `j.key GLOB '*_musicnn_*' AND j.key NOT GLOB 'not_*' AND j.key NOT GLOB 'non_*'
@@ -112,8 +184,10 @@ const scoreKeyCond = `j.key GLOB '*_musicnn_*' AND j.key NOT GLOB 'not_*' AND j.
 
 // browseFill inserts the side rows of row r (NEW) of file_tags.
 func browseFill(r string) string {
-	return `INSERT OR REPLACE INTO browse_tags SELECT ` + browseTagsCols(r) + `;
-		INSERT OR REPLACE INTO browse_scores SELECT ` + browseScoresCols(r) + ` FROM json_each(` + r + `.tags) j WHERE ` + scoreKeyCond + `;
+	return `DELETE FROM browse_tags WHERE file_key = ` + r + `.file_key;
+		INSERT INTO browse_tags SELECT ` + browseTagsCols(r) + `;
+		DELETE FROM browse_scores WHERE file_key = ` + r + `.file_key;
+		INSERT OR IGNORE INTO browse_scores SELECT ` + browseScoresCols(r) + ` FROM json_each(` + r + `.tags) j WHERE ` + scoreKeyCond + `;
 		INSERT OR IGNORE INTO browse_labels ` + labelsSelect(r, "f", "library_files f", "f.key = "+r+".file_key") + `;`
 }
 
@@ -138,12 +212,12 @@ func browseScoresCols(r string) string {
 }
 
 // labelLists are the stored lists browse_labels holds, by the prefix
-// their labels take there.
-var labelLists = []struct{ prefix, key string }{
-	{store.TierStrict + ":", store.MoodKey(store.TierStrict)},
-	{store.TierRegular + ":", store.MoodKey(store.TierRegular)},
-	{store.TierLoose + ":", store.MoodKey(store.TierLoose)},
-	{"top:", "top_tags"},
+// their labels take there, and the tier TagStats counts them under ("" for the top tags).
+var labelLists = []struct{ prefix, key, tier string }{
+	{store.TierStrict + ":", store.MoodKey(store.TierStrict), store.TierStrict},
+	{store.TierRegular + ":", store.MoodKey(store.TierRegular), store.TierRegular},
+	{store.TierLoose + ":", store.MoodKey(store.TierLoose), store.TierLoose},
+	{"top:", "top_tags", ""},
 }
 
 // labelsSelect selects browse_labels' rows of row t of file_tags and row
@@ -607,8 +681,9 @@ func (s *Store) FileTags(ctx context.Context, key string) (map[string]string, er
 	return tags, nil
 }
 
-// TagStats implements store.Browser from the side tables: the histograms
-// counted by SQLite per bin, the lists split here.
+// TagStats implements store.Browser from the counts the triggers keep
+// (browse_bins, browse_counts; rows counted down to 0 are left and
+// skipped).
 func (s *Store) TagStats(ctx context.Context) (store.TagStats, error) {
 	st := store.NewTagStats()
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -616,48 +691,54 @@ func (s *Store) TagStats(ctx context.Context) (store.TagStats, error) {
 		return st, s.fail("tag stats", "", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT key, min(max(CAST(value * %d AS INTEGER), 0), %d), count(*)
-		FROM browse_scores GROUP BY 1, 2`, store.HistogramBins, store.HistogramBins-1))
-	if err != nil {
-		return st, s.fail("tag stats", "", err)
-	}
-	for rows.Next() {
+	err = eachRow(ctx, tx, `SELECT key, bin, n FROM browse_bins WHERE n > 0`, func(rows *sql.Rows) error {
 		var key string
 		var bin, n int
 		if err := rows.Scan(&key, &bin, &n); err != nil {
-			rows.Close()
-			return st, s.fail("tag stats", "", err)
+			return err
 		}
-		st.AddScore(key, float64(bin)/store.HistogramBins, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return st, s.fail("tag stats", "", err)
-	}
-	lists, err := tx.QueryContext(ctx, `SELECT b.moods_strict, b.moods_regular, b.moods_loose, b.top_tags
-		FROM browse_tags b JOIN library_files f ON f.key = b.file_key`)
+		if bin >= 0 && bin < store.HistogramBins {
+			st.AddScore(key, (float64(bin)+0.5)/store.HistogramBins, n)
+		}
+		return nil
+	})
 	if err != nil {
 		return st, s.fail("tag stats", "", err)
 	}
-	defer lists.Close()
-	for lists.Next() {
-		var strict, regular, loose, top string
-		if err := lists.Scan(&strict, &regular, &loose, &top); err != nil {
-			return st, s.fail("tag stats", "", err)
+	err = eachRow(ctx, tx, `SELECT name, n FROM browse_counts WHERE n > 0`, func(rows *sql.Rows) error {
+		var label string
+		var n int
+		if err := rows.Scan(&label, &n); err != nil {
+			return err
 		}
-		st.Files++
-		st.AddLabels(store.TierStrict, unsemi(strict))
-		st.AddLabels(store.TierRegular, unsemi(regular))
-		st.AddLabels(store.TierLoose, unsemi(loose))
-		st.AddLabels("", unsemi(top))
-	}
-	if err := lists.Err(); err != nil {
+		if label == countFiles {
+			st.Files = n
+		}
+		for _, l := range labelLists {
+			if name, ok := strings.CutPrefix(label, l.prefix); ok {
+				st.AddLabel(l.tier, name, n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return st, s.fail("tag stats", "", err)
 	}
 	return st, nil
 }
 
-// unsemi turns a ";a;b;" column back into a stored list.
-func unsemi(v string) string {
-	return strings.ReplaceAll(strings.Trim(v, ";"), ";", store.ListSep)
+// eachRow calls scan for each row of a query.
+func eachRow(ctx context.Context, tx *sql.Tx, query string, scan func(*sql.Rows) error) error {
+	rows, err := tx.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
+

@@ -325,21 +325,29 @@ func (s *TagStats) AddScore(key string, x float64, n int) {
 }
 
 // AddLabels counts the labels of a stored list, lower-cased (ASCII): a
-// mood tier's, or the top tags' (tier "").
+// mood tier's, or the top tags' (tier ""); a label listed twice counts
+// once (the files listing it).
 func (s *TagStats) AddLabels(tier, list string) {
+	seen := map[string]bool{}
 	for _, l := range List(asciiLower(list)) {
-		if l == "" {
+		if l == "" || seen[l] {
 			continue
 		}
-		if tier == "" {
-			s.TopTags[l]++
-			continue
-		}
-		m := s.Moods[tier]
-		if m == nil {
-			m = map[string]int{}
-			s.Moods[tier] = m
-		}
-		m[l]++
+		seen[l] = true
+		s.AddLabel(tier, l, 1)
 	}
+}
+
+// AddLabel counts n files listing label in tier ("" for the top tags).
+func (s *TagStats) AddLabel(tier, label string, n int) {
+	if tier == "" {
+		s.TopTags[label] += n
+		return
+	}
+	m := s.Moods[tier]
+	if m == nil {
+		m = map[string]int{}
+		s.Moods[tier] = m
+	}
+	m[label] += n
 }
