@@ -324,13 +324,11 @@ func (s *TagStats) AddScore(key string, x float64, n int) {
 	h[Bin(x)] += n
 }
 
-// AddLabels counts the labels of a stored list, lower-cased (ASCII): a
-// mood tier's, or the top tags' (tier "").
+// AddLabels counts one file's stored list, a mood tier's or the top tags'
+// (tier ""): each of its labels (lower-cased, ASCII) once, however often
+// the list repeats it.
 func (s *TagStats) AddLabels(tier, list string) {
-	for _, l := range List(asciiLower(list)) {
-		if l == "" {
-			continue
-		}
+	for _, l := range listLabels(list) {
 		if tier == "" {
 			s.TopTags[l]++
 			continue
