@@ -15,9 +15,9 @@ import (
 // counting the files listing it. One pass over file_tags, one probe of
 // library_files per document; only the grouped rows travel. A score
 // counts when it is a number, or a string in decimal notation
-// (@number, scoreNumber): what completions store; Go's ParseFloat, which
-// store.Score uses, also reads hexadecimal and "Inf", which are not
-// counted here.
+// (@number, scoreNumber): what completions store ("0.9100"); store.Score
+// also reads hexadecimal, "Inf", ".5" and the like, which are not counted
+// here.
 var qTagStats = `FOR d IN file_tags
   FILTER DOCUMENT("library_files", d._key) != null
   LET t = d.tags || {}
@@ -37,8 +37,11 @@ var (
 )
 
 // scoreNumber is the decimal notation of a number, with the spaces
-// store.Score trims (REGEX_TEST's syntax, which Go's regexp shares here).
-const scoreNumber = `^\s*[-+]?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?\s*$`
+// store.Score trims (ASCII ones), small enough never to overflow a double (at most 20
+// digits before the point, an exponent of at most two): every string it
+// accepts store.Score reads (TestScoreNumberIsAScore). REGEX_TEST's
+// syntax, which Go's regexp shares here.
+const scoreNumber = `^[ \t\r\n]*[-+]?[0-9]{1,20}(\.[0-9]+)?([eE][-+]?[0-9]{1,2})?[ \t\r\n]*$`
 
 // statsRow is one grouped row of qTagStats.
 type statsRow struct {
