@@ -93,3 +93,15 @@ func TestTagStatsCountFilesListingALabel(t *testing.T) {
 		t.Errorf("labels of no known prefix counted: %v, %v", unknown.Moods, unknown.TopTags)
 	}
 }
+
+// BenchmarkLabels: the labels of one completion's tags, the work a
+// completion adds to store them beside the tags.
+func BenchmarkLabels(b *testing.B) {
+	tags := map[string]string{
+		"mood-strict": "happy; party", "mood-regular": "happy; party; danceable",
+		"mood-loose": "happy; party; danceable; relaxed; electronic", "top_tags": "electronic; dance; House; pop; 00s",
+	}
+	for b.Loop() {
+		Labels(tags)
+	}
+}
