@@ -65,8 +65,8 @@ const labelIndex = "nomarr_tags_labels"
 
 // browseLabelAQL is the query of a page with n label filters (1 or 2,
 // store.QueryLabels, bound as @label0, @label1): the file_tags documents
-// holding the first label are read from labelIndex (FILTER … IN
-// labels[*]), the second tested on them, then each match's file and info
+// holding one label are read from labelIndex (FILTER … IN labels[*]; the
+// optimizer picks which), the other tested on them, then each match's file and info
 // are read by key and the other filters tested (browseTest) before the
 // matches are counted, sorted and paged. It reads the files the labels
 // select, not the library; a file without stored tags has no labels, so
