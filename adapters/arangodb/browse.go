@@ -3,34 +3,48 @@ package arangodb
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/nomarr/nomarr/core/store"
 )
 
-// qBrowse is store.Browser.Browse in AQL for a query that no index serves
-// (browseIndexed): every file with its tags is tested (store.BrowseMatch
-// spelled in AQL), then the matches are counted, sorted and paged.
-// ArangoDB's LOWER folds more than ASCII, and its string order is ICU's:
-// paths and texts outside ASCII may match and sort otherwise than in the
-// other stores. It reads every file and its tags, so a large library
-// answers in the time of a scan.
+// browseStatus is a file's status (store.StatusOf) in AQL, from the four
+// flags that the browse indexes store (nomarr_browse_path,
+// nomarr_browse_tagged).
+const browseStatus = `(!f.is_valid ? "missing" : f.tagged ? "tagged" : f.failed ? "failed" : f.needs_tagging ? "pending" : "missing")`
+
+// qBrowse is store.Browser.Browse in AQL for a query without a label
+// filter that no index serves (browseIndexed): every file with its tags
+// is tested (store.BrowseMatch spelled in AQL, browseTest), then the
+// matches are counted, sorted and paged (browsePage). ArangoDB's LOWER
+// folds more than ASCII, and its string order is ICU's: paths and texts
+// outside ASCII may match and sort otherwise than in the other stores. It
+// reads every file and its tags, so a large library answers in the time
+// of a scan.
 const qBrowse = `LET hits = (
   FOR f IN library_files
-    LET t = DOCUMENT("file_tags", f._key).tags || {}
+    LET t = DOCUMENT("file_tags", f._key).tags || {}` + browseTest + `
+)
+` + browsePage
+
+// browseTest tests file f, with tags t, against the status, text and
+// score filters of a query, and returns it with its info and sort value v
+// (store.BrowseMatch less the labels, in AQL).
+const browseTest = `
     LET i = DOCUMENT("file_info", f._key) || {}
-    LET status = !f.is_valid ? "missing" : f.tagged ? "tagged" : f.failed ? "failed" : f.needs_tagging ? "pending" : "missing"
+    LET status = ` + browseStatus + `
     FILTER @status == "" OR status == @status
     FILTER @text == "" OR CONTAINS(LOWER(f.path), @text) OR CONTAINS(LOWER(i.artist || ""), @text)
       OR CONTAINS(LOWER(i.title || ""), @text) OR CONTAINS(LOWER(i.album || ""), @text)
-    FILTER @mood == "" OR @mood IN SPLIT(LOWER(t[@moodKey] || ""), "; ")
-    FILTER @genre == "" OR @genre IN SPLIT(LOWER(t.top_tags || ""), "; ")
     FILTER LENGTH(FOR r IN @scores FILTER t[r.key] == null OR TO_NUMBER(t[r.key]) < r.min OR TO_NUMBER(t[r.key]) > r.max RETURN 1) == 0
     LET v = @sort == "path" ? f.path : @sort == "tagged_at" ? (f.last_tagged_at || 0) : @sort == "status" ? status :
       (t[@sort] == null ? null : TO_NUMBER(t[@sort]))
-    RETURN {f, t, i, v}
-)
-RETURN {total: LENGTH(hits), rows: (
+    RETURN {f, t, i, v}`
+
+// browsePage counts the hits, sorts them (store.BrowseLess: files without
+// the sort's score last) and pages them.
+const browsePage = `RETURN {total: LENGTH(hits), rows: (
   FOR h IN hits
     SORT h.v == null, h.v ASC, h.f._key ASC
     LIMIT @offset, @limit
@@ -38,12 +52,43 @@ RETURN {total: LENGTH(hits), rows: (
 
 // qBrowseDesc is qBrowse in descending order (files without the score
 // still last).
-var qBrowseDesc = strings.Replace(qBrowse, "h.v ASC, h.f._key ASC", "h.v DESC, h.f._key DESC", 1)
+var qBrowseDesc = descending(qBrowse)
 
-// browseStatus is a file's status (store.StatusOf) in AQL, from the four
-// flags that the browse indexes store (nomarr_browse_path,
-// nomarr_browse_tagged).
-const browseStatus = `(!f.is_valid ? "missing" : f.tagged ? "tagged" : f.failed ? "failed" : f.needs_tagging ? "pending" : "missing")`
+// descending turns a query ending in browsePage to descending order.
+func descending(aql string) string {
+	return strings.Replace(aql, "h.v ASC, h.f._key ASC", "h.v DESC, h.f._key DESC", 1)
+}
+
+// labelIndex is the array index of file_tags on the stored labels
+// (store.Labels), written with the tags (qPutTags).
+const labelIndex = "nomarr_tags_labels"
+
+// browseLabelAQL is the query of a page with n label filters (1 or 2,
+// store.QueryLabels, bound as @label0, @label1): the file_tags documents
+// holding one label are read from labelIndex (FILTER … IN labels[*]; the
+// optimizer picks which), the other tested on them, then each match's file and info
+// are read by key and the other filters tested (browseTest) before the
+// matches are counted, sorted and paged. It reads the files the labels
+// select, not the library; a file without stored tags has no labels, so
+// never matches, as in the rule.
+func browseLabelAQL(n int, desc bool) string {
+	cond := make([]string, n)
+	for i := range cond {
+		cond[i] = "@label" + strconv.Itoa(i) + " IN d.labels[*]"
+	}
+	aql := `LET hits = (
+  FOR d IN file_tags OPTIONS { indexHint: "` + labelIndex + `", forceIndexHint: false }
+    FILTER ` + strings.Join(cond, " AND ") + `
+    LET f = DOCUMENT("library_files", d._key)
+    FILTER f != null
+    LET t = d.tags || {}` + browseTest + `
+)
+` + browsePage
+	if desc {
+		aql = descending(aql)
+	}
+	return aql
+}
 
 // browseIndexes names the index that orders a page by each sort field that
 // one serves; the files' key breaks ties, in the same direction.
@@ -99,9 +144,6 @@ func browseIndexedAQL(index, attr string, desc, status bool) string {
 // qFileTags reads a known file's tags (null when it has none).
 const qFileTags = `FOR f IN library_files FILTER f._key == @key RETURN {tags: DOCUMENT("file_tags", f._key).tags}`
 
-// qAllTags reads every file's tags, for TagStats.
-const qAllTags = `FOR t IN file_tags RETURN t.tags`
-
 type browseRowDoc struct {
 	File fileDoc           `json:"file"`
 	Tags map[string]string `json:"tags"`
@@ -113,25 +155,10 @@ type browseDoc struct {
 	Rows  []browseRowDoc `json:"rows"`
 }
 
-// Browse implements store.Browser (browseIndexed, else qBrowse).
+// Browse implements store.Browser (browseQuery).
 func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePage, error) {
 	q = q.Normalized()
-	scores := make([]map[string]any, len(q.Scores))
-	for i, r := range q.Scores {
-		scores[i] = map[string]any{"key": r.Key, "min": r.Min, "max": r.Max}
-	}
-	bind := map[string]any{"status": q.Status, "text": q.Text, "mood": q.Mood, "moodKey": store.MoodKey(q.MoodTier),
-		"genre": q.Genre, "scores": scores, "sort": q.Sort, "offset": q.Offset, "limit": q.Limit}
-	aql := qBrowse
-	if q.Desc {
-		aql = qBrowseDesc
-	}
-	if ix, ok := browseIndexed(q); ok {
-		aql, bind = ix, map[string]any{"offset": q.Offset, "limit": q.Limit}
-		if q.Status != "" {
-			bind["status"] = q.Status
-		}
-	}
+	aql, bind := browseQuery(q)
 	var docs []browseDoc
 	err := s.read(ctx, func(ctx context.Context) error {
 		var err error
@@ -154,6 +181,35 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 		page.Rows = append(page.Rows, store.BrowseRow{File: r.File.file(), Tags: tags, Info: r.Info.info()})
 	}
 	return page, nil
+}
+
+// browseQuery is the query answering q (normalized) and its bind
+// parameters: browseIndexed's, else browseLabelAQL's for a mood or genre
+// filter, else qBrowse.
+func browseQuery(q store.BrowseQuery) (string, map[string]any) {
+	bind := map[string]any{"offset": q.Offset, "limit": q.Limit}
+	if aql, ok := browseIndexed(q); ok {
+		if q.Status != "" {
+			bind["status"] = q.Status
+		}
+		return aql, bind
+	}
+	scores := make([]map[string]any, len(q.Scores))
+	for i, r := range q.Scores {
+		scores[i] = map[string]any{"key": r.Key, "min": r.Min, "max": r.Max}
+	}
+	bind["status"], bind["text"], bind["scores"], bind["sort"] = q.Status, q.Text, scores, q.Sort
+	labels := store.QueryLabels(q)
+	if len(labels) == 0 {
+		if q.Desc {
+			return qBrowseDesc, bind
+		}
+		return qBrowse, bind
+	}
+	for i, l := range labels {
+		bind["label"+strconv.Itoa(i)] = l
+	}
+	return browseLabelAQL(len(labels), q.Desc), bind
 }
 
 // FileTags implements store.Browser.
@@ -181,23 +237,4 @@ func (s *Store) FileTags(ctx context.Context, key string) (map[string]string, er
 		return map[string]string{}, nil
 	}
 	return docs[0].Tags, nil
-}
-
-// TagStats implements store.Browser: every file's tags are read and
-// counted here.
-func (s *Store) TagStats(ctx context.Context) (store.TagStats, error) {
-	var docs []map[string]string
-	err := s.read(ctx, func(ctx context.Context) error {
-		var err error
-		docs, err = queryAll[map[string]string](ctx, s.db, qAllTags, nil)
-		return err
-	})
-	if err != nil {
-		return store.TagStats{}, s.fail("tag stats", "", err)
-	}
-	st := store.NewTagStats()
-	for _, t := range docs {
-		st.Add(t)
-	}
-	return st, nil
 }

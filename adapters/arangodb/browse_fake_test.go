@@ -3,7 +3,9 @@ package arangodb
 import (
 	"encoding/json"
 	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -16,19 +18,39 @@ import (
 func init() {
 	browse := func(desc bool) func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		return func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
-			q := store.BrowseQuery{Text: str(b["text"]), Status: str(b["status"]), Mood: str(b["mood"]),
-				Genre: str(b["genre"]), Sort: str(b["sort"]), Desc: desc, Offset: int(num(b["offset"])), Limit: int(num(b["limit"]))}
-			q.MoodTier = map[string]string{store.MoodKey(store.TierStrict): store.TierStrict,
-				store.MoodKey(store.TierRegular): store.TierRegular}[str(b["moodKey"])]
-			for _, r := range b["scores"].([]any) {
-				m := r.(map[string]any)
-				q.Scores = append(q.Scores, store.ScoreRange{Key: str(m["key"]), Min: num(m["min"]), Max: num(m["max"])})
-			}
-			return fakeBrowse(f, q.Normalized()), nil
+			return fakeBrowse(f, browseBound(b, desc), nil), nil
 		}
 	}
 	emulations[qBrowse] = browse(false)
 	emulations[qBrowseDesc] = browse(true)
+	// browseLabelAQL's texts: the file_tags documents whose stored labels
+	// hold every bound label (the index's part, so that the labels the
+	// adapter stores are what the contract suite checks), then the rule
+	// without labels.
+	for n := 1; n <= 2; n++ {
+		for _, desc := range []bool{false, true} {
+			emulations[browseLabelAQL(n, desc)] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+				want := []string{str(b["label0"])}
+				if n == 2 {
+					want = append(want, str(b["label1"]))
+				}
+				held := func(key string) bool {
+					d, ok := f.colls[colTags][key]
+					if !ok {
+						return false
+					}
+					list, _ := d["labels"].([]any)
+					for _, l := range want {
+						if !slices.Contains(list, any(l)) {
+							return false
+						}
+					}
+					return true
+				}
+				return fakeBrowse(f, browseBound(b, desc), held), nil
+			}
+		}
+	}
 	// browseIndexed's texts: a sort and direction, with the status filter
 	// or none and no other filter; the bind parameters are the page's
 	// bounds and the status.
@@ -40,7 +62,7 @@ func init() {
 					if status {
 						q.Status = str(b["status"])
 					}
-					return fakeBrowse(f, q.Normalized()), nil
+					return fakeBrowse(f, q.Normalized(), nil), nil
 				}
 			}
 		}
@@ -56,21 +78,106 @@ func init() {
 		}
 		return []any{map[string]any{"tags": tags}}, nil
 	}
-	emulations[qAllTags] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+	emulations[qTagStats] = fakeTagStats
+	emulations[qLabelsToFill] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		var out []any
 		for _, k := range slices.Sorted(maps.Keys(f.colls[colTags])) {
-			out = append(out, f.colls[colTags][k]["tags"])
+			d := f.colls[colTags][k]
+			if k <= str(b["after"]) || d["labels"] != nil {
+				continue
+			}
+			if len(out) == int(num(b["limit"])) {
+				break
+			}
+			out = append(out, map[string]any{"key": k, "writes": d["writes"], "tags": d["tags"]})
 		}
 		return out, nil
 	}
+	emulations[qFillLabels] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+		n := 0
+		for _, x := range b["docs"].([]any) {
+			m := x.(map[string]any)
+			d, ok := f.colls[colTags][str(m["key"])]
+			if !ok || d["writes"] != m["writes"] {
+				continue
+			}
+			f.colls[colTags][str(m["key"])] = with(d, "labels", m["labels"])
+			n++
+		}
+		return []any{float64(n)}, nil
+	}
 }
 
-// fakeBrowse answers a browse query by the rule: the files that match q
-// (store.BrowseMatch), counted, ordered by store.BrowseLess and paged.
-func fakeBrowse(f *fakeServer, q store.BrowseQuery) []any {
+// browseBound is the query of qBrowse's and browseLabelAQL's bind
+// parameters, less the labels.
+func browseBound(b map[string]any, desc bool) store.BrowseQuery {
+	q := store.BrowseQuery{Text: str(b["text"]), Status: str(b["status"]), Sort: str(b["sort"]), Desc: desc,
+		Offset: int(num(b["offset"])), Limit: int(num(b["limit"]))}
+	for _, r := range b["scores"].([]any) {
+		m := r.(map[string]any)
+		q.Scores = append(q.Scores, store.ScoreRange{Key: str(m["key"]), Min: num(m["min"]), Max: num(m["max"])})
+	}
+	return q.Normalized()
+}
+
+// fakeTagStats answers qTagStats: the grouped rows of the files with tags
+// and a file document, their scores by the rule (store.ScoreKey, the
+// bound notation, store.Bin) and their stored labels as stored.
+func fakeTagStats(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+	number, err := regexp.Compile(str(b["number"]))
+	if err != nil {
+		return nil, &fakeErr{400, 1575, "bad regex: " + err.Error()}
+	}
+	type group struct {
+		kind, key string
+		bin       int
+	}
+	counts := map[group]int{}
+	for k, d := range f.colls[colTags] {
+		if _, ok := f.colls[colFiles][k]; !ok {
+			continue
+		}
+		counts[group{kind: "file"}]++
+		tags := fakeTags(f, k)
+		for key, v := range tags {
+			if !store.ScoreKey(key) || !number.MatchString(v) {
+				continue
+			}
+			x, ok := store.Score(tags, key)
+			if !ok {
+				return nil, &fakeErr{500, 1, "fake: the bound notation accepts " + strconv.Quote(v) + ", which store.Score refuses"}
+			}
+			counts[group{"score", key, store.Bin(x)}]++
+		}
+		list, _ := d["labels"].([]any)
+		for _, l := range list {
+			counts[group{kind: "label", key: str(l)}]++
+		}
+	}
+	var out []any
+	for g, n := range counts {
+		row := map[string]any{"kind": g.kind, "key": nil, "bin": nil, "n": float64(n)}
+		if g.kind != "file" {
+			row["key"] = g.key
+		}
+		if g.kind == "score" {
+			row["bin"] = float64(g.bin)
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// fakeBrowse answers a browse query by the rule: the files (those keep
+// holds, when given) that match q (store.BrowseMatch), counted, ordered
+// by store.BrowseLess and paged.
+func fakeBrowse(f *fakeServer, q store.BrowseQuery, keep func(key string) bool) []any {
 	var hits []store.BrowseRow
 	docs := map[string]doc{}
 	for k, d := range f.colls[colFiles] {
+		if keep != nil && !keep(k) {
+			continue
+		}
 		r := store.BrowseRow{File: fakeFile(d), Tags: fakeTags(f, k), Info: fakeInfo(f, k)}
 		if store.BrowseMatch(q, r) {
 			hits = append(hits, r)

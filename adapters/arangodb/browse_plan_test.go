@@ -5,13 +5,16 @@ import (
 	"regexp"
 	"slices"
 	"testing"
+
+	"github.com/arangodb/go-driver/v2/arangodb"
 )
 
 // TestBrowsePlansReal: on a real server, every query of browseIndexed reads
 // its index in order and stops at the page's end: the plan enumerates
 // library_files through that index only (no collection scan) and keeps no
-// SORT (the index's order is the page's). Needs NOMARR_TEST_ARANGO_URL or
-// a Docker engine.
+// SORT (the index's order is the page's); every query of browseLabelAQL
+// reads file_tags through the label index, scanning no collection. Needs
+// NOMARR_TEST_ARANGO_URL or a Docker engine.
 func TestBrowsePlansReal(t *testing.T) {
 	base, ok := serverURL(t, true)
 	if !ok {
@@ -30,33 +33,62 @@ func TestBrowsePlansReal(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					var nodes []map[string]any
-					for _, n := range res.Plan.NodesRaw {
-						nodes = append(nodes, planNodes(n)...)
-					}
-					used := false
+					nodes := planUses(t, res.Plan, ix.index)
 					for _, n := range nodes {
-						switch n["type"] {
-						case "SortNode":
+						if n["type"] == "SortNode" {
 							t.Errorf("the plan sorts: %v", n)
-						case "EnumerateCollectionNode":
-							t.Errorf("the plan scans a collection: %v", n["collection"])
-						case "IndexNode":
-							list, _ := n["indexes"].([]any)
-							for _, i := range list {
-								if m, _ := i.(map[string]any); m["name"] == ix.index {
-									used = true
-								}
-							}
 						}
-					}
-					if !used {
-						t.Errorf("no IndexNode uses %s; rules applied: %v", ix.index, res.Plan.Rules)
 					}
 				})
 			}
 		}
 	}
+	// browseLabelAQL: the tags holding the labels are read through the
+	// label index, not by a scan; the matches are then sorted.
+	for n := 1; n <= 2; n++ {
+		for _, desc := range []bool{false, true} {
+			t.Run(fmt.Sprintf("labels=%d desc=%v", n, desc), func(t *testing.T) {
+				bind := map[string]any{"offset": 100, "limit": 50, "status": "tagged", "text": "", "sort": "path",
+					"scores": []map[string]any{{"key": "happy_musicnn_mood_happy", "min": 0.5, "max": 1}}, "label0": "loose:happy"}
+				if n == 2 {
+					bind["label1"] = "top:rock"
+				}
+				res, err := s.db.ExplainQuery(t.Context(), browseLabelAQL(n, desc), bind, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				planUses(t, res.Plan, labelIndex)
+			})
+		}
+	}
+}
+
+// planUses checks that a plan enumerates no collection by a scan and
+// reads index through an IndexNode, and returns its nodes.
+func planUses(t *testing.T, plan arangodb.ExplainQueryResultPlan, index string) []map[string]any {
+	t.Helper()
+	var nodes []map[string]any
+	for _, n := range plan.NodesRaw {
+		nodes = append(nodes, planNodes(n)...)
+	}
+	used := false
+	for _, n := range nodes {
+		switch n["type"] {
+		case "EnumerateCollectionNode":
+			t.Errorf("the plan scans a collection: %v", n["collection"])
+		case "IndexNode":
+			list, _ := n["indexes"].([]any)
+			for _, i := range list {
+				if m, _ := i.(map[string]any); m["name"] == index {
+					used = true
+				}
+			}
+		}
+	}
+	if !used {
+		t.Errorf("no IndexNode uses %s; rules applied: %v", index, plan.Rules)
+	}
+	return nodes
 }
 
 // planNodes is a plan node with the nodes of its subquery (servers before
@@ -76,8 +108,8 @@ func planNodes(n map[string]any) []map[string]any {
 
 // TestBrowseIndexesInSchema: each index browseIndexed names is one the
 // bootstrap creates, ordered by the page's sort field then _key, and
-// storing every attribute browseStatus reads, so that the plans above
-// can hold.
+// storing every attribute browseStatus reads, and the label index is one
+// on file_tags' labels, so that the plans above can hold.
 func TestBrowseIndexesInSchema(t *testing.T) {
 	read := map[string]bool{}
 	for _, m := range regexp.MustCompile(`\bf\.([a-z_]+)`).FindAllStringSubmatch(browseStatus, -1) {
@@ -101,5 +133,9 @@ func TestBrowseIndexesInSchema(t *testing.T) {
 				t.Errorf("sort %s: index %s does not store %s, which a status filter reads", sort, ix.name, a)
 			}
 		}
+	}
+	i := slices.IndexFunc(indexes, func(ix index) bool { return ix.name == labelIndex })
+	if i < 0 || indexes[i].coll != colTags || !slices.Equal(indexes[i].fields, []string{"labels[*]"}) {
+		t.Errorf("the bootstrap creates no index %s on %s [labels[*]] (browseLabelAQL reads it)", labelIndex, colTags)
 	}
 }

@@ -14,11 +14,14 @@ import (
 // kept in meta under MetaSchemaVersion. Version 2 added track_vectors,
 // version 3 the retag marks, the claims' kinds and their indexes
 // (nomarr_retag, nomarr_tagged), file_info and the browse indexes
-// (nomarr_browse_path, nomarr_browse_tagged); an older database gets
-// them at its next open (the bootstrap's steps are idempotent), and an
-// older program then refuses it (it would take a retag or vector claim
-// on a tagged file for a stale one).
-const SchemaVersion = 3
+// (nomarr_browse_path, nomarr_browse_tagged), version 4 the stored tags'
+// labels (file_tags.labels, store.Labels) and their index
+// (nomarr_tags_labels); an older database gets them at its next open (the
+// bootstrap's steps are idempotent; the labels are filled in by
+// fillLabels), and an older program then refuses it (it would take a
+// retag or vector claim on a tagged file for a stale one, or store tags
+// without their labels).
+const SchemaVersion = 4
 
 // MetaSchemaVersion is the meta key holding the schema version.
 const MetaSchemaVersion = "schema_version"
@@ -64,6 +67,9 @@ var indexes = []index{
 	// and its count read no document.
 	{colFiles, "nomarr_browse_path", []string{"path", "_key"}, browseFlags},
 	{colFiles, "nomarr_browse_tagged", []string{"last_tagged_at", "_key"}, browseFlags},
+	// Library pages with a mood or genre filter (browseLabelAQL): the
+	// stored tags by each of their labels.
+	{colTags, labelIndex, []string{"labels[*]"}, nil},
 	// Claims by lease (expiry) and by holder (ReleaseWorker, RenewLeases).
 	{colClaims, "nomarr_claims_lease", []string{"lease_until"}, nil},
 	{colClaims, "nomarr_claims_worker", []string{"worker_id"}, nil},
@@ -121,6 +127,9 @@ func (s *Store) bootstrap(ctx context.Context) error {
 		if err := s.ensureIndex(ctx, ix); err != nil {
 			return s.fault(op+": create index "+ix.name, err)
 		}
+	}
+	if _, err := s.fillLabels(ctx); err != nil {
+		return s.fault(op+": fill in the tags' labels", err)
 	}
 	err = s.write(ctx, conflictsOnly, func(ctx context.Context) error {
 		_, err := queryAll[any](ctx, s.db, qRaiseSchema, map[string]any{

@@ -3,9 +3,13 @@ package arangodb
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/nomarr/nomarr/core/store"
 )
 
 // TestBootstrapColocatesShards: the bootstrap lays the collections out so
@@ -155,5 +159,100 @@ func TestBootstrapIndexDefinition(t *testing.T) {
 		})
 		_, err := Open(bg, f.url())
 		wantFault(t, "Open with a phantom duplicate index", err, discovery.name, "lists no index of that name")
+	})
+}
+
+// TestSchemaVersion3IsUpgraded: a database of schema version 3 (tags
+// without labels, no label index) gets the index and every stored tags'
+// labels (store.Labels) at its next open, in steps of labelBatch; a
+// document rewritten during the fill keeps the labels written with it;
+// a fill stopped half way fails the open, leaves the version at 3, and
+// the next open finishes it.
+func TestSchemaVersion3IsUpgraded(t *testing.T) {
+	f := newFake(t, "nomarr")
+	openFake(t, f)
+	const n = 2*labelBatch + 500
+	moods := []string{"happy", "Happy; sad", "party; party", "", " calm ;relaxed"}
+	tags := func(i int) map[string]any {
+		return map[string]any{"mood-strict": moods[i%len(moods)], "mood-loose": moods[(i+1)%len(moods)],
+			"top_tags": fmt.Sprintf("rock; Genre%d", i%7), "happy_musicnn_mood_happy": "0.5000"}
+	}
+	key := func(i int) string { return fmt.Sprintf("%04x", i) }
+	f.locked(func() {
+		for i := range n {
+			f.colls[colTags][key(i)] = doc{"_key": key(i), "tags": tags(i), "version": "v1", "written_at": 1.0, "writes": 1.0}
+		}
+		delete(f.indexes, colTags+"/"+labelIndex)
+		f.colls[colMeta][MetaSchemaVersion] = with(f.colls[colMeta][MetaSchemaVersion], "value", "3")
+	})
+	version := func() string {
+		var v string
+		f.locked(func() { v = str(f.colls[colMeta][MetaSchemaVersion]["value"]) })
+		return v
+	}
+
+	// The first open stops at its second step; a completion rewrites a
+	// document of the first step's reach before it is filled.
+	var fills atomic.Int32
+	rewritten := key(7)
+	f.setHook(func(route, aql string) *fakeErr {
+		if aql != qFillLabels {
+			return nil
+		}
+		switch fills.Add(1) {
+		case 1:
+			f.locked(func() {
+				f.colls[colTags][rewritten] = with(f.colls[colTags][rewritten], "writes", 2.0, "labels", []any{"top:new"})
+			})
+		case 2:
+			return &fakeErr{500, 4, "fake: the server went away"}
+		}
+		return nil
+	})
+	if _, err := Open(bg, f.url(), withRetryBase(time.Millisecond)); err == nil || !strings.Contains(err.Error(), "labels") {
+		t.Fatalf("Open stopped during the fill = %v, want an error naming the labels", err)
+	}
+	if v := version(); v != "3" {
+		t.Fatalf("schema version after a stopped fill = %s, want 3", v)
+	}
+	filled := 0
+	f.locked(func() {
+		for _, d := range f.colls[colTags] {
+			if d["labels"] != nil {
+				filled++
+			}
+		}
+	})
+	if filled != labelBatch {
+		t.Fatalf("a stopped fill left %d documents with labels, want the first step's %d", filled, labelBatch)
+	}
+
+	f.setHook(nil)
+	openFake(t, f)
+	if v := version(); v != strconv.Itoa(SchemaVersion) {
+		t.Fatalf("schema version after the upgrade = %s, want %d", v, SchemaVersion)
+	}
+	f.locked(func() {
+		if got, want := f.indexes[colTags+"/"+labelIndex], (fakeIndex{Type: "persistent", Fields: []string{"labels[*]"}}); !reflect.DeepEqual(got, want) {
+			t.Errorf("index %s = %+v, want %+v", labelIndex, got, want)
+		}
+		for i := range n {
+			d := f.colls[colTags][key(i)]
+			var want []any
+			if key(i) == rewritten {
+				want = []any{"top:new"}
+			} else {
+				m := map[string]string{}
+				for k, v := range tags(i) {
+					m[k] = v.(string)
+				}
+				for _, l := range store.Labels(m) {
+					want = append(want, l)
+				}
+			}
+			if !reflect.DeepEqual(d["labels"], want) {
+				t.Fatalf("document %s: labels %v, want %v", key(i), d["labels"], want)
+			}
+		}
 	})
 }

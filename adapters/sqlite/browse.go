@@ -212,12 +212,12 @@ func browseScoresCols(r string) string {
 }
 
 // labelLists are the stored lists browse_labels holds, by the prefix
-// their labels take there, and the tier TagStats counts them under ("" for the top tags).
-var labelLists = []struct{ prefix, key, tier string }{
-	{store.TierStrict + ":", store.MoodKey(store.TierStrict), store.TierStrict},
-	{store.TierRegular + ":", store.MoodKey(store.TierRegular), store.TierRegular},
-	{store.TierLoose + ":", store.MoodKey(store.TierLoose), store.TierLoose},
-	{"top:", "top_tags", ""},
+// their labels take there (store.Labels).
+var labelLists = []struct{ prefix, key string }{
+	{store.TierStrict + ":", store.MoodKey(store.TierStrict)},
+	{store.TierRegular + ":", store.MoodKey(store.TierRegular)},
+	{store.TierLoose + ":", store.MoodKey(store.TierLoose)},
+	{store.LabelTop + ":", "top_tags"},
 }
 
 // labelsSelect selects browse_labels' rows of row t of file_tags and row
@@ -713,12 +713,9 @@ func (s *Store) TagStats(ctx context.Context) (store.TagStats, error) {
 		}
 		if label == countFiles {
 			st.Files = n
+			return nil
 		}
-		for _, l := range labelLists {
-			if name, ok := strings.CutPrefix(label, l.prefix); ok {
-				st.AddLabel(l.tier, name, n)
-			}
-		}
+		st.AddLabel(label, n)
 		return nil
 	})
 	if err != nil {
@@ -741,4 +738,3 @@ func eachRow(ctx context.Context, tx *sql.Tx, query string, scan func(*sql.Rows)
 	}
 	return rows.Err()
 }
-

@@ -26,6 +26,7 @@ func RunBrowse(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FileTags", testBrowseFileTags},
 		{"FileInfo", testFileInfo},
 		{"TagStats", testBrowseTagStats},
+		{"RepeatedLabels", testBrowseRepeatedLabels},
 		{"Retagged", testBrowseRetagged},
 	}
 	for _, tc := range tests {
@@ -388,5 +389,30 @@ func testBrowseRetagged(h *h, l *browseLib) {
 	}
 	if st.Files != 6 || st.Moods[store.TierStrict]["happy"] != 2 || st.TopTags["rock"] != 2 {
 		h.Errorf("TagStats after retagging and forgetting = files %d, strict %v, top %v", st.Files, st.Moods[store.TierStrict], st.TopTags)
+	}
+}
+
+// testBrowseRepeatedLabels: a label a file's list repeats (in any case,
+// with spaces) counts that file once in TagStats, and the file matches
+// its filter once.
+func testBrowseRepeatedLabels(h *h, l *browseLib) {
+	f := NewFile("14")
+	f.Path = "/music/Repeat/Again.mp3"
+	h.upsert(f)
+	h.claim("14", "i/w0", At(time.Hour), time.Minute)
+	h.complete("14", "i/w0", store.Completion{Version: "v1", At: At(time.Hour),
+		Tags: browseTags(0.3, 0.3, 0.3, "happy; Happy", "calm; calm", "happy; HAPPY ; happy", "rock; Rock; rock")})
+	st, err := h.st.TagStats(h.Context())
+	if err != nil {
+		h.Fatalf("TagStats: %v", err)
+	}
+	if st.Files != 8 || st.Moods[store.TierStrict]["happy"] != 3 || st.Moods[store.TierRegular]["calm"] != 1 ||
+		st.Moods[store.TierLoose]["happy"] != 5 || st.TopTags["rock"] != 3 {
+		h.Errorf("TagStats with a file repeating its labels = files %d, strict %v, regular %v, loose %v, top %v; "+
+			"want 8 files, strict happy 3, regular calm 1, loose happy 5, rock 3",
+			st.Files, st.Moods[store.TierStrict], st.Moods[store.TierRegular], st.Moods[store.TierLoose], st.TopTags)
+	}
+	if got, total := h.browse(store.BrowseQuery{Mood: "happy", MoodTier: store.TierStrict, Genre: "rock"}); strings.Join(got, " ") != "12 14" || total != 2 {
+		h.Errorf("strict happy rock = %v (%d), want 12 14 (2)", got, total)
 	}
 }

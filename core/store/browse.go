@@ -324,30 +324,20 @@ func (s *TagStats) AddScore(key string, x float64, n int) {
 	h[Bin(x)] += n
 }
 
-// AddLabels counts the labels of a stored list, lower-cased (ASCII): a
-// mood tier's, or the top tags' (tier ""); a label listed twice counts
-// once (the files listing it).
+// AddLabels counts one file's stored list, a mood tier's or the top tags'
+// (tier ""): each of its labels (lower-cased, ASCII) once, however often
+// the list repeats it.
 func (s *TagStats) AddLabels(tier, list string) {
-	seen := map[string]bool{}
-	for _, l := range List(asciiLower(list)) {
-		if l == "" || seen[l] {
+	for _, l := range listLabels(list) {
+		if tier == "" {
+			s.TopTags[l]++
 			continue
 		}
-		seen[l] = true
-		s.AddLabel(tier, l, 1)
+		m := s.Moods[tier]
+		if m == nil {
+			m = map[string]int{}
+			s.Moods[tier] = m
+		}
+		m[l]++
 	}
-}
-
-// AddLabel counts n files listing label in tier ("" for the top tags).
-func (s *TagStats) AddLabel(tier, label string, n int) {
-	if tier == "" {
-		s.TopTags[label] += n
-		return
-	}
-	m := s.Moods[tier]
-	if m == nil {
-		m = map[string]int{}
-		s.Moods[tier] = m
-	}
-	m[label] += n
 }
