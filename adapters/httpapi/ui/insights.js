@@ -11,7 +11,7 @@ export async function render(root) {
     showError(e);
     return;
   }
-  root.append(el("h1", {}, "Insights"), el("p", {class: "muted"}, `${d.files} files with tags.`));
+  root.append(el("h1", {}, "Insights"), el("p", {class: "muted"}, `${d.files.toLocaleString("en-US")} files with tags.`));
   root.append(el("h2", {}, "Calibration"), calibration(d.calibration));
   const heads = Object.keys(d.histograms).sort();
   root.append(el("h2", {}, "Score distributions"), el("div", {class: "grid", id: "histograms"},
@@ -40,9 +40,9 @@ function calibration(c) {
     return box;
   }
   const s = c.stored;
-  box.append(el("p", {class: "muted"}, `Calibration ${s.id} of model set ${s.model_set}, from ${s.files} files.`));
+  box.append(el("p", {class: "muted"}, `Calibration ${s.id} of model set ${s.model_set}, from ${s.files.toLocaleString("en-US")} files.`));
   const keys = Object.keys(s.ranges).filter(k => !k.startsWith("not_") && !k.startsWith("non_")).sort();
-  box.append(el("table", {id: "cal-ranges"}, el("thead", {}, el("tr", {}, el("th", {}, "class"), el("th", {}, "p5 → 0"), el("th", {}, "p95 → 1"))),
+  box.append(el("table", {id: "cal-ranges"}, el("thead", {}, el("tr", {}, el("th", {}, "class"), el("th", {class: "n"}, "p5 → 0"), el("th", {class: "n"}, "p95 → 1"))),
     el("tbody", {}, keys.map(k => el("tr", {}, el("td", {}, scoreLabel(k)), el("td", {class: "n"}, s.ranges[k].p5.toFixed(3)),
       el("td", {class: "n"}, s.ranges[k].p95.toFixed(3)))))));
   return box;
