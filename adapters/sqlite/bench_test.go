@@ -531,3 +531,26 @@ func BenchmarkOpen(b *testing.B) {
 		s.Close()
 	}
 }
+
+// BenchmarkFirstScan: a first scan's upserts into a new store, 100,000
+// files (benchFiles) in batches of 1,000, each file new: what the
+// triggers that index a file for the library page (its counts, its row
+// in the full-text index) add to a scan.
+func BenchmarkFirstScan(b *testing.B) {
+	files := make([]store.File, benchFiles)
+	for i := range files {
+		files[i] = mkf(fmt.Sprintf("scan/%07d", i))
+		files[i].Path = fmt.Sprintf("/music/Artist %04d/Album %02d/%02d - a fairly long track title.flac", i/40, (i/10)%4, i%10)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		s := openT(b, filepath.Join(b.TempDir(), "scan.db"))
+		b.StartTimer()
+		for c := range slices.Chunk(files, 1000) {
+			if _, err := s.UpsertFiles(bg, c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(benchFiles*b.N)/b.Elapsed().Seconds(), "files/s")
+}

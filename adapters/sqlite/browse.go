@@ -143,19 +143,19 @@ var browseDDL = []string{
 	END`,
 	`CREATE TRIGGER browse_files_tags_insert AFTER INSERT ON browse_tags
 		WHEN EXISTS (SELECT 1 FROM library_files WHERE key = NEW.file_key) BEGIN
-		UPDATE browse_counts SET n = n + 1 WHERE name = '` + countFiles + `';
+		INSERT INTO browse_counts (name, n) VALUES ('` + countFiles + `', 1) ON CONFLICT (name) DO UPDATE SET n = n + 1;
 	END`,
 	`CREATE TRIGGER browse_files_tags_delete AFTER DELETE ON browse_tags
 		WHEN EXISTS (SELECT 1 FROM library_files WHERE key = OLD.file_key) BEGIN
-		UPDATE browse_counts SET n = n - 1 WHERE name = '` + countFiles + `';
+		INSERT INTO browse_counts (name, n) VALUES ('` + countFiles + `', -1) ON CONFLICT (name) DO UPDATE SET n = n - 1;
 	END`,
 	`CREATE TRIGGER browse_files_insert AFTER INSERT ON library_files
 		WHEN EXISTS (SELECT 1 FROM browse_tags WHERE file_key = NEW.key) BEGIN
-		UPDATE browse_counts SET n = n + 1 WHERE name = '` + countFiles + `';
+		INSERT INTO browse_counts (name, n) VALUES ('` + countFiles + `', 1) ON CONFLICT (name) DO UPDATE SET n = n + 1;
 	END`,
 	`CREATE TRIGGER browse_files_delete AFTER DELETE ON library_files
 		WHEN EXISTS (SELECT 1 FROM browse_tags WHERE file_key = OLD.key) BEGIN
-		UPDATE browse_counts SET n = n - 1 WHERE name = '` + countFiles + `';
+		INSERT INTO browse_counts (name, n) VALUES ('` + countFiles + `', -1) ON CONFLICT (name) DO UPDATE SET n = n - 1;
 	END`,
 	`CREATE TRIGGER browse_counts_insert AFTER INSERT ON browse_labels BEGIN
 		INSERT INTO browse_counts (name, n) VALUES (NEW.label, 1)
