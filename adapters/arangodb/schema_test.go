@@ -172,9 +172,9 @@ func TestBootstrapIndexDefinition(t *testing.T) {
 // finishes it.
 func TestSchemaVersion3IsUpgraded(t *testing.T) { testSchemaUpgrade(t, 3) }
 
-// TestSchemaVersion4IsUpgraded: the same from schema version 4, whose
+// TestSchemaVersion4GetsScores: the same from schema version 4, whose
 // tags have their labels but no scores, and which has no score index.
-func TestSchemaVersion4IsUpgraded(t *testing.T) { testSchemaUpgrade(t, 4) }
+func TestSchemaVersion4GetsScores(t *testing.T) { testSchemaUpgrade(t, 4) }
 
 func testSchemaUpgrade(t *testing.T, from int) {
 	f := newFake(t, "nomarr")
