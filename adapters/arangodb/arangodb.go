@@ -7,7 +7,8 @@
 // first start together with their persistent indexes (see schema.go). Every
 // port method is one AQL query (queries.go), or one stream transaction where
 // the port says "atomically" across collections (Complete, Release with an
-// update, ReleaseWorker). Booleans are JSON booleans, times Unix
+// update, ReleaseWorker), or a read-only one where a library page takes
+// more than one query (browseByScore). Booleans are JSON booleans, times Unix
 // milliseconds (0 for the zero time), as in the SQLite store.
 //
 // Concurrency: ArangoDB's RocksDB engine locks documents on write; two

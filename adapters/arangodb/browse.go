@@ -14,10 +14,11 @@ import (
 // nomarr_browse_tagged).
 const browseStatus = `(!f.is_valid ? "missing" : f.tagged ? "tagged" : f.failed ? "failed" : f.needs_tagging ? "pending" : "missing")`
 
-// qBrowse is store.Browser.Browse in AQL for a query without a label
-// filter that no index serves (browseIndexed): every file with its tags
-// is tested (store.BrowseMatch spelled in AQL, browseTest), then the
-// matches are counted, sorted and paged (browsePage). ArangoDB's LOWER
+// qBrowse is store.Browser.Browse in AQL for a query that no index
+// serves (browseIndexed, browseLabelAQL, browseRangeAQL, browseByScore):
+// every file with its tags is tested (store.BrowseMatch spelled in AQL,
+// browseTest), then the matches are counted, sorted and paged
+// (browsePage). ArangoDB's LOWER
 // folds more than ASCII, and its string order is ICU's: paths and texts
 // outside ASCII may match and sort otherwise than in the other stores. It
 // reads every file and its tags, so a large library answers in the time
@@ -125,20 +126,31 @@ func browseIndexedAQL(index, attr string, desc, status bool) string {
 		dir = "DESC"
 	}
 	scan := `FOR f IN library_files OPTIONS { indexHint: "` + index + `", forceIndexHint: false }`
-	filter, total := "", `LENGTH(library_files)`
+	filter := ""
 	if status {
 		filter = "\n    FILTER " + browseStatus + " == @status"
-		// f.attr >= null holds for every document (null is the least
-		// value): a range on the index's first field, so that the count
-		// is planned on the index (which covers the filter) rather than
-		// on the collection.
-		total = `FIRST(` + scan + "\n    FILTER f." + attr + " >= null" + filter + "\n    COLLECT WITH COUNT INTO n RETURN n)"
 	}
-	return `RETURN {total: ` + total + `, rows: (
+	return `RETURN {total: ` + browseCount(index, attr, status) + `, rows: (
   ` + scan + filter + `
     SORT f.` + attr + ` ` + dir + `, f._key ` + dir + `
     LIMIT @offset, @limit
     RETURN {file: f, tags: DOCUMENT("file_tags", f._key).tags || {}, info: DOCUMENT("file_info", f._key) || {}})}`
+}
+
+// browseCount counts the files of a page with no filter but a status:
+// the collection's count (kept by the server) without one; with one, a
+// count over the whole of index (one of browseIndexes, storing the status
+// flags) that reads its entries only. f.attr >= null holds for every
+// document (null is the least value): a range on the index's first
+// field, so that the count is planned on the index (which covers the
+// filter) rather than on the collection.
+func browseCount(index, attr string, status bool) string {
+	if !status {
+		return `LENGTH(library_files)`
+	}
+	return `FIRST(FOR f IN library_files OPTIONS { indexHint: "` + index + `", forceIndexHint: false }` +
+		"\n    FILTER f." + attr + " >= null\n    FILTER " + browseStatus + " == @status" +
+		"\n    COLLECT WITH COUNT INTO n RETURN n)"
 }
 
 // qFileTags reads a known file's tags (null when it has none).
@@ -158,9 +170,14 @@ type browseDoc struct {
 // Browse implements store.Browser (browseQuery).
 func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePage, error) {
 	q = q.Normalized()
-	aql, bind := browseQuery(q)
 	var docs []browseDoc
 	err := s.read(ctx, func(ctx context.Context) error {
+		if ix, ok := scoreSorted(q); ok {
+			d, err := s.browseByScore(ctx, q, ix)
+			docs = []browseDoc{d}
+			return err
+		}
+		aql, bind := browseQuery(q)
 		var err error
 		docs, err = queryAll[browseDoc](ctx, s.db, aql, bind)
 		return err
@@ -185,7 +202,9 @@ func (s *Store) Browse(ctx context.Context, q store.BrowseQuery) (store.BrowsePa
 
 // browseQuery is the query answering q (normalized) and its bind
 // parameters: browseIndexed's, else browseLabelAQL's for a mood or genre
-// filter, else qBrowse.
+// filter, else browseRangeAQL's for a score range a score index serves,
+// else qBrowse. (A page sorted by such a score with no filter but a
+// status is browseByScore's.)
 func browseQuery(q store.BrowseQuery) (string, map[string]any) {
 	bind := map[string]any{"offset": q.Offset, "limit": q.Limit}
 	if aql, ok := browseIndexed(q); ok {
@@ -200,6 +219,10 @@ func browseQuery(q store.BrowseQuery) (string, map[string]any) {
 	}
 	bind["status"], bind["text"], bind["scores"], bind["sort"] = q.Status, q.Text, scores, q.Sort
 	labels := store.QueryLabels(q)
+	if r, ix, ok := indexedRange(q); ok {
+		bind["min"], bind["max"] = r.Min, r.Max
+		return browseRangeAQL(ix, q.Desc), bind
+	}
 	if len(labels) == 0 {
 		if q.Desc {
 			return qBrowseDesc, bind

@@ -79,11 +79,11 @@ func init() {
 		return []any{map[string]any{"tags": tags}}, nil
 	}
 	emulations[qTagStats] = fakeTagStats
-	emulations[qLabelsToFill] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+	emulations[qIndexedToFill] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		var out []any
 		for _, k := range slices.Sorted(maps.Keys(f.colls[colTags])) {
 			d := f.colls[colTags][k]
-			if k <= str(b["after"]) || d["labels"] != nil {
+			if k <= str(b["after"]) || d["labels"] != nil && d["scores"] != nil {
 				continue
 			}
 			if len(out) == int(num(b["limit"])) {
@@ -93,7 +93,7 @@ func init() {
 		}
 		return out, nil
 	}
-	emulations[qFillLabels] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
+	emulations[qFillIndexed] = func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {
 		n := 0
 		for _, x := range b["docs"].([]any) {
 			m := x.(map[string]any)
@@ -101,7 +101,7 @@ func init() {
 			if !ok || d["writes"] != m["writes"] {
 				continue
 			}
-			f.colls[colTags][str(m["key"])] = with(d, "labels", m["labels"])
+			f.colls[colTags][str(m["key"])] = with(d, "labels", m["labels"], "scores", m["scores"])
 			n++
 		}
 		return []any{float64(n)}, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/arangodb/go-driver/v2/arangodb"
@@ -13,8 +14,11 @@ import (
 // its index in order and stops at the page's end: the plan enumerates
 // library_files through that index only (no collection scan) and keeps no
 // SORT (the index's order is the page's); every query of browseLabelAQL
-// reads file_tags through the label index, scanning no collection. Needs
-// NOMARR_TEST_ARANGO_URL or a Docker engine.
+// reads file_tags through the label index, scanning no collection; every
+// query of scores.go reads its score index (a page's tail past the files
+// with the score: the primary index), scanning no collection, and a
+// score-sorted page keeps no sort. Needs NOMARR_TEST_ARANGO_URL or a
+// Docker engine.
 func TestBrowsePlansReal(t *testing.T) {
 	base, ok := serverURL(t, true)
 	if !ok {
@@ -60,6 +64,35 @@ func TestBrowsePlansReal(t *testing.T) {
 				planUses(t, res.Plan, labelIndex)
 			})
 		}
+	}
+	// scores.go: each range, head and count query reads file_tags through
+	// its score index, each tail library_files through the primary index,
+	// scanning no collection; the head and the tail keep no sort.
+	for name, aql := range scoreAQLs() {
+		t.Run(name, func(t *testing.T) {
+			bind := map[string]any{}
+			for _, m := range bindRE.FindAllStringSubmatch(aql, -1) {
+				bind[m[1]] = map[string]any{"offset": 100, "limit": 50, "skip": 100, "status": "tagged", "text": "",
+					"sort": "path", "min": 0.5, "max": 1, "scores": []map[string]any{{"key": "happy_musicnn_mood_happy", "min": 0.5, "max": 1}}}[m[1]]
+			}
+			res, err := s.db.ExplainQuery(t.Context(), aql, bind, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			index := strings.Fields(name)[0]
+			rest := strings.Contains(name, " rest ")
+			if rest {
+				index = "primary"
+			}
+			nodes := planUses(t, res.Plan, index)
+			if rest || strings.Contains(name, " head ") {
+				for _, n := range nodes {
+					if n["type"] == "SortNode" {
+						t.Errorf("the plan sorts: %v", n)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -109,7 +142,8 @@ func planNodes(n map[string]any) []map[string]any {
 // TestBrowseIndexesInSchema: each index browseIndexed names is one the
 // bootstrap creates, ordered by the page's sort field then _key, and
 // storing every attribute browseStatus reads, and the label index is one
-// on file_tags' labels, so that the plans above can hold.
+// on file_tags' labels, and each score index one on file_tags' score then
+// key, so that the plans above can hold.
 func TestBrowseIndexesInSchema(t *testing.T) {
 	read := map[string]bool{}
 	for _, m := range regexp.MustCompile(`\bf\.([a-z_]+)`).FindAllStringSubmatch(browseStatus, -1) {
@@ -137,5 +171,11 @@ func TestBrowseIndexesInSchema(t *testing.T) {
 	i := slices.IndexFunc(indexes, func(ix index) bool { return ix.name == labelIndex })
 	if i < 0 || indexes[i].coll != colTags || !slices.Equal(indexes[i].fields, []string{"labels[*]"}) {
 		t.Errorf("the bootstrap creates no index %s on %s [labels[*]] (browseLabelAQL reads it)", labelIndex, colTags)
+	}
+	for _, sx := range scoreIndexes {
+		i := slices.IndexFunc(indexes, func(ix index) bool { return ix.name == sx.name })
+		if i < 0 || indexes[i].coll != colTags || !slices.Equal(indexes[i].fields, []string{"scores." + sx.key, "_key"}) {
+			t.Errorf("the bootstrap creates no index %s on %s [scores.%s _key] (scores.go reads it)", sx.name, colTags, sx.key)
+		}
 	}
 }

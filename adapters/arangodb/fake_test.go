@@ -658,7 +658,7 @@ var emulations = map[string]func(f *fakeServer, b map[string]any) ([]any, *fakeE
 		if old, ok := f.colls[colTags][k]; ok {
 			writes = num(old["writes"]) + 1
 		}
-		f.colls[colTags][k] = doc{"_key": k, "tags": b["tags"], "labels": b["labels"], "version": b["version"], "written_at": b["at"], "writes": writes}
+		f.colls[colTags][k] = doc{"_key": k, "tags": b["tags"], "labels": b["labels"], "scores": b["scores"], "version": b["version"], "written_at": b["at"], "writes": writes}
 		return []any{1}, nil
 	},
 	qReleaseFile: func(f *fakeServer, b map[string]any) ([]any, *fakeErr) {

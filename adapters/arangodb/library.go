@@ -307,7 +307,8 @@ func (s *Store) Complete(ctx context.Context, ref store.Ref, c store.Completion)
 	if c.Claimed != nil {
 		file["claimed"], file["csize"], file["cmtime"] = true, c.Claimed.Size, c.Claimed.MtimeMs
 	}
-	putTags := map[string]any{"file": ref.FileKey, "version": c.Version, "at": ms(c.At), "tags": tags, "labels": store.Labels(tags)}
+	putTags := map[string]any{"file": ref.FileKey, "version": c.Version, "at": ms(c.At), "tags": tags,
+		"labels": store.Labels(tags), "scores": store.Scores(tags)}
 	err := s.write(ctx, alsoUnique, func(ctx context.Context) error {
 		cols := arangodb.TransactionCollections{Write: []string{colClaims, colFiles, colTags}, Read: []string{colMeta}}
 		return s.withTxOn(ctx, cols, func(ctx context.Context, tx arangodb.Transaction) error {

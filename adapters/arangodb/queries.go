@@ -229,11 +229,12 @@ RETURN f == null ? "gone" : (same ? "done" : "changed")`
 
 // qPutTags stores the completion's tags, replacing earlier ones, with
 // their labels (@labels: store.Labels of @tags, indexed by
-// nomarr_tags_labels); writes counts completions (a safety check: one per
+// nomarr_tags_labels) and scores (@scores: store.Scores of @tags, indexed
+// by scoreIndexes); writes counts completions (a safety check: one per
 // tagging).
 const qPutTags = `UPSERT { _key: @file }
-  INSERT { _key: @file, tags: @tags, labels: @labels, version: @version, written_at: @at, writes: 1 }
-  REPLACE { _key: @file, tags: @tags, labels: @labels, version: @version, written_at: @at, writes: OLD.writes + 1 }
+  INSERT { _key: @file, tags: @tags, labels: @labels, scores: @scores, version: @version, written_at: @at, writes: 1 }
+  REPLACE { _key: @file, tags: @tags, labels: @labels, scores: @scores, version: @version, written_at: @at, writes: OLD.writes + 1 }
   IN file_tags
   RETURN 1`
 

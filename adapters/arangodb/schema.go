@@ -16,12 +16,14 @@ import (
 // (nomarr_retag, nomarr_tagged), file_info and the browse indexes
 // (nomarr_browse_path, nomarr_browse_tagged), version 4 the stored tags'
 // labels (file_tags.labels, store.Labels) and their index
-// (nomarr_tags_labels); an older database gets them at its next open (the
-// bootstrap's steps are idempotent; the labels are filled in by
-// fillLabels), and an older program then refuses it (it would take a
+// (nomarr_tags_labels), version 5 the stored tags' scores
+// (file_tags.scores, store.Scores) and their indexes (scoreIndexes,
+// nomarr_score_*); an older database gets them at its next open (the
+// bootstrap's steps are idempotent; the labels and scores are filled in
+// by fillIndexed), and an older program then refuses it (it would take a
 // retag or vector claim on a tagged file for a stale one, or store tags
-// without their labels).
-const SchemaVersion = 4
+// without their labels or scores).
+const SchemaVersion = 5
 
 // MetaSchemaVersion is the meta key holding the schema version.
 const MetaSchemaVersion = "schema_version"
@@ -50,7 +52,7 @@ type index struct {
 	stored     []string
 }
 
-var indexes = []index{
+var indexes = append([]index{
 	// Discovery (qDiscover): equality on the three flags, then a range and
 	// the order on _key — one index range scan in key order, so that the
 	// optimizer drops the SORT and LIMIT stops the scan early. The retry and
@@ -75,6 +77,18 @@ var indexes = []index{
 	{colClaims, "nomarr_claims_worker", []string{"worker_id"}, nil},
 	// History by time; _key (the row's identity, historyKey) breaks ties.
 	{colHistory, "nomarr_history_at", []string{"at_ms", "_key"}, nil},
+},
+	// Library pages with a score range or sorted by a score
+	// (browseRangeAQL, browseByScore): the stored tags by each score of
+	// the models, then key.
+	scoreSchemaIndexes()...)
+
+func scoreSchemaIndexes() []index {
+	out := make([]index, len(scoreIndexes))
+	for i, ix := range scoreIndexes {
+		out[i] = ix.schemaIndex()
+	}
+	return out
 }
 
 // browseFlags are the attributes browseStatus reads.
@@ -128,8 +142,8 @@ func (s *Store) bootstrap(ctx context.Context) error {
 			return s.fault(op+": create index "+ix.name, err)
 		}
 	}
-	if _, err := s.fillLabels(ctx); err != nil {
-		return s.fault(op+": fill in the tags' labels", err)
+	if _, err := s.fillIndexed(ctx); err != nil {
+		return s.fault(op+": fill in the tags' labels and scores", err)
 	}
 	err = s.write(ctx, conflictsOnly, func(ctx context.Context) error {
 		_, err := queryAll[any](ctx, s.db, qRaiseSchema, map[string]any{

@@ -1,6 +1,7 @@
 package arangodb
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -163,27 +164,55 @@ func TestBootstrapIndexDefinition(t *testing.T) {
 }
 
 // TestSchemaVersion3IsUpgraded: a database of schema version 3 (tags
-// without labels, no label index) gets the index and every stored tags'
-// labels (store.Labels) at its next open, in steps of labelBatch; a
-// document rewritten during the fill keeps the labels written with it;
-// a fill stopped half way fails the open, leaves the version at 3, and
-// the next open finishes it.
-func TestSchemaVersion3IsUpgraded(t *testing.T) {
+// without labels or scores, no label or score index) gets the indexes
+// and every stored tags' labels and scores (store.Labels, store.Scores)
+// at its next open, in steps of fillBatch; a document rewritten during
+// the fill keeps the labels and scores written with it; a fill stopped
+// half way fails the open, leaves the version at 3, and the next open
+// finishes it.
+func TestSchemaVersion3IsUpgraded(t *testing.T) { testSchemaUpgrade(t, 3) }
+
+// TestSchemaVersion4GetsScores: the same from schema version 4, whose
+// tags have their labels but no scores, and which has no score index.
+func TestSchemaVersion4GetsScores(t *testing.T) { testSchemaUpgrade(t, 4) }
+
+func testSchemaUpgrade(t *testing.T, from int) {
 	f := newFake(t, "nomarr")
 	openFake(t, f)
-	const n = 2*labelBatch + 500
+	const n = 2*fillBatch + 500
 	moods := []string{"happy", "Happy; sad", "party; party", "", " calm ;relaxed"}
-	tags := func(i int) map[string]any {
-		return map[string]any{"mood-strict": moods[i%len(moods)], "mood-loose": moods[(i+1)%len(moods)],
-			"top_tags": fmt.Sprintf("rock; Genre%d", i%7), "happy_musicnn_mood_happy": "0.5000"}
+	tags := func(i int) map[string]string {
+		return map[string]string{"mood-strict": moods[i%len(moods)], "mood-loose": moods[(i+1)%len(moods)],
+			"top_tags": fmt.Sprintf("rock; Genre%d", i%7), "happy_musicnn_mood_happy": fmt.Sprintf("0.%04d", i),
+			"not_happy_musicnn_mood_happy": "0.5000", "sad_musicnn_mood_sad": []string{"0.2500", "high", " 1 "}[i%3]}
+	}
+	asJSON := func(v any) any {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
 	key := func(i int) string { return fmt.Sprintf("%04x", i) }
 	f.locked(func() {
 		for i := range n {
-			f.colls[colTags][key(i)] = doc{"_key": key(i), "tags": tags(i), "version": "v1", "written_at": 1.0, "writes": 1.0}
+			d := doc{"_key": key(i), "tags": asJSON(tags(i)), "version": "v1", "written_at": 1.0, "writes": 1.0}
+			if from >= 4 {
+				d["labels"] = asJSON(store.Labels(tags(i)))
+			}
+			f.colls[colTags][key(i)] = d
 		}
-		delete(f.indexes, colTags+"/"+labelIndex)
-		f.colls[colMeta][MetaSchemaVersion] = with(f.colls[colMeta][MetaSchemaVersion], "value", "3")
+		if from < 4 {
+			delete(f.indexes, colTags+"/"+labelIndex)
+		}
+		for _, ix := range scoreIndexes {
+			delete(f.indexes, colTags+"/"+ix.name)
+		}
+		f.colls[colMeta][MetaSchemaVersion] = with(f.colls[colMeta][MetaSchemaVersion], "value", strconv.Itoa(from))
 	})
 	version := func() string {
 		var v string
@@ -195,36 +224,37 @@ func TestSchemaVersion3IsUpgraded(t *testing.T) {
 	// document of the first step's reach before it is filled.
 	var fills atomic.Int32
 	rewritten := key(7)
+	ownLabels, ownScores := []any{"top:new"}, map[string]any{"happy_musicnn_mood_happy": 0.25}
 	f.setHook(func(route, aql string) *fakeErr {
-		if aql != qFillLabels {
+		if aql != qFillIndexed {
 			return nil
 		}
 		switch fills.Add(1) {
 		case 1:
 			f.locked(func() {
-				f.colls[colTags][rewritten] = with(f.colls[colTags][rewritten], "writes", 2.0, "labels", []any{"top:new"})
+				f.colls[colTags][rewritten] = with(f.colls[colTags][rewritten], "writes", 2.0, "labels", ownLabels, "scores", ownScores)
 			})
 		case 2:
 			return &fakeErr{500, 4, "fake: the server went away"}
 		}
 		return nil
 	})
-	if _, err := Open(bg, f.url(), withRetryBase(time.Millisecond)); err == nil || !strings.Contains(err.Error(), "labels") {
-		t.Fatalf("Open stopped during the fill = %v, want an error naming the labels", err)
+	if _, err := Open(bg, f.url(), withRetryBase(time.Millisecond)); err == nil || !strings.Contains(err.Error(), "labels and scores") {
+		t.Fatalf("Open stopped during the fill = %v, want an error naming the labels and scores", err)
 	}
-	if v := version(); v != "3" {
-		t.Fatalf("schema version after a stopped fill = %s, want 3", v)
+	if v := version(); v != strconv.Itoa(from) {
+		t.Fatalf("schema version after a stopped fill = %s, want %d", v, from)
 	}
 	filled := 0
 	f.locked(func() {
 		for _, d := range f.colls[colTags] {
-			if d["labels"] != nil {
+			if d["scores"] != nil {
 				filled++
 			}
 		}
 	})
-	if filled != labelBatch {
-		t.Fatalf("a stopped fill left %d documents with labels, want the first step's %d", filled, labelBatch)
+	if filled != fillBatch {
+		t.Fatalf("a stopped fill left %d documents with scores, want the first step's %d", filled, fillBatch)
 	}
 
 	f.setHook(nil)
@@ -236,22 +266,20 @@ func TestSchemaVersion3IsUpgraded(t *testing.T) {
 		if got, want := f.indexes[colTags+"/"+labelIndex], (fakeIndex{Type: "persistent", Fields: []string{"labels[*]"}}); !reflect.DeepEqual(got, want) {
 			t.Errorf("index %s = %+v, want %+v", labelIndex, got, want)
 		}
+		for _, ix := range scoreIndexes {
+			want := fakeIndex{Type: "persistent", Fields: []string{"scores." + ix.key, "_key"}}
+			if got := f.indexes[colTags+"/"+ix.name]; !reflect.DeepEqual(got, want) {
+				t.Errorf("index %s = %+v, want %+v", ix.name, got, want)
+			}
+		}
 		for i := range n {
 			d := f.colls[colTags][key(i)]
-			var want []any
+			labels, scores := asJSON(store.Labels(tags(i))), asJSON(store.Scores(tags(i)))
 			if key(i) == rewritten {
-				want = []any{"top:new"}
-			} else {
-				m := map[string]string{}
-				for k, v := range tags(i) {
-					m[k] = v.(string)
-				}
-				for _, l := range store.Labels(m) {
-					want = append(want, l)
-				}
+				labels, scores = ownLabels, ownScores
 			}
-			if !reflect.DeepEqual(d["labels"], want) {
-				t.Fatalf("document %s: labels %v, want %v", key(i), d["labels"], want)
+			if !reflect.DeepEqual(d["labels"], labels) || !reflect.DeepEqual(d["scores"], scores) {
+				t.Fatalf("document %s: labels %v, scores %v; want %v, %v", key(i), d["labels"], d["scores"], labels, scores)
 			}
 		}
 	})

@@ -28,6 +28,7 @@ func RunBrowse(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TagStats", testBrowseTagStats},
 		{"RepeatedLabels", testBrowseRepeatedLabels},
 		{"Retagged", testBrowseRetagged},
+		{"ScoreShapes", testBrowseScoreShapes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -414,5 +415,58 @@ func testBrowseRepeatedLabels(h *h, l *browseLib) {
 	}
 	if got, total := h.browse(store.BrowseQuery{Mood: "happy", MoodTier: store.TierStrict, Genre: "rock"}); strings.Join(got, " ") != "12 14" || total != 2 {
 		h.Errorf("strict happy rock = %v (%d), want 12 14 (2)", got, total)
+	}
+}
+
+// testBrowseScoreShapes compares with the rule the shapes a store may
+// serve from an index of the scores: every page of a sort by a score,
+// alone or with a status, in both directions (pages of files with the
+// score, pages across their end, pages past them); a score range alone,
+// with a status, text, a sort or a second range; a range with a label; a
+// range or sort on a key no file has.
+func testBrowseScoreShapes(h *h, l *browseLib) {
+	check := func(q store.BrowseQuery) {
+		h.Helper()
+		got, total := h.browse(q)
+		want, wt := l.want(q)
+		if !slices.Equal(got, want) || total != wt {
+			h.Fatalf("%+v: Browse = %v (total %d), the rule %v (total %d)", q, got, total, want, wt)
+		}
+	}
+	statuses := []string{"", store.StatusTagged, store.StatusMissing, store.StatusPending, store.StatusFailed}
+	for _, key := range []string{"happy_musicnn_mood_happy", "sad_musicnn_mood_sad", "danceable_musicnn_danceability", "voice_musicnn_voice_instrumental"} {
+		for _, desc := range []bool{false, true} {
+			for _, status := range statuses {
+				for offset := range 11 {
+					for _, limit := range []int{1, 3} {
+						check(store.BrowseQuery{Sort: key, Desc: desc, Status: status, Offset: offset, Limit: limit})
+					}
+				}
+			}
+		}
+	}
+	happy := func(lo, hi float64) store.ScoreRange {
+		return store.ScoreRange{Key: "happy_musicnn_mood_happy", Min: lo, Max: hi}
+	}
+	for _, q := range []store.BrowseQuery{
+		{Scores: []store.ScoreRange{happy(0.5, 1)}},
+		{Scores: []store.ScoreRange{happy(0.5, 1)}, Desc: true, Offset: 1, Limit: 2},
+		{Scores: []store.ScoreRange{happy(0.5, 0.91)}, Status: store.StatusTagged},
+		{Scores: []store.ScoreRange{happy(0, 1)}, Status: store.StatusMissing},
+		{Scores: []store.ScoreRange{happy(0.2, 0.8)}, Text: "m"},
+		{Scores: []store.ScoreRange{happy(0.1, 1)}, Sort: "sad_musicnn_mood_sad", Desc: true},
+		{Scores: []store.ScoreRange{happy(0.1, 1)}, Sort: "happy_musicnn_mood_happy"},
+		{Scores: []store.ScoreRange{happy(0.1, 1)}, Sort: store.SortTaggedAt, Desc: true},
+		{Scores: []store.ScoreRange{happy(0.1, 1), {Key: "sad_musicnn_mood_sad", Min: 0, Max: 0.3}}},
+		{Scores: []store.ScoreRange{{Key: "sad_musicnn_mood_sad", Min: 0, Max: 0.3}, happy(0.6, 1)}},
+		{Scores: []store.ScoreRange{{Key: "other_musicnn_model", Min: 0, Max: 1}, happy(0, 1)}},
+		{Scores: []store.ScoreRange{happy(0.9, 0.5)}},
+		{Scores: []store.ScoreRange{happy(0.5, 1)}, Mood: "happy"},
+		{Scores: []store.ScoreRange{happy(0, 0.6)}, Genre: "pop", Sort: "happy_musicnn_mood_happy", Desc: true},
+		{Scores: []store.ScoreRange{{Key: "other_musicnn_model", Min: 0, Max: 1}}},
+		{Sort: "other_musicnn_model", Desc: true, Offset: 2, Limit: 4},
+		{Sort: "happy_musicnn_mood_happy", Text: "music", Status: store.StatusTagged},
+	} {
+		check(q)
 	}
 }
