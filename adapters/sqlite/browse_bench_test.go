@@ -15,7 +15,7 @@ import (
 
 // browseLibrary fills a store with n files, 90 % of them tagged with tags
 // of a completion's shape (scores of eight heads, the mood lists, top
-// tags), 3 % failed, the rest pending, written straight into the tables
+// tags, an artist, title and album), 3 % failed, the rest pending, written straight into the tables
 // in one transaction (the triggers fill the side tables as a completion
 // would).
 func browseLibrary(tb testing.TB, n int) *Store {
@@ -76,6 +76,10 @@ func browseLibrary(tb testing.TB, n int) *Store {
 			if _, err := tx.ExecContext(bg, `INSERT INTO file_tags (file_key, tags, version, written_at) VALUES (?, ?, 'v1', 0)`, f.Key, string(doc)); err != nil {
 				return err
 			}
+			if _, err := tx.ExecContext(bg, `INSERT INTO file_info (file_key, artist, title, album, duration_ms) VALUES (?, ?, ?, ?, 240000)`,
+				f.Key, bandNames[i%len(bandNames)], fmt.Sprintf("Song %d", i), fmt.Sprintf("Record %d", i/10)); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -87,6 +91,10 @@ func browseLibrary(tb testing.TB, n int) *Store {
 	}
 	return s
 }
+
+// bandNames are the tagged files' artists, in turn: a search for one
+// matches a fifth of them.
+var bandNames = []string{"Nina Quartet", "Miles Ensemble", "Aurora Voices", "Bjorn Collective", "Kate Harmonics"}
 
 func joinList(v []string) string {
 	out := ""
@@ -100,14 +108,16 @@ func joinList(v []string) string {
 }
 
 // browseQueries are the pages the library page asks for most: filtered
-// and sorted by a score, searched, filtered by genre and score range, a
-// deep page of everything, a status, a mood of another tier by time.
+// and sorted by a score, searched (a few matches, a fifth of the files),
+// filtered by genre and score range, a deep page of everything, a
+// status, a mood of another tier by time.
 var browseQueries = []struct {
 	name string
 	q    store.BrowseQuery
 }{
 	{"mood", store.BrowseQuery{Status: store.StatusTagged, Mood: "happy", Sort: "happy_musicnn_mood_happy", Desc: true}},
 	{"text", store.BrowseQuery{Text: "artist 0123", Sort: store.SortPath}},
+	{"text-wide", store.BrowseQuery{Text: "aurora", Sort: store.SortPath}},
 	{"genre-score", store.BrowseQuery{Genre: "rock", Scores: []store.ScoreRange{{Key: "danceable_musicnn_danceability", Min: 0.5, Max: 1}}, Offset: 500}},
 	{"path", store.BrowseQuery{Sort: store.SortPath, Offset: 50_000}},
 	{"status", store.BrowseQuery{Status: store.StatusFailed, Sort: store.SortPath, Desc: true}},

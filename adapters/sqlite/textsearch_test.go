@@ -109,5 +109,21 @@ func TestTextSearchAgreesWithTheRule(t *testing.T) {
 		if !slices.Equal(got, want) || p.Total != len(want) {
 			t.Errorf("text %q: Browse = %v (total %d), the rule %v", text, got, p.Total, want)
 		}
+		// Short pages of many matches are read in the path's order.
+		for _, off := range []int{0, 2, 7} {
+			pq := q
+			pq.Offset, pq.Limit = off, 3
+			p, err := s.Browse(bg, pq)
+			if err != nil {
+				t.Fatalf("Browse(%q, offset %d): %v", text, off, err)
+			}
+			var got []string
+			for _, r := range p.Rows {
+				got = append(got, r.File.Key)
+			}
+			if w := want[min(off, len(want)):min(off+3, len(want))]; !slices.Equal(got, w) || p.Total != len(want) {
+				t.Errorf("text %q, offset %d: Browse = %v (total %d), the rule %v (total %d)", text, off, got, p.Total, w, len(want))
+			}
+		}
 	}
 }
