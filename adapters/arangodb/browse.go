@@ -77,9 +77,18 @@ func browseLabelAQL(n int, desc bool) string {
 	for i := range cond {
 		cond[i] = "@label" + strconv.Itoa(i) + " IN d.labels[*]"
 	}
+	return tagsDrivenAQL(`FOR d IN file_tags OPTIONS { indexHint: "`+labelIndex+`", forceIndexHint: false }`,
+		strings.Join(cond, " AND "), desc)
+}
+
+// tagsDrivenAQL is the query of a page whose matches are read from
+// file_tags by scan (an enumeration naming its index) where filter
+// holds: each match's file and info are read by key, the page's filters
+// tested (browseTest), and the matches counted, sorted and paged.
+func tagsDrivenAQL(scan, filter string, desc bool) string {
 	aql := `LET hits = (
-  FOR d IN file_tags OPTIONS { indexHint: "` + labelIndex + `", forceIndexHint: false }
-    FILTER ` + strings.Join(cond, " AND ") + `
+  ` + scan + `
+    FILTER ` + filter + `
     LET f = DOCUMENT("library_files", d._key)
     FILTER f != null
     LET t = d.tags || {}` + browseTest + `

@@ -90,18 +90,7 @@ func indexedRange(q store.BrowseQuery) (store.ScoreRange, scoreIndex, bool) {
 // the library.
 func browseRangeAQL(ix scoreIndex, desc bool) string {
 	attr := "d." + ix.attr()
-	aql := `LET hits = (
-  ` + ix.scan() + `
-    FILTER ` + attr + ` >= @min AND ` + attr + ` <= @max
-    LET f = DOCUMENT("library_files", d._key)
-    FILTER f != null
-    LET t = d.tags || {}` + browseTest + `
-)
-` + browsePage
-	if desc {
-		aql = descending(aql)
-	}
-	return aql
+	return tagsDrivenAQL(ix.scan(), attr+` >= @min AND `+attr+` <= @max`, desc)
 }
 
 // scoreSorted is the index of a page sorted by a score that one serves,

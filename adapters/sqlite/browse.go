@@ -141,22 +141,10 @@ var browseDDL = []string{
 	`CREATE TRIGGER browse_bins_delete AFTER DELETE ON browse_scores BEGIN
 		UPDATE browse_bins SET n = n - 1 WHERE key = OLD.key AND bin = ` + scoreBin("OLD.value") + `;
 	END`,
-	`CREATE TRIGGER browse_files_tags_insert AFTER INSERT ON browse_tags
-		WHEN EXISTS (SELECT 1 FROM library_files WHERE key = NEW.file_key) BEGIN
-		INSERT INTO browse_counts (name, n) VALUES ('` + countFiles + `', 1) ON CONFLICT (name) DO UPDATE SET n = n + 1;
-	END`,
-	`CREATE TRIGGER browse_files_tags_delete AFTER DELETE ON browse_tags
-		WHEN EXISTS (SELECT 1 FROM library_files WHERE key = OLD.file_key) BEGIN
-		INSERT INTO browse_counts (name, n) VALUES ('` + countFiles + `', -1) ON CONFLICT (name) DO UPDATE SET n = n - 1;
-	END`,
-	`CREATE TRIGGER browse_files_insert AFTER INSERT ON library_files
-		WHEN EXISTS (SELECT 1 FROM browse_tags WHERE file_key = NEW.key) BEGIN
-		INSERT INTO browse_counts (name, n) VALUES ('` + countFiles + `', 1) ON CONFLICT (name) DO UPDATE SET n = n + 1;
-	END`,
-	`CREATE TRIGGER browse_files_delete AFTER DELETE ON library_files
-		WHEN EXISTS (SELECT 1 FROM browse_tags WHERE file_key = OLD.key) BEGIN
-		INSERT INTO browse_counts (name, n) VALUES ('` + countFiles + `', -1) ON CONFLICT (name) DO UPDATE SET n = n - 1;
-	END`,
+	filesTrigger("browse_files_tags_insert", "INSERT ON browse_tags", "library_files WHERE key = NEW.file_key", 1),
+	filesTrigger("browse_files_tags_delete", "DELETE ON browse_tags", "library_files WHERE key = OLD.file_key", -1),
+	filesTrigger("browse_files_insert", "INSERT ON library_files", "browse_tags WHERE file_key = NEW.key", 1),
+	filesTrigger("browse_files_delete", "DELETE ON library_files", "browse_tags WHERE file_key = OLD.key", -1),
 	`CREATE TRIGGER browse_counts_insert AFTER INSERT ON browse_labels BEGIN
 		INSERT INTO browse_counts (name, n) VALUES (NEW.label, 1)
 			ON CONFLICT (name) DO UPDATE SET n = n + 1;
@@ -168,6 +156,16 @@ var browseDDL = []string{
 
 // browseTrigger is the name ensureBrowse looks for: the last built.
 const browseTrigger = "browse_counts_delete"
+
+// filesTrigger is the trigger name, after event (on a table), that adds
+// delta to browse_counts' files when the other half of a file with
+// stored tags exists (from: a table and the condition finding it). The
+// row is upserted, so a row deleted by hand starts again.
+func filesTrigger(name, event, from string, delta int) string {
+	return fmt.Sprintf(`CREATE TRIGGER %s AFTER %s WHEN EXISTS (SELECT 1 FROM %s) BEGIN
+		INSERT INTO browse_counts (name, n) VALUES ('%s', %d) ON CONFLICT (name) DO UPDATE SET n = n + %d;
+	END`, name, event, from, countFiles, delta, delta)
+}
 
 // countFiles is browse_counts' row of the files with stored tags (no
 // label: a label holds a colon).
