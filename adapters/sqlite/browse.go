@@ -39,15 +39,8 @@ import (
 // hundred rows whatever the library's size. Rows of browse_scores and
 // browse_labels are only ever inserted (OR IGNORE, never REPLACE, whose
 // deletes fire no trigger) and deleted, as are those of browse_tags.
-var browseDDL = []string{
-	`DROP TRIGGER IF EXISTS browse_bins_insert`,
-	`DROP TRIGGER IF EXISTS browse_bins_delete`,
-	`DROP TRIGGER IF EXISTS browse_files_tags_insert`,
-	`DROP TRIGGER IF EXISTS browse_files_tags_delete`,
-	`DROP TRIGGER IF EXISTS browse_files_insert`,
-	`DROP TRIGGER IF EXISTS browse_files_delete`,
-	`DROP TRIGGER IF EXISTS browse_counts_insert`,
-	`DROP TRIGGER IF EXISTS browse_counts_delete`,
+var browseDDL = slices.Concat(dropTriggers("browse_bins_insert", "browse_bins_delete",
+	"browse_files_tags_insert", "browse_files_tags_delete", "browse_counts_insert", "browse_counts_delete"), []string{
 	`CREATE TABLE IF NOT EXISTS browse_tags (
 		file_key      TEXT NOT NULL PRIMARY KEY,
 		text          TEXT NOT NULL,
@@ -79,12 +72,8 @@ var browseDDL = []string{
 	) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS library_files_path ON library_files (path)`,
 	`CREATE INDEX IF NOT EXISTS library_files_tagged_at ON library_files (last_tagged_at)`,
-	`DROP TRIGGER IF EXISTS browse_tags_insert`,
-	`DROP TRIGGER IF EXISTS browse_tags_update`,
-	`DROP TRIGGER IF EXISTS browse_tags_delete`,
-	`DROP TRIGGER IF EXISTS browse_labels_file_insert`,
-	`DROP TRIGGER IF EXISTS browse_labels_file_delete`,
-	`DROP TRIGGER IF EXISTS browse_labels_status`,
+}, dropTriggers("browse_tags_insert", "browse_tags_update", "browse_tags_delete",
+	"browse_labels_file_insert", "browse_labels_file_delete", "browse_labels_status"), []string{
 	`CREATE TRIGGER browse_tags_insert AFTER INSERT ON file_tags BEGIN
 		` + browseFill("NEW") + `
 	END`,
@@ -100,12 +89,17 @@ var browseDDL = []string{
 		DELETE FROM browse_labels WHERE file_key = OLD.file_key;
 	END`,
 	// A label row exists while both its file and its stored tags do.
+	// They also count the file among those with stored tags
+	// (browse_counts' files) when its tags are there: one trigger per
+	// event, since a scan inserts every file through it.
 	`CREATE TRIGGER browse_labels_file_insert AFTER INSERT ON library_files BEGIN
 		INSERT OR IGNORE INTO browse_labels ` + labelsSelect("t", "NEW", "file_tags t", "t.file_key = NEW.key") + `;
+		` + countFile("browse_tags WHERE file_key = NEW.key", 1) + `
 	END`,
 	`CREATE TRIGGER browse_labels_file_delete AFTER DELETE ON library_files BEGIN
 		DELETE FROM browse_labels WHERE file_key = OLD.key;
 		DELETE FROM file_info WHERE file_key = OLD.key;
+		` + countFile("browse_tags WHERE file_key = OLD.key", -1) + `
 	END`,
 	`CREATE TRIGGER browse_labels_status AFTER UPDATE OF is_valid, tagged, failed, needs_tagging ON library_files
 		WHEN ` + statusOf("OLD") + ` IS NOT ` + statusOf("NEW") + ` BEGIN
@@ -141,10 +135,12 @@ var browseDDL = []string{
 	`CREATE TRIGGER browse_bins_delete AFTER DELETE ON browse_scores BEGIN
 		UPDATE browse_bins SET n = n - 1 WHERE key = OLD.key AND bin = ` + scoreBin("OLD.value") + `;
 	END`,
-	filesTrigger("browse_files_tags_insert", "INSERT ON browse_tags", "library_files WHERE key = NEW.file_key", 1),
-	filesTrigger("browse_files_tags_delete", "DELETE ON browse_tags", "library_files WHERE key = OLD.file_key", -1),
-	filesTrigger("browse_files_insert", "INSERT ON library_files", "browse_tags WHERE file_key = NEW.key", 1),
-	filesTrigger("browse_files_delete", "DELETE ON library_files", "browse_tags WHERE file_key = OLD.key", -1),
+	`CREATE TRIGGER browse_files_tags_insert AFTER INSERT ON browse_tags BEGIN
+		` + countFile("library_files WHERE key = NEW.file_key", 1) + `
+	END`,
+	`CREATE TRIGGER browse_files_tags_delete AFTER DELETE ON browse_tags BEGIN
+		` + countFile("library_files WHERE key = OLD.file_key", -1) + `
+	END`,
 	`CREATE TRIGGER browse_counts_insert AFTER INSERT ON browse_labels BEGIN
 		INSERT INTO browse_counts (name, n) VALUES (NEW.label, 1)
 			ON CONFLICT (name) DO UPDATE SET n = n + 1;
@@ -152,19 +148,26 @@ var browseDDL = []string{
 	`CREATE TRIGGER browse_counts_delete AFTER DELETE ON browse_labels BEGIN
 		UPDATE browse_counts SET n = n - 1 WHERE name = OLD.label;
 	END`,
+})
+
+// dropTriggers drops the named triggers where they exist.
+func dropTriggers(names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = `DROP TRIGGER IF EXISTS ` + n
+	}
+	return out
 }
 
 // browseTrigger is the name ensureBrowse looks for: the last built.
 const browseTrigger = "browse_counts_delete"
 
-// filesTrigger is the trigger name, after event (on a table), that adds
-// delta to browse_counts' files when the other half of a file with
-// stored tags exists (from: a table and the condition finding it). The
-// row is upserted, so a row deleted by hand starts again.
-func filesTrigger(name, event, from string, delta int) string {
-	return fmt.Sprintf(`CREATE TRIGGER %s AFTER %s WHEN EXISTS (SELECT 1 FROM %s) BEGIN
-		INSERT INTO browse_counts (name, n) VALUES ('%s', %d) ON CONFLICT (name) DO UPDATE SET n = n + %d;
-	END`, name, event, from, countFiles, delta, delta)
+// countFile adds delta to browse_counts' files when the other half of a
+// file with stored tags exists (from: a table and the condition finding
+// it). The row is upserted, so a row deleted by hand starts again.
+func countFile(from string, delta int) string {
+	return fmt.Sprintf(`INSERT INTO browse_counts (name, n) SELECT '%s', %d WHERE EXISTS (SELECT 1 FROM %s)
+			ON CONFLICT (name) DO UPDATE SET n = n + %d;`, countFiles, delta, from, delta)
 }
 
 // countFiles is browse_counts' row of the files with stored tags (no
@@ -209,26 +212,18 @@ func browseScoresCols(r string) string {
 	return r + `.file_key, j.key, CAST(j.value AS REAL)`
 }
 
-// labelLists are the stored lists browse_labels holds, by the prefix
-// their labels take there (store.Labels).
-var labelLists = []struct{ prefix, key string }{
-	{store.TierStrict + ":", store.MoodKey(store.TierStrict)},
-	{store.TierRegular + ":", store.MoodKey(store.TierRegular)},
-	{store.TierLoose + ":", store.MoodKey(store.TierLoose)},
-	{store.LabelTop + ":", "top_tags"},
-}
-
 // labelsSelect selects browse_labels' rows of row t of file_tags and row
 // f of library_files, from tables (naming both) where cond holds: each
-// label of each list (split as store.List does, lower-cased) once. A list
+// label of each list (store.LabelLists; split as store.List does,
+// lower-cased) once. A list
 // that does not make a JSON array once its labels are quoted (a control
 // character in a label) gives no labels.
 func labelsSelect(t, f, tables, cond string) string {
 	var parts []string
-	for _, l := range labelLists {
-		arr := `'["' || replace(replace(replace(lower(` + storedTag(t, l.key) + `), '\', '\\'), '"', '\"'), '` +
+	for _, l := range store.LabelLists {
+		arr := `'["' || replace(replace(replace(lower(` + storedTag(t, l.Key) + `), '\', '\\'), '"', '\"'), '` +
 			store.ListSep + `', '","') || '"]'`
-		parts = append(parts, `SELECT `+t+`.file_key, '`+l.prefix+`' || trim(j.value), `+statusOf(f)+
+		parts = append(parts, `SELECT `+t+`.file_key, '`+l.Prefix+`:' || trim(j.value), `+statusOf(f)+
 			` FROM `+tables+`, json_each(CASE WHEN json_valid(`+arr+`) THEN `+arr+` ELSE '[]' END) AS j
 			WHERE `+cond+` AND trim(j.value) <> ''`)
 	}
@@ -689,7 +684,7 @@ func (s *Store) TagStats(ctx context.Context) (store.TagStats, error) {
 		return st, s.fail("tag stats", "", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	err = eachRow(ctx, tx, `SELECT key, bin, n FROM browse_bins WHERE n > 0`, func(rows *sql.Rows) error {
+	err = eachRow(ctx, tx, func(rows *sql.Rows) error {
 		var key string
 		var bin, n int
 		if err := rows.Scan(&key, &bin, &n); err != nil {
@@ -699,11 +694,11 @@ func (s *Store) TagStats(ctx context.Context) (store.TagStats, error) {
 			st.AddScore(key, (float64(bin)+0.5)/store.HistogramBins, n)
 		}
 		return nil
-	})
+	}, `SELECT key, bin, n FROM browse_bins WHERE n > 0`)
 	if err != nil {
 		return st, s.fail("tag stats", "", err)
 	}
-	err = eachRow(ctx, tx, `SELECT name, n FROM browse_counts WHERE n > 0`, func(rows *sql.Rows) error {
+	err = eachRow(ctx, tx, func(rows *sql.Rows) error {
 		var label string
 		var n int
 		if err := rows.Scan(&label, &n); err != nil {
@@ -715,24 +710,30 @@ func (s *Store) TagStats(ctx context.Context) (store.TagStats, error) {
 		}
 		st.AddLabel(label, n)
 		return nil
-	})
+	}, `SELECT name, n FROM browse_counts WHERE n > 0`)
 	if err != nil {
 		return st, s.fail("tag stats", "", err)
 	}
 	return st, nil
 }
 
-// eachRow calls scan for each row of a query.
-func eachRow(ctx context.Context, tx *sql.Tx, query string, scan func(*sql.Rows) error) error {
-	rows, err := tx.QueryContext(ctx, query)
+// eachRow calls scan for each row of a query until it returns
+// errStopRows (which ends the rows without an error) or another error.
+func eachRow(ctx context.Context, tx *sql.Tx, scan func(*sql.Rows) error, query string, args ...any) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		if err := scan(rows); err != nil {
+		if err := scan(rows); errors.Is(err, errStopRows) {
+			return nil
+		} else if err != nil {
 			return err
 		}
 	}
 	return rows.Err()
 }
+
+// errStopRows ends eachRow's rows early.
+var errStopRows = errors.New("stop reading rows")

@@ -24,21 +24,16 @@ func setPlan(q store.BrowseQuery) bool {
 // scanKeys reads the first column of a query's rows, calling keep for
 // each; keep returns false to stop.
 func scanKeys(ctx context.Context, tx *sql.Tx, keep func(string) bool, query string, args ...any) error {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return eachRow(ctx, tx, func(rows *sql.Rows) error {
 		var k string
 		if err := rows.Scan(&k); err != nil {
 			return err
 		}
 		if !keep(k) {
-			break
+			return errStopRows
 		}
-	}
-	return rows.Err()
+		return nil
+	}, query, args...)
 }
 
 // matchSet is the set of keys matching q (setPlan).

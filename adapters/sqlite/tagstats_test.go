@@ -183,7 +183,7 @@ func TestTagStatsCountsBuiltOnOpen(t *testing.T) {
 	for _, q := range []string{
 		`DROP TRIGGER browse_bins_insert`, `DROP TRIGGER browse_bins_delete`,
 		`DROP TRIGGER browse_counts_insert`, `DROP TRIGGER browse_counts_delete`,
-		`DROP TRIGGER browse_files_insert`, `DROP TRIGGER browse_files_delete`,
+		`DROP TRIGGER browse_labels_file_insert`, `DROP TRIGGER browse_labels_file_delete`,
 		`DROP TRIGGER browse_files_tags_insert`, `DROP TRIGGER browse_files_tags_delete`,
 		`DROP TABLE browse_bins`, `DROP TABLE browse_counts`,
 	} {

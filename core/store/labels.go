@@ -15,9 +15,9 @@ func MoodLabel(tier, mood string) string { return tier + ":" + mood }
 // GenreLabel is the label of a top tag (lower case).
 func GenreLabel(genre string) string { return LabelTop + ":" + genre }
 
-// labelLists are the stored lists Labels reads, by the prefix their
-// labels take.
-var labelLists = []struct{ prefix, key string }{
+// LabelLists are the stored lists Labels reads, by the prefix their
+// labels take (before a colon).
+var LabelLists = []struct{ Prefix, Key string }{
 	{TierStrict, MoodKey(TierStrict)},
 	{TierRegular, MoodKey(TierRegular)},
 	{TierLoose, MoodKey(TierLoose)},
@@ -34,9 +34,9 @@ var labelLists = []struct{ prefix, key string }{
 // kept where an index can serve it. Never nil.
 func Labels(tags map[string]string) []string {
 	out := []string{}
-	for _, l := range labelLists {
-		for _, v := range listLabels(tags[l.key]) {
-			out = append(out, l.prefix+":"+v)
+	for _, l := range LabelLists {
+		for _, v := range listLabels(tags[l.Key]) {
+			out = append(out, l.Prefix+":"+v)
 		}
 	}
 	return out
