@@ -239,16 +239,11 @@ func statusOf(r string) string {
 // when the file lacks them; best effort, as ensureExtras: a Browse on a
 // file without them fails until an open for writing builds them.
 func (s *Store) ensureBrowse(ctx context.Context) {
-	have := func(q querier) bool {
-		var n int
-		err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name = ?`, browseTrigger).Scan(&n)
-		return err == nil && n > 0
-	}
-	if have(s.r) {
+	if haveTrigger(ctx, s.r, browseTrigger) {
 		return
 	}
 	_ = s.withTx(ctx, func(tx *sql.Tx) error {
-		if have(tx) {
+		if haveTrigger(ctx, tx, browseTrigger) {
 			return nil
 		}
 		return execSchema(ctx, tx, browseDDL)

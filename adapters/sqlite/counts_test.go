@@ -239,8 +239,7 @@ func TestSchemaVersion1IsUpgraded(t *testing.T) {
 // then runs extra statements on it.
 func downgradeToV1(t testing.TB, path string, extra ...string) {
 	t.Helper()
-	execAll(t, path, append(append(slices.Clone(undoVersion5), []string{
-		`DROP TABLE track_vectors`,
+	execAll(t, path, append(append(slices.Concat(undoVersion5, undoVersion4), []string{
 		`ALTER TABLE library_files DROP COLUMN stat_seq`,
 		`DROP TRIGGER library_counts_insert`, `DROP TRIGGER library_counts_delete`, `DROP TRIGGER library_counts_update`,
 		`DROP TABLE library_counts`,

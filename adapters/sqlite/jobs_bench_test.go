@@ -11,10 +11,10 @@ import (
 
 // BenchmarkNeedsVector: an idle worker's look for files that need a
 // vector (a batch of 8 from the start) on a library of benchFiles files
-// tagged by one model set: every one with its vector (the walk of the
-// whole index that finds nothing: what an idle daemon pays on each idle
-// poll), and every second one without (the backfill under way). Also
-// CountJobs, which /api/v1/info asks at most every 30 s.
+// tagged by one model set: every one with its vector (what an idle
+// daemon finds on each idle look), and every second one without (the
+// backfill under way). Also CountJobs, which /api/v1/info asks at most
+// every 2 min.
 func BenchmarkNeedsVector(b *testing.B) {
 	s := openT(b, tempDB(b))
 	files := make([]store.File, 0, benchFiles)

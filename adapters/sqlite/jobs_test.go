@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,10 @@ var undoVersion5 = []string{
 	`ALTER TABLE library_files DROP COLUMN needs_retag`,
 	`ALTER TABLE worker_claims DROP COLUMN kind`,
 }
+
+// undoVersion4 brings a closed database of schema version 4 (undone from
+// 5) back to version 3's layout: no vectors, nor what keeps their jobs.
+var undoVersion4 = append(slices.Clone(undoVectorMissing), `DROP TABLE track_vectors`)
 
 // A database of schema version 4 is upgraded when it is opened for
 // writing: its files, tags and claims stay (a claim made before kinds is

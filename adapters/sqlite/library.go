@@ -218,6 +218,11 @@ func sqlLimit(limit int) int64 {
 // result).
 func (s *Store) queryFiles(ctx context.Context, op string, id, limit int, args ...any) ([]store.File, error) {
 	rows, err := s.rs[id].QueryContext(ctx, args...)
+	return s.scanFiles(rows, err, op, limit)
+}
+
+// scanFiles reads the files of a query's rows (err: the query's).
+func (s *Store) scanFiles(rows *sql.Rows, err error, op string, limit int) ([]store.File, error) {
 	if err != nil {
 		return nil, s.fail(op, "", err)
 	}

@@ -127,6 +127,10 @@ type Store struct {
 	walAttempts    atomic.Int64 // checkpoint attempts made (tests)
 
 	holders holders // who has the file open, for "database is locked" (holders.go)
+
+	// The file keeps vector_missing: NeedsVector and CountJobs read it
+	// (vectormissing.go). nil: they walk the tagged files.
+	vectorMissing *vectorMissingStmts
 }
 
 var _ store.Store = (*Store)(nil)
@@ -174,6 +178,9 @@ func (s *Store) closeDBs() error {
 	var errs []error
 	for _, st := range []*stmts{&s.ws, &s.rs} {
 		errs = append(errs, st.close())
+	}
+	if vm := s.vectorMissing; vm != nil {
+		errs = append(errs, vm.needs.Close(), vm.count.Close())
 	}
 	for _, db := range []*sql.DB{s.w, s.r} {
 		if db != nil {
@@ -237,6 +244,9 @@ func (s *Store) open() error {
 		return err
 	}
 	if err := s.rs.prepare(ctx, s.r, readSQL); err != nil {
+		return err
+	}
+	if err := s.ensureVectorMissing(ctx); err != nil { // vectormissing.go
 		return err
 	}
 	if !s.cfg.readOnly {

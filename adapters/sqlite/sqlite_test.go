@@ -130,7 +130,7 @@ func TestSchemaAndPragmas(t *testing.T) {
 		}
 	}
 	tables := strings1(t, s.r, `SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
-	want := []string{"browse_bins", "browse_counts", "browse_labels", "browse_scores", "browse_tags", "file_info", "file_tags", "health_history", "library_counts", "library_files", "meta", "track_vectors", "worker_claims", "worker_restart_policy"}
+	want := []string{"browse_bins", "browse_counts", "browse_labels", "browse_scores", "browse_tags", "file_info", "file_tags", "health_history", "library_counts", "library_files", "meta", "track_vectors", "vector_missing", "worker_claims", "worker_restart_policy"}
 	if !slices.Equal(tables, want) {
 		t.Fatalf("tables = %v, want %v", tables, want)
 	}

@@ -31,7 +31,7 @@ func TestSchemaVersion2IsUpgraded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A version 2 file made before the extras (schema.go) has none.
-	execAll(t, path, append(slices.Clone(undoVersion5), `DROP TABLE track_vectors`, `ALTER TABLE library_files DROP COLUMN stat_seq`, `DROP INDEX health_history_identity`,
+	execAll(t, path, append(slices.Concat(undoVersion5, undoVersion4), `ALTER TABLE library_files DROP COLUMN stat_seq`, `DROP INDEX health_history_identity`,
 		`UPDATE meta SET value = '2' WHERE key = '`+MetaSchemaVersion+`'`)...)
 
 	s = openUpgraded(t, path, 2)

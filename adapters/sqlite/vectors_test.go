@@ -29,7 +29,7 @@ func TestSchemaVersion3IsUpgraded(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	execAll(t, path, append(slices.Clone(undoVersion5), `DROP TABLE track_vectors`, `UPDATE meta SET value = '3' WHERE key = '`+MetaSchemaVersion+`'`)...)
+	execAll(t, path, append(slices.Concat(undoVersion5, undoVersion4), `UPDATE meta SET value = '3' WHERE key = '`+MetaSchemaVersion+`'`)...)
 
 	s = openUpgraded(t, path, 3)
 	tags, err := s.ListTags(bg, "", 0)
