@@ -32,13 +32,7 @@ func TestSchemaVersion4IsUpgraded(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed(t, s, "a", "b")
-	if _, err := s.Claim(bg, claim("b", "i/w0", t0, time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	done := store.Completion{Tags: map[string]string{"mood": "happy"}, Version: "v1", At: t0}
-	if err := s.Complete(bg, store.Ref{FileKey: "b", WorkerID: "i/w0"}, done); err != nil {
-		t.Fatal(err)
-	}
+	tagT(t, s, "b", store.Completion{Tags: map[string]string{"mood": "happy"}, Version: "v1", At: t0})
 	if _, err := s.Claim(bg, claim("a", "i/w0", t0, time.Hour)); err != nil {
 		t.Fatal(err)
 	}

@@ -72,6 +72,18 @@ func claim(key, worker string, now time.Time, ttl time.Duration) store.Claim {
 	return store.Claim{FileKey: key, WorkerID: worker, ClaimedAt: now, LeaseUntil: now.Add(ttl)}
 }
 
+// tagT claims key for worker i/w0 at c.At (a minute's lease) and
+// completes it with c.
+func tagT(t testing.TB, s *Store, key string, c store.Completion) {
+	t.Helper()
+	if _, err := s.Claim(bg, claim(key, "i/w0", c.At, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Complete(bg, store.Ref{FileKey: key, WorkerID: "i/w0"}, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // strings1 returns the one text column of a query's rows.
 func strings1(t testing.TB, db *sql.DB, q string) []string {
 	t.Helper()

@@ -91,12 +91,7 @@ func TestTagStatsCountsEqualARecount(t *testing.T) {
 	seed(t, s, keys...)
 	complete := func(k string, tags map[string]string, now time.Time) {
 		t.Helper()
-		if _, err := s.Claim(bg, claim(k, "i/w0", now, time.Minute)); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Complete(bg, store.Ref{FileKey: k, WorkerID: "i/w0"}, store.Completion{Tags: tags, Version: "v1", At: now}); err != nil {
-			t.Fatal(err)
-		}
+		tagT(t, s, k, store.Completion{Tags: tags, Version: "v1", At: now})
 	}
 	moods := []string{"happy", "Sad", "party; party", "", "HAPPY; sad"}
 	genres := []string{"rock; pop", "Rock", "jazz;  rock ", ""}
@@ -164,13 +159,7 @@ func TestTagStatsCountsBuiltOnOpen(t *testing.T) {
 	s := openT(t, path)
 	seed(t, s, "a", "b", "c")
 	for i, k := range []string{"a", "b", "c"} {
-		if _, err := s.Claim(bg, claim(k, "i/w0", t0, time.Minute)); err != nil {
-			t.Fatal(err)
-		}
-		tags := statsTags(float64(i)/3, 0.5, "happy", "happy; sad", "rock")
-		if err := s.Complete(bg, store.Ref{FileKey: k, WorkerID: "i/w0"}, store.Completion{Tags: tags, Version: "v1", At: t0}); err != nil {
-			t.Fatal(err)
-		}
+		tagT(t, s, k, store.Completion{Tags: statsTags(float64(i)/3, 0.5, "happy", "happy; sad", "rock"), Version: "v1", At: t0})
 	}
 	want, err := s.TagStats(bg)
 	if err != nil {

@@ -85,13 +85,7 @@ func TestVectorMissingEqualsTheRule(t *testing.T) {
 	vec := []float32{1, 2, 3}
 	complete := func(k, version string, withVector bool, now time.Time) {
 		t.Helper()
-		if _, err := s.Claim(bg, claim(k, "i/w0", now, time.Minute)); err != nil {
-			t.Fatal(err)
-		}
-		c := store.Completion{Version: version, At: now}
-		if err := s.Complete(bg, store.Ref{FileKey: k, WorkerID: "i/w0"}, c); err != nil {
-			t.Fatal(err)
-		}
+		tagT(t, s, k, store.Completion{Version: version, At: now})
 		if withVector {
 			if err := s.PutTrackVector(bg, k, version, vec); err != nil {
 				t.Fatal(err)
@@ -170,12 +164,7 @@ func TestVectorMissingBuiltOnOpen(t *testing.T) {
 	s := openT(t, path)
 	seed(t, s, "a", "b", "c", "d")
 	for i, k := range []string{"a", "b", "c"} {
-		if _, err := s.Claim(bg, claim(k, "i/w0", t0, time.Minute)); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Complete(bg, store.Ref{FileKey: k, WorkerID: "i/w0"}, store.Completion{Version: "v1", At: t0}); err != nil {
-			t.Fatal(err)
-		}
+		tagT(t, s, k, store.Completion{Version: "v1", At: t0})
 		if i == 1 {
 			if err := s.PutTrackVector(bg, k, "v1", []float32{1}); err != nil {
 				t.Fatal(err)

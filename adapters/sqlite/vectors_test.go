@@ -3,7 +3,6 @@ package sqlite
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/nomarr/nomarr/core/store"
 )
@@ -19,13 +18,7 @@ func TestSchemaVersion3IsUpgraded(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed(t, s, "a", "b")
-	if _, err := s.Claim(bg, claim("b", "i/w0", t0, time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	done := store.Completion{Tags: map[string]string{"mood": "happy"}, Version: "v1", At: t0}
-	if err := s.Complete(bg, store.Ref{FileKey: "b", WorkerID: "i/w0"}, done); err != nil {
-		t.Fatal(err)
-	}
+	tagT(t, s, "b", store.Completion{Tags: map[string]string{"mood": "happy"}, Version: "v1", At: t0})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
