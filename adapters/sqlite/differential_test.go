@@ -8,7 +8,8 @@ package sqlite_test
 //   - returned values (files, claims, releases, counts, meta, restart states),
 //   - errors, by kind: nil, or which of the port's sentinel errors matches
 //     (errors.Is), or "fault" for any other error,
-//   - the state after every mutating operation (ListFiles + Counts), and the
+//   - the state after every mutating operation (ListFiles, Counts, and
+//     NeedsVector and CountJobs of each model set), and the
 //     whole final state (File, Counts, ListFiles pages, GetMeta, LoadRestart,
 //     and, through the adapters' test accessors, tags and history), ending
 //     with a CleanupClaims far in the future that returns every claim left.
@@ -216,6 +217,9 @@ var diffOps = []diffOp{
 	{"RetryFailed", 2, (*diff).opRetryFailed},
 	{"Retag", 2, (*diff).opRetag},
 	{"ForgetMissing", 1, (*diff).opForgetMissing},
+	{"PutTrackVector", 2, (*diff).opPutVector},
+	{"NeedsVector", 2, (*diff).opNeedsVector},
+	{"CountJobs", 1, (*diff).opCountJobs},
 	{"File", 1, (*diff).opFile},
 	{"ListFiles", 1, (*diff).opListFiles},
 	{"Counts", 1, (*diff).opCounts},
@@ -462,7 +466,7 @@ func diffShow(v any) string {
 }
 
 // checkState compares what a caller can see of the library after a
-// mutation: every file and the counts.
+// mutation: every file, the counts and the files that need a vector.
 func (d *diff) checkState() {
 	d.t.Helper()
 	mf, merr := d.mem.ListFiles(bg, "", 0)
@@ -471,6 +475,7 @@ func (d *diff) checkState() {
 	mc, merr := d.mem.Counts(bg)
 	sc, serr := d.sql.Counts(bg)
 	d.same("  state: Counts()", mc, sc, merr, serr)
+	d.checkVectorJobs()
 	d.checkWaiting()
 }
 
@@ -526,6 +531,7 @@ func (d *diff) checkFinal() {
 	mc, merr := d.mem.Counts(bg)
 	sc, serr := d.sql.Counts(bg)
 	d.same("Counts()", mc, sc, merr, serr)
+	d.checkVectorJobs()
 	// Pages from every cursor (the whole library: checkState, after each
 	// mutation; other limits: the ListFiles operation).
 	for _, after := range diffCursors {
@@ -930,6 +936,52 @@ func (d *diff) opRetag() {
 	d.opKeys(fmt.Sprintf("Retag[%q]", version), "retagKeys", func(st store.Store, ctx context.Context, keys []string) (int, error) {
 		return st.Retag(ctx, keys, version)
 	})
+}
+
+func (d *diff) opPutVector() {
+	key := pick(d, diffLookupKeys, "vectorKey")
+	version := pick(d, diffVersions, "vectorVersion")
+	vec := []float32{1, float32(d.intn(3, "vectorValue"))}
+	merr := d.mem.PutTrackVector(bg, key, version, vec)
+	serr := d.sql.PutTrackVector(bg, key, version, vec)
+	d.same(d.call("PutTrackVector(%q, %q, %v)", key, version, vec), nil, nil, merr, serr)
+	d.checkState()
+}
+
+func (d *diff) opNeedsVector() {
+	now := d.now
+	if d.chance(4, "needsVectorOther") {
+		now = d.drawTime("needsVectorNow", true)
+	}
+	version := pick(d, diffVersions, "needsVectorVersion")
+	after := pick(d, diffCursors, "needsVectorAfter")
+	limit := d.intn(6, "needsVectorLimit") - 1
+	mf, merr := d.mem.NeedsVector(bg, now, version, after, limit)
+	sf, serr := d.sql.NeedsVector(bg, now, version, after, limit)
+	d.same(d.call("NeedsVector(%s, %q, %q, %d)", fmtT(now), version, after, limit), mf, sf, merr, serr)
+}
+
+func (d *diff) opCountJobs() {
+	version := pick(d, diffVersions, "countJobsVersion")
+	mc, merr := d.mem.CountJobs(bg, version)
+	sc, serr := d.sql.CountJobs(bg, version)
+	d.same(d.call("CountJobs(%q)", version), mc, sc, merr, serr)
+}
+
+// checkVectorJobs compares the files that need a vector of each model set
+// (all of them, far in the future: no retry or skip time holds one back)
+// and their count.
+func (d *diff) checkVectorJobs() {
+	d.t.Helper()
+	far := diffBase.Add(1000 * time.Hour)
+	for _, v := range diffVersions {
+		mf, merr := d.mem.NeedsVector(bg, far, v, "", 0)
+		sf, serr := d.sql.NeedsVector(bg, far, v, "", 0)
+		d.same(d.call("  state: NeedsVector(%s, %q, \"\", 0)", fmtT(far), v), mf, sf, merr, serr)
+		mc, merr := d.mem.CountJobs(bg, v)
+		sc, serr := d.sql.CountJobs(bg, v)
+		d.same(d.call("  state: CountJobs(%q)", v), mc, sc, merr, serr)
+	}
 }
 
 func (d *diff) opFile() {
