@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench-pipeline.sh [PIPELINE FLAGS...]
+# Usage: scripts/bench-pipeline.sh [--streamed] [PIPELINE FLAGS...]
 #
 # Side-by-side benchmark of the tagging pipeline (docs/design.md §9 steps 1–3):
 # Nomarr's (adapters/audio ffmpeg decode → adapters/features → adapters/inference,
@@ -21,7 +21,22 @@
 # ../shared/models/musicnn. Needs go, node, npm, ffmpeg, sox, espeak-ng.
 # Flags are passed to the benchmark program, e.g. -batch 16 or
 # -ref-cpu-arena=false. Takes about two and a half minutes on 2 cores.
+#
+# --streamed measures the streamed pipeline of a worker instead
+# (bench/pipeline -streamed, docs/benchmarks.md "Streamed pipeline"): the
+# same 240 s track in four formats (MP3 320k, FLAC, Ogg Vorbis, AAC),
+# STREAMED_ROUNDS interleaved rounds (default 3) with the reference in
+# each, CPU time per stage and real-time factor per core, then one round
+# over a 10-minute and a 2-hour MP3 (a 220 Hz tone and noise) for the
+# peak RSS at length. About 15 minutes on 2 cores, most of it the
+# reference.
 set -euo pipefail
+
+streamed=
+if [ "${1:-}" = --streamed ]; then
+	streamed=1
+	shift
+fi
 
 cd "$(dirname "$0")/.."
 
@@ -66,11 +81,33 @@ dur=$(soxi -D "$tmp/audio/long60.flac")
 sources=()
 for _ in 1 2 3 4 5 6 7 8; do sources+=("$good"/{mix,speech,chord,noise,silence}.flac); done
 sox -V1 "${sources[@]}" "$tmp/audio/track240.flac"
-ffmpeg -nostdin -hide_banner -v error -i "$tmp/audio/track240.flac" -c:a libmp3lame -b:a 192k "$tmp/audio/track240.mp3"
-rm "$tmp/audio/track240.flac"
+enc() { ffmpeg -nostdin -hide_banner -v error "$@"; }
 
 log "building bench/pipeline"
 go build -o "$tmp/pipeline" ./bench/pipeline
+
+if [ -n "$streamed" ]; then
+	a=$tmp/audio
+	enc -i "$a/track240.flac" -c:a libmp3lame -b:a 320k "$a/track240.mp3"
+	enc -i "$a/track240.flac" -c:a libvorbis -q:a 6 "$a/track240.ogg"
+	enc -i "$a/track240.flac" -c:a aac -b:a 256k "$a/track240.m4a"
+	log "generating a 10-minute and a 2-hour MP3"
+	long() {
+		enc -f lavfi -i "sine=f=220:d=$1:r=44100" -f lavfi -i "anoisesrc=d=$1:r=44100:a=0.05" \
+			-filter_complex "[0][1]amix=2,aformat=channel_layouts=stereo" -c:a libmp3lame -b:a "$2" "$3"
+	}
+	long 600 192k "$a/long600.mp3"
+	long 7200 128k "$a/long7200.mp3"
+	log "running the streamed pipeline (ours and the reference, ${STREAMED_ROUNDS:-3} rounds)"
+	"$tmp/pipeline" -lib "$lib" -models "$models" -streamed "${STREAMED_ROUNDS:-3}" -with-reference "$@" \
+		"$a"/track240.{mp3,flac,ogg,m4a}
+	log "peak RSS at length (ours, one round)"
+	"$tmp/pipeline" -lib "$lib" -models "$models" -streamed 1 "$@" "$a/long600.mp3" "$a/long7200.mp3"
+	exit 0
+fi
+
+enc -i "$tmp/audio/track240.flac" -c:a libmp3lame -b:a 192k "$tmp/audio/track240.mp3"
+rm "$tmp/audio/track240.flac"
 
 log "running (ours, then the reference)"
 rc=0
