@@ -53,28 +53,38 @@ func TestSchemaVersion4IsUpgraded(t *testing.T) {
 	}
 }
 
-// The discoveries of retags and vectors are index range scans: their cost
-// follows the files they look at, not the library.
+// The discoveries of retags and vectors, and their counts, are index
+// range scans: their cost follows the files they look at, not the
+// library. With vector_missing, the look and the count read its index in
+// order and probe library_files by key, never walk it.
 func TestJobDiscoveryUsesIndexes(t *testing.T) {
 	s := openT(t, tempDB(t))
 	for _, tc := range []struct {
-		id   int
+		q    string
 		args []any
 		want string
+		not  []string // what the plan must not hold
 	}{
-		{sDiscoverRetag, []any{"", ms(t0), 8}, "library_files USING INDEX library_files_retag (key>?)"},
-		{sNeedsVector, []any{"v1", "", ms(t0), 8}, "library_files USING INDEX library_files_tagged (tagged_version=? AND key>?)"},
-		{sCountRetag, nil, "library_files USING INDEX library_files_retag"},
-		{sCountVector, []any{"v1"}, "library_files USING INDEX library_files_tagged (tagged_version=?)"},
+		{readSQL[sDiscoverRetag], []any{"", ms(t0), 8}, "library_files USING INDEX library_files_retag (key>?)", nil},
+		{readSQL[sNeedsVector], []any{"v1", "", ms(t0), 8}, "library_files USING INDEX library_files_tagged (tagged_version=? AND key>?)", nil},
+		{readSQL[sCountRetag], nil, "library_files USING INDEX library_files_retag", nil},
+		{readSQL[sCountVector], []any{"v1"}, "library_files USING INDEX library_files_tagged (tagged_version=?)", nil},
+		{qNeedsVectorMissing, []any{"v1", "", ms(t0), 8}, "INDEX vector_missing_model_set (model_set=?", []string{"TEMP B-TREE", "SCAN library_files"}},
+		{qCountVectorMissing, []any{"v1"}, "INDEX vector_missing_model_set (model_set=?", []string{"SCAN library_files"}},
 	} {
-		plan := queryPlan(t, s.r, readSQL[tc.id], tc.args...)
+		plan := queryPlan(t, s.r, tc.q, tc.args...)
 		if !strings.Contains(plan, tc.want) {
-			t.Errorf("statement %d's plan does not use %q:\n%s", tc.id, tc.want, plan)
+			t.Errorf("plan of %.60q does not use %q:\n%s", tc.q, tc.want, plan)
+		}
+		for _, n := range tc.not {
+			if strings.Contains(plan, n) {
+				t.Errorf("plan of %.60q holds %q:\n%s", tc.q, n, plan)
+			}
 		}
 		// A vector is looked for in the covering index of model set and
 		// key, not through the table's rows (800-byte vectors).
-		if strings.Contains(readSQL[tc.id], "track_vectors") && !strings.Contains(plan, "COVERING INDEX track_vectors_model_set (model_set=? AND file_key=?)") {
-			t.Errorf("statement %d probes the vectors without their covering index:\n%s", tc.id, plan)
+		if strings.Contains(tc.q, "track_vectors") && !strings.Contains(plan, "COVERING INDEX track_vectors_model_set (model_set=? AND file_key=?)") {
+			t.Errorf("plan of %.60q probes the vectors without their covering index:\n%s", tc.q, plan)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"database/sql"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -195,26 +194,5 @@ func TestVectorMissingBuiltOnOpen(t *testing.T) {
 	checkVectorMissing(t, s, raw(t, path), "built on open")
 	if c, err := s.CountJobs(bg, "v1"); err != nil || c.Vector != 2 {
 		t.Fatalf("CountJobs = %+v, %v; want 2 vectors", c, err)
-	}
-}
-
-// The discovery and the count read vector_missing's index: their cost
-// follows the files missing a vector, not the library.
-func TestVectorMissingUsesItsIndex(t *testing.T) {
-	s := openT(t, tempDB(t))
-	for _, tc := range []struct {
-		q    string
-		args []any
-	}{
-		{qNeedsVectorMissing, []any{"v1", "", ms(t0), 8}},
-		{qCountVectorMissing, []any{"v1"}},
-	} {
-		plan := queryPlan(t, s.r, tc.q, tc.args...)
-		if !strings.Contains(plan, "INDEX vector_missing_model_set (model_set=?") || strings.Contains(plan, "TEMP B-TREE") {
-			t.Errorf("plan of %.60q does not read vector_missing_model_set in order:\n%s", tc.q, plan)
-		}
-		if strings.Contains(plan, "SCAN library_files") {
-			t.Errorf("plan of %.60q walks library_files:\n%s", tc.q, plan)
-		}
 	}
 }
